@@ -1,0 +1,41 @@
+# The task runner. The README's Quick start uses `make up` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+UV = $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+
+.PHONY: help bootstrap up test test-unit test-integration lint format typecheck infra-up infra-down infra-status bench
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+bootstrap:  ## install uv (if missing) and the workspace into .venv
+	@bash scripts/bootstrap
+
+up: bootstrap  ## run the exchange: infrastructure plus every service
+	@$(UV) run --frozen gpux infra up
+	@$(UV) run --frozen python -m gpux_devinfra.exchange
+
+test: bootstrap  ## run every test (unit + integration) against real Kafka, PostgreSQL and Redis
+	@$(UV) run --frozen gpux infra up
+	@$(UV) run --frozen pytest
+
+test-unit: bootstrap  ## only the fast unit tests
+	@$(UV) run --frozen pytest -m unit
+
+lint: bootstrap  ## ruff lint + format check, mypy
+	@$(UV) run --frozen ruff check .
+	@$(UV) run --frozen ruff format --check .
+	@$(UV) run --frozen mypy libs services
+
+format: bootstrap  ## apply ruff's formatting and fixes
+	@$(UV) run --frozen ruff format .
+	@$(UV) run --frozen ruff check --fix .
+
+infra-up: bootstrap  ## start local Kafka, PostgreSQL, Redis
+	@$(UV) run --frozen gpux infra up
+
+infra-status: bootstrap  ## show local infrastructure
+	@$(UV) run --frozen gpux infra status
+
+infra-down: bootstrap  ## stop local infrastructure we started
+	@$(UV) run --frozen gpux infra down

@@ -1,0 +1,136 @@
+"""RFC 9457 problem details for every HTTP error gpux answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "https://gpux.dev/problems/"
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document."""
+
+    type: str = Field(description="Stable URI naming the kind of problem.")
+    title: str = Field(description="Short summary of the kind of problem.")
+    status: int = Field(description="The HTTP status code.")
+    detail: str | None = Field(default=None, description="What went wrong this time, for people.")
+    instance: str | None = Field(default=None, description="The request path.")
+    errors: list[dict[str, Any]] | None = Field(
+        default=None, description="Field-level validation errors, when there are any."
+    )
+
+
+class ProblemError(Exception):
+    """Raise to answer with a problem document."""
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        title: str,
+        detail: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail or title)
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.headers = headers or {}
+
+
+_TITLES = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    409: ("conflict", "Conflict"),
+    413: ("payload-too-large", "Payload too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    422: ("validation-error", "Request validation failed"),
+    429: ("rate-limited", "Too many requests"),
+    503: ("unavailable", "Service unavailable"),
+}
+
+
+def problem_response(
+    request: Request,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str | None = None,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """A problem+json response."""
+    body = Problem(
+        type=TYPE_BASE + slug,
+        title=title,
+        status=status,
+        detail=detail,
+        instance=request.url.path,
+        errors=errors,
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _clean(errors: list[Any]) -> list[dict[str, Any]]:
+    # Echoing the input back could leak secrets or huge payloads; keep location and message.
+    return [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": e.get("type"),
+        }
+        for e in errors
+    ]
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Answer every error (HTTP, validation, unexpected) as problem+json."""
+
+    async def on_problem(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ProblemError)
+        return problem_response(
+            request, exc.status, exc.slug, exc.title, exc.detail, headers=exc.headers
+        )
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        slug, title = _TITLES.get(exc.status_code, ("http-error", "HTTP error"))
+        detail = exc.detail if isinstance(exc.detail, str) else title
+        return problem_response(
+            request, exc.status_code, slug, title, detail, headers=dict(exc.headers or {})
+        )
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        errors = _clean(list(exc.errors()))
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
+        return problem_response(
+            request, 422, "validation-error", "Request validation failed", detail, errors
+        )
+
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        return problem_response(
+            request, 500, "internal-error", "Internal error", "an unexpected error; it was logged"
+        )
+
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(Exception, on_unexpected)

@@ -1,0 +1,87 @@
+"""The registry of Kafka topics: every topic gpux uses is declared here, once.
+
+docs/ARCHITECTURE.md lists who produces and consumes each; deploy/k8s renders
+a KafkaTopic per entry. Services never spell a topic name as a string literal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Cleanup(StrEnum):
+    """Kafka ``cleanup.policy`` of a topic."""
+
+    COMPACT = "compact"
+    """State: the latest value per key is kept forever."""
+    DELETE = "delete"
+    """Stream: records are kept for the retention period."""
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """One Kafka topic: its name, what its key is, how many partitions, how it is cleaned."""
+
+    name: str
+    key: str
+    partitions: int
+    cleanup: Cleanup
+    description: str
+    retention_ms: int | None = None
+
+    def configs(self) -> dict[str, str]:
+        """Topic-level Kafka configs for creating the topic."""
+        result = {"cleanup.policy": self.cleanup.value}
+        if self.retention_ms is not None:
+            result["retention.ms"] = str(self.retention_ms)
+        return result
+
+
+_WEEK_MS = 7 * 24 * 3600 * 1000
+
+CATALOG_GPUS = Topic(
+    "catalog.gpus", "gpu id", 1, Cleanup.COMPACT, "Every GPU model with its specs and fit."
+)
+FX_RATES = Topic("fx.rates", "currency pair", 1, Cleanup.COMPACT, "FX rates with their timestamp.")
+OFFERS_COMMANDS = Topic(
+    "offers.commands",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Sellers' offer commands from the gateway.",
+    _WEEK_MS,
+)
+ORDERS_COMMANDS = Topic(
+    "orders.commands",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Buyers' order commands from the gateway.",
+    _WEEK_MS,
+)
+SMOKE_PINGS = Topic(
+    "smoke.pings",
+    "ping id",
+    1,
+    Cleanup.DELETE,
+    "Plumbing check: a ping any service answers.",
+    24 * 3600 * 1000,
+)
+
+REGISTRY: tuple[Topic, ...] = (
+    CATALOG_GPUS,
+    FX_RATES,
+    OFFERS_COMMANDS,
+    ORDERS_COMMANDS,
+    SMOKE_PINGS,
+)
+"""Every topic, in the order docs/ARCHITECTURE.md lists them."""
+
+
+def by_name(name: str) -> Topic:
+    """Look a topic up by its registry name."""
+    for topic in REGISTRY:
+        if topic.name == name:
+            return topic
+    raise KeyError(name)

@@ -1,0 +1,1 @@
+"""Local infrastructure (Kafka, PostgreSQL, Redis on loopback) and the gpux command line."""

@@ -1,0 +1,1 @@
+"""Test fixtures: real Kafka, PostgreSQL and Redis, isolated per test session."""

@@ -1,0 +1,96 @@
+"""pytest plugin (entry point ``gpux``): tier markers by folder and per-session infrastructure.
+
+Each test session gets a fresh PostgreSQL database and a unique namespace that
+prefixes its topics, consumer groups and Redis keys, so runs never see each
+other's data. The database and the namespace's topics and keys are removed
+when the session ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from redis.asyncio import Redis
+
+from gpux_common.ids import new_id
+from gpux_common.settings import Environment, GpuxSettings
+from gpux_devinfra.infra import Endpoints
+from gpux_devinfra.testing.endpoints import session_endpoints
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by the folder they live in: unit, integration or e2e."""
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        for tier in ("unit", "integration", "e2e"):
+            if tier in parts:
+                item.add_marker(getattr(pytest.mark, tier))
+
+
+def _with_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture(scope="session")
+def infra_endpoints() -> Iterator[Endpoints]:
+    """Kafka, PostgreSQL and Redis for this session (environment, containers or local)."""
+    with session_endpoints() as endpoints:
+        yield endpoints
+
+
+@pytest.fixture(scope="session")
+def session_tag() -> str:
+    """A short unique tag for this test session."""
+    return "t" + new_id()[-10:].lower()
+
+
+@pytest.fixture(scope="session")
+async def gpux_settings(
+    infra_endpoints: Endpoints, session_tag: str
+) -> AsyncIterator[GpuxSettings]:
+    """Settings pointing at a fresh database and a fresh namespace; cleaned up afterwards."""
+    database = f"gpux_{session_tag}"
+    admin = await asyncpg.connect(_with_database(infra_endpoints.database_url, "postgres"))
+    try:
+        await admin.execute(f'CREATE DATABASE "{database}"')
+    finally:
+        await admin.close()
+    settings = GpuxSettings(
+        env=Environment.TEST,
+        kafka_bootstrap=infra_endpoints.kafka_bootstrap,
+        database_url=_with_database(infra_endpoints.database_url, database),  # type: ignore[arg-type]
+        redis_url=infra_endpoints.redis_url,
+        namespace=f"{session_tag}.",
+        connect_timeout_s=10,
+    )
+    yield settings
+    await _cleanup(infra_endpoints, settings, database)
+
+
+async def _cleanup(endpoints: Endpoints, settings: GpuxSettings, database: str) -> None:
+    admin = await asyncpg.connect(_with_database(endpoints.database_url, "postgres"))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    finally:
+        await admin.close()
+    kafka = AIOKafkaAdminClient(bootstrap_servers=endpoints.kafka_bootstrap)
+    await kafka.start()
+    try:
+        ours = [t for t in await kafka.list_topics() if t.startswith(settings.namespace)]
+        if ours:
+            await kafka.delete_topics(ours)
+    finally:
+        await kafka.close()
+    redis = Redis.from_url(endpoints.redis_url)
+    try:
+        keys = [k async for k in redis.scan_iter(match=f"{settings.namespace}*", count=1000)]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()

@@ -1,0 +1,1 @@
+"""gpux catalog service: GPU models, their specs and what fits on them."""

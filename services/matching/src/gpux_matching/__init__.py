@@ -1,0 +1,1 @@
+"""gpux matching service: the order book, price-time priority, exactly-once trades."""

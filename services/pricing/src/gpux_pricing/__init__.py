@@ -1,0 +1,1 @@
+"""gpux pricing service: Validates offers; publishes best ask, depth and history."""
