@@ -97,7 +97,8 @@ def wrap(
     trace: TraceContext | None = None,
 ) -> Envelope[P]:
     """Put a payload into an envelope; the type and version come from the payload class."""
-    return Envelope[type(payload)](  # type: ignore[misc]
+    envelope_type: Any = Envelope[type(payload)]  # type: ignore[misc]
+    result: Envelope[P] = envelope_type(
         event_id=event_id or new_id(),
         event_type=payload.event_type,  # type: ignore[attr-defined]
         schema_version=payload.schema_version,  # type: ignore[attr-defined]
@@ -108,6 +109,7 @@ def wrap(
         trace=trace,
         payload=payload,
     )
+    return result
 
 
 class EventCodec(Generic[P]):

@@ -105,7 +105,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     async def on_problem(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ProblemError)
         return problem_response(
-            request, exc.status, exc.slug, exc.title, exc.detail, headers=exc.headers
+            request, exc.status, exc.slug, exc.title, detail=exc.detail, headers=exc.headers
         )
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
@@ -119,7 +119,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         errors = _clean(list(exc.errors()))
-        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        first: dict[str, Any] = errors[0] if errors else {"loc": [], "msg": "invalid request"}
         detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
         return problem_response(
             request, 422, "validation-error", "Request validation failed", detail, errors

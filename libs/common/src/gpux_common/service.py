@@ -176,7 +176,7 @@ async def started(runtime: Runtime, wiring: Wiring) -> AsyncIterator[None]:
     await runtime.broker.start()
     for hook in wiring.on_started:
         await hook()
-    tasks = [asyncio.create_task(loop()) for loop in wiring.tasks]
+    tasks = [asyncio.ensure_future(loop()) for loop in wiring.tasks]
     try:
         yield
     finally:

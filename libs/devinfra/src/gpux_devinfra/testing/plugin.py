@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from pydantic import SecretStr
 from redis.asyncio import Redis
 
 from gpux_common.ids import new_id
@@ -64,7 +65,7 @@ async def gpux_settings(
     settings = GpuxSettings(
         env=Environment.TEST,
         kafka_bootstrap=infra_endpoints.kafka_bootstrap,
-        database_url=_with_database(infra_endpoints.database_url, database),  # type: ignore[arg-type]
+        database_url=SecretStr(_with_database(infra_endpoints.database_url, database)),
         redis_url=infra_endpoints.redis_url,
         namespace=f"{session_tag}.",
         connect_timeout_s=10,

@@ -1,0 +1,1 @@
+"""Event payloads, one module per producing domain; every payload is versioned."""
