@@ -95,10 +95,9 @@ async def open_runtime(
     provider = tracer_provider or make_tracer_provider(spec.name, settings)
     pool = await create_pool(settings)
     try:
-        if spec.migrations is not None:
-            applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
-            if applied:
-                log.info("migrations applied", extra={"applied": ",".join(applied)})
+        applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+        if applied:
+            log.info("migrations applied", extra={"applied": ",".join(applied)})
         redis = await create_redis(settings)
         await ensure_topics(settings, REGISTRY)
     except BaseException:

@@ -43,6 +43,17 @@ _WEEK_MS = 7 * 24 * 3600 * 1000
 CATALOG_GPUS = Topic(
     "catalog.gpus", "gpu id", 1, Cleanup.COMPACT, "Every GPU model with its specs and fit."
 )
+ACCOUNTS = Topic(
+    "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status (latest)."
+)
+BILLING_COMMANDS = Topic(
+    "billing.commands",
+    "account id",
+    6,
+    Cleanup.DELETE,
+    "Commands for billing (credits).",
+    _WEEK_MS,
+)
 FX_RATES = Topic("fx.rates", "currency pair", 1, Cleanup.COMPACT, "FX rates with their timestamp.")
 OFFERS_COMMANDS = Topic(
     "offers.commands",
@@ -71,9 +82,11 @@ SMOKE_PINGS = Topic(
 
 REGISTRY: tuple[Topic, ...] = (
     CATALOG_GPUS,
+    ACCOUNTS,
     FX_RATES,
     OFFERS_COMMANDS,
     ORDERS_COMMANDS,
+    BILLING_COMMANDS,
     SMOKE_PINGS,
 )
 """Every topic, in the order docs/ARCHITECTURE.md lists them."""

@@ -1,18 +1,74 @@
-"""The one place that wires the gateway service's adapters to its handlers."""
+"""The one place that wires the gateway: routes, middleware, the outbox relay, housekeeping."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_gateway.adapters import repository
+from gpux_gateway.adapters.ratelimit import RateLimiter
+from gpux_gateway.api import accounts, admin, offers, stream
+from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
+from gpux_gateway.context import Gateway
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+log = logging.getLogger("gpux.gateway")
+
+
+def make_gateway(runtime: Runtime) -> Gateway:
+    """The gateway's dependencies from a service runtime."""
+    settings = runtime.settings
+    assert isinstance(settings, GatewaySettings)
+    limiter = RateLimiter(
+        settings.redis_url, settings.namespace, settings.rate_limit, settings.anonymous_rate_limit
+    )
+    return Gateway(settings, runtime.pool, runtime.redis, runtime.clock, limiter)
+
+
+def configure(gw: Gateway, app: FastAPI) -> None:
+    """Middleware: body size limit, CORS for browser frontends."""
+    app.add_middleware(BodyLimitMiddleware, max_bytes=gw.settings.max_body_bytes)
+    if gw.settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=gw.settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+        )
+
+
+async def purge_loop(gw: Gateway, every_s: float = 3600) -> None:
+    """Forget idempotent responses past their retention, hourly."""
+    while True:
+        removed = await repository.purge_responses(gw.pool, gw.clock.now() - gw.idempotency_ttl)
+        if removed:
+            log.info("idempotency records purged", extra={"count": removed})
+        await asyncio.sleep(every_s)
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Consumers, routes and loops of the gateway service; they land with its issue."""
-    return Wiring()
+    """Routes, middleware and background loops of the gateway."""
+    gw = make_gateway(runtime)
+    relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
+    return Wiring(
+        http=[accounts.router(gw), offers.router(gw), admin.router(gw), stream.router(gw)],
+        tasks=[relay.run, lambda: purge_loop(gw)],
+        configure_app=lambda app: configure(gw, app),
+    )
 
 
-SPEC = ServiceSpec(name="gateway", settings_type=GatewaySettings, wire=wire, migrations=MIGRATIONS)
+SPEC = ServiceSpec(
+    name="gateway",
+    settings_type=GatewaySettings,
+    wire=wire,
+    migrations=MIGRATIONS,
+    title="gpux API",
+)

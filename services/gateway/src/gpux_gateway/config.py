@@ -1,13 +1,34 @@
-"""Settings of the gateway service."""
+"""Settings of the gateway."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr, model_validator
 
-from gpux_common.settings import GpuxSettings
+from gpux_common.settings import Environment, GpuxSettings
+
+DEV_PEPPER = "gpux-dev-pepper-change-me-in-production"
 
 
 class GatewaySettings(GpuxSettings):
-    """Everything the gateway service reads from the environment (``GPUX_*``)."""
+    """Everything the gateway reads from the environment (``GPUX_*``)."""
 
     http_port: int = Field(default=8000, ge=0, le=65535)
+    admin_key: SecretStr | None = Field(
+        default=None, description="Bootstrap admin key (at least 32 characters); none: no admin."
+    )
+    key_pepper: SecretStr = Field(
+        default=SecretStr(DEV_PEPPER), description="Server secret that API key digests use."
+    )
+    rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
+    anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
+    idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    cors_origins: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _secrets_in_prod(self) -> GatewaySettings:
+        if self.env is Environment.PROD and self.key_pepper.get_secret_value() == DEV_PEPPER:
+            raise ValueError("GPUX_KEY_PEPPER must be set in prod (the dev default is refused)")
+        if self.admin_key is not None and len(self.admin_key.get_secret_value()) < 32:
+            raise ValueError("GPUX_ADMIN_KEY must be at least 32 characters")
+        return self

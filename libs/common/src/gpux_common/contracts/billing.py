@@ -1,0 +1,24 @@
+"""Commands for billing that other services send."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from gpux_common.events import Payload
+from gpux_common.money import Currency, DecimalAmount
+
+
+class CreditRequested(Payload):
+    """An admin credited an account's wallet (e.g. a goodwill credit); billing books it."""
+
+    event_type: ClassVar[str] = "credit.requested"
+    schema_version: ClassVar[int] = 1
+
+    credit_id: str = Field(description="Caller-supplied id; a replay books nothing twice.")
+    account_id: str
+    amount: DecimalAmount
+    currency: Currency
+    reference: str = Field(max_length=200)
+    requested_by: str

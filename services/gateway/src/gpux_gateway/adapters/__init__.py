@@ -1,0 +1,1 @@
+"""The gateway's adapters: SQL repository, rate limiter."""

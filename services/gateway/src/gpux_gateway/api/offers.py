@@ -1,0 +1,103 @@
+"""Sellers' offers: submit (as a command on Kafka), list and read their own."""
+
+from typing import Annotated, Any
+
+import asyncpg
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse
+
+from gpux_common.broker import Outgoing
+from gpux_common.contracts.accounts import Role
+from gpux_common.contracts.offers import OfferSubmitted
+from gpux_common.ids import new_id
+from gpux_common.money import from_micros
+from gpux_common.outbox import add as add_to_outbox
+from gpux_common.problems import ProblemError
+from gpux_common.topics import OFFERS_COMMANDS
+from gpux_gateway.adapters import repository
+from gpux_gateway.api.accounts import _account_of
+from gpux_gateway.api.auth import principal_dependency
+from gpux_gateway.api.common import command_id, create_once, envelope
+from gpux_gateway.api.schemas import OfferIn, OfferOut, Page
+from gpux_gateway.context import Gateway
+from gpux_gateway.domain.access import Principal, Scope
+from gpux_gateway.domain.offers import check_window
+from gpux_gateway.idempotency import HEADER, check_key
+
+
+def offer_out(row: asyncpg.Record) -> OfferOut:
+    """The seller's view of a stored offer."""
+    return OfferOut(
+        id=row["id"],
+        gpu=row["gpu"],
+        gpus=row["gpus"],
+        remaining_gpus=row["remaining_gpus"],
+        price_per_gpu_hour=from_micros(row["price_micros"]),
+        currency=row["currency"],
+        tier=row["tier"],
+        billing=row["billing"],
+        region=row["region"],
+        min_hours=row["min_hours"],
+        available_until=row["available_until"],
+        status=row["status"],
+        reason=row["reason"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def router(gw: Gateway) -> APIRouter:
+    """Routes under /v1/offers."""
+    api = APIRouter(prefix="/v1/offers", tags=["offers"])
+    principal = principal_dependency(gw)
+
+    @api.post("", status_code=202, response_model=OfferOut, summary="Offer GPUs (sellers)")
+    async def submit(
+        body: OfferIn,
+        request: Request,
+        who: Annotated[Principal, Depends(principal)],
+        idempotency_key: Annotated[str | None, Header(alias=HEADER)] = None,
+    ) -> JSONResponse:
+        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        idem = check_key(idempotency_key)
+        problem = check_window(body.available_until, gw.clock.now())
+        if problem:
+            raise ProblemError(422, "validation-error", "Request validation failed", problem)
+
+        async def create(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]]:
+            now = gw.clock.now()
+            command = OfferSubmitted(
+                offer_id=new_id(),
+                seller_id=seller_id,
+                **body.model_dump(),
+            )
+            await repository.insert_offer(conn, command, now)
+            event_id = command_id(seller_id, idem, "offer.submitted")
+            message = Outgoing(OFFERS_COMMANDS, command.gpu, envelope(gw, command, event_id))
+            await add_to_outbox(conn, "gateway", [message])
+            row = await repository.get_offer(conn, seller_id, command.offer_id)
+            return 202, offer_out(row).model_dump(mode="json")
+
+        return await create_once(gw, request, scope=seller_id, key=idem, body=body, create=create)
+
+    @api.get("", response_model=Page[OfferOut], summary="The seller's offers")
+    async def list_offers(
+        who: Annotated[Principal, Depends(principal)],
+        limit: Annotated[int, Query(ge=1, le=100)] = 50,
+        cursor: Annotated[str | None, Query(max_length=64)] = None,
+    ) -> Page[OfferOut]:
+        seller_id = _account_of(who, Scope.READ, Role.SELLER)
+        rows = await repository.list_offers(gw.pool, seller_id, cursor, limit + 1)
+        items = [offer_out(r) for r in rows[:limit]]
+        next_cursor = items[-1].id if len(rows) > limit else None
+        return Page[OfferOut](items=items, next_cursor=next_cursor)
+
+    @api.get("/{offer_id}", response_model=OfferOut, summary="One of the seller's offers")
+    async def get_offer(offer_id: str, who: Annotated[Principal, Depends(principal)]) -> OfferOut:
+        seller_id = _account_of(who, Scope.READ, Role.SELLER)
+        row = await repository.get_offer(gw.pool, seller_id, offer_id)
+        if row is None:
+            raise ProblemError(404, "not-found", "Not found", "no such offer")
+        return offer_out(row)
+
+    return api

@@ -1,0 +1,138 @@
+"""Request and response bodies of the public API (strict: unknown fields are refused)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Generic, TypeVar
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+from gpux_common.contracts.accounts import AccountStatus, Role
+from gpux_common.contracts.offers import BillingGranularity, Tier
+from gpux_common.money import Currency, DecimalAmount
+from gpux_gateway.domain.access import Scope
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
+Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z0-9]{1,20}){0,2}$")]
+
+
+class Strict(BaseModel):
+    """Requests refuse fields they do not know."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SignUp(Strict):
+    """A new account."""
+
+    name: Name = Field(description="Shown to the account's counterparties.")
+    roles: list[Role] = Field(min_length=1, max_length=2, description="buyer, seller or both.")
+
+
+class AccountOut(BaseModel):
+    """An account."""
+
+    id: str
+    name: str
+    roles: list[Role]
+    status: AccountStatus
+    created_at: datetime
+
+
+class KeyOut(BaseModel):
+    """An API key, without its secret."""
+
+    id: str
+    name: str
+    prefix: str = Field(description="The public start of the key, `gpx_<id>`.")
+    scopes: list[Scope]
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class KeyCreated(BaseModel):
+    """A new key: `api_key` is shown in this response only."""
+
+    api_key: str = Field(description="The whole key. Store it now: gpux keeps only a digest.")
+    key: KeyOut
+
+
+class SignedUp(KeyCreated):
+    """A new account and its first key."""
+
+    account: AccountOut
+
+
+class NewKey(Strict):
+    """A key to create."""
+
+    name: Name = "api key"
+    scopes: list[Scope] | None = Field(
+        default=None, max_length=10, description="Default: every scope the account's roles allow."
+    )
+
+
+class OfferIn(Strict):
+    """A seller's offer of GPU-hours."""
+
+    gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
+    gpus: int = Field(ge=1, le=4096, description="How many GPUs are offered.")
+    price_per_gpu_hour: DecimalAmount = Field(
+        gt=Decimal(0), le=Decimal(100_000), decimal_places=4, description="Decimal string."
+    )
+    currency: Currency
+    tier: Tier
+    billing: BillingGranularity
+    region: Region | None = None
+    min_hours: int | None = Field(default=None, ge=1, le=8760)
+    available_until: AwareDatetime | None = None
+
+
+class OfferOut(BaseModel):
+    """An offer as its seller sees it."""
+
+    id: str
+    gpu: str
+    gpus: int
+    remaining_gpus: int
+    price_per_gpu_hour: DecimalAmount
+    currency: Currency
+    tier: Tier
+    billing: BillingGranularity
+    region: str | None
+    min_hours: int | None
+    available_until: datetime | None
+    status: str = Field(description="pending, live, rejected, withdrawn, exhausted or expired.")
+    reason: str | None = Field(description="Why it was rejected, when it was.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class CreditIn(Strict):
+    """An admin credit to an account's wallet."""
+
+    amount: DecimalAmount = Field(gt=Decimal(0), le=Decimal(1_000_000), decimal_places=2)
+    currency: Currency
+    reference: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class CreditAccepted(BaseModel):
+    """A credit command that billing will book."""
+
+    credit_id: str
+    account_id: str
+    amount: DecimalAmount
+    currency: Currency
+    status: str = "requested"
+
+
+T = TypeVar("T")
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list; pass `next_cursor` as `cursor` for the next."""
+
+    items: list[T]
+    next_cursor: str | None
