@@ -44,7 +44,7 @@ CATALOG_GPUS = Topic(
     "catalog.gpus", "gpu id", 1, Cleanup.COMPACT, "Every GPU model with its specs and fit."
 )
 ACCOUNTS = Topic(
-    "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status (latest)."
+    "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status."
 )
 BILLING_COMMANDS = Topic(
     "billing.commands",
