@@ -25,7 +25,7 @@ CREATE TABLE idempotency (
     key          text        NOT NULL,
     fingerprint  text        NOT NULL,
     status_code  integer     NOT NULL,
-    body         jsonb       NOT NULL,
+    body         json        NOT NULL,  -- json, not jsonb: replays must keep the bytes
     created_at   timestamptz NOT NULL,
     PRIMARY KEY (scope, key)
 );

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, WithJsonSchema
 
 MICROS_PER_UNIT = 1_000_000
 MICRO = Decimal("0.000001")
@@ -77,10 +77,20 @@ def from_micros(micros: int) -> Decimal:
     return quantize(Decimal(micros) / MICROS_PER_UNIT)
 
 
+def canonical(amount: Decimal) -> Decimal:
+    """An amount for display: trailing zeros dropped, but at least two decimals (0.33, 1.2345)."""
+    normal = amount.normalize()
+    exponent = normal.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > -2:
+        return normal.quantize(Decimal("0.01"))
+    return normal
+
+
 DecimalAmount = Annotated[
     Decimal,
     BeforeValidator(to_decimal),
     PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "pattern": r"^-?[0-9]+(\.[0-9]+)?$", "examples": ["0.33"]}),
 ]
 """A Decimal that pydantic reads from strings/ints only and writes as a plain decimal string."""
 

@@ -48,6 +48,7 @@ class ProblemError(Exception):
 
 _TITLES = {
     400: ("bad-request", "Bad request"),
+    500: ("internal-error", "Internal error"),
     401: ("unauthorized", "Unauthorized"),
     403: ("forbidden", "Forbidden"),
     404: ("not-found", "Not found"),
@@ -134,3 +135,38 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_unexpected)
+
+
+_DOCUMENTED = (400, 401, 403, 404, 413, 422, 429)
+
+
+def install_problem_openapi(app: FastAPI) -> None:
+    """Document every operation's error answers as problem+json (replacing FastAPI's 422 shape)."""
+    from fastapi.openapi.utils import get_openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["Problem"] = Problem.model_json_schema(
+            ref_template="#/components/schemas/{model}"
+        )
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        problem = {"$ref": "#/components/schemas/Problem"}
+        for path_item in schema.get("paths", {}).values():
+            for operation in path_item.values():
+                responses = operation.setdefault("responses", {})
+                for status in _DOCUMENTED:
+                    title = _TITLES[status][1]
+                    responses[str(status)] = {
+                        "description": title,
+                        "content": {PROBLEM_MEDIA_TYPE: {"schema": problem}},
+                    }
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -33,7 +33,12 @@ from gpux_common.clock import Clock, SystemClock
 from gpux_common.db import create_pool
 from gpux_common.errors import ConfigError
 from gpux_common.logs import setup_logging
-from gpux_common.problems import install_problem_handlers, problem_response
+from gpux_common.problems import (
+    PROBLEM_MEDIA_TYPE,
+    install_problem_handlers,
+    install_problem_openapi,
+    problem_response,
+)
 from gpux_common.settings import GpuxSettings
 from gpux_common.telemetry import install_tracer_provider, make_tracer_provider
 from gpux_common.topics import REGISTRY
@@ -95,11 +100,17 @@ async def open_runtime(
     provider = tracer_provider or make_tracer_provider(spec.name, settings)
     pool = await create_pool(settings)
     try:
-        applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+        # Every connection is checked before anything is changed, so a bad setting
+        # stops the service with its one line and no half-done start-up.
+        redis = await create_redis(settings)
+        try:
+            await ensure_topics(settings, REGISTRY)
+            applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+        except BaseException:
+            await redis.aclose()
+            raise
         if applied:
             log.info("migrations applied", extra={"applied": ",".join(applied)})
-        redis = await create_redis(settings)
-        await ensure_topics(settings, REGISTRY)
     except BaseException:
         await pool.close()
         raise
@@ -139,7 +150,17 @@ def health_router(runtime: Runtime) -> APIRouter:
         return {"status": "ok", "service": runtime.name}
 
     @router.get(
-        "/readyz", summary="Readiness: Kafka, PostgreSQL and Redis answer", response_model=None
+        "/readyz",
+        summary="Readiness: Kafka, PostgreSQL and Redis answer",
+        response_model=None,
+        responses={
+            503: {
+                "description": "A dependency does not answer",
+                "content": {
+                    PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}
+                },
+            }
+        },
     )
     async def readyz(request: Request) -> dict[str, Any] | Response:
         checks = await readiness(runtime)
@@ -159,6 +180,7 @@ def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
     """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
     app = FastAPI(title=spec.title or f"gpux {spec.name}", version="0.1.0")
     install_problem_handlers(app)
+    install_problem_openapi(app)
     app.include_router(health_router(runtime))
     for router in wiring.http:
         app.include_router(router)

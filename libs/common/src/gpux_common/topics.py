@@ -43,6 +43,13 @@ _WEEK_MS = 7 * 24 * 3600 * 1000
 CATALOG_GPUS = Topic(
     "catalog.gpus", "gpu id", 1, Cleanup.COMPACT, "Every GPU model with its specs and fit."
 )
+CATALOG_MODELS = Topic(
+    "catalog.models",
+    "model id",
+    1,
+    Cleanup.COMPACT,
+    "Every open-model architecture the estimator knows.",
+)
 ACCOUNTS = Topic(
     "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status."
 )
@@ -82,6 +89,7 @@ SMOKE_PINGS = Topic(
 
 REGISTRY: tuple[Topic, ...] = (
     CATALOG_GPUS,
+    CATALOG_MODELS,
     ACCOUNTS,
     FX_RATES,
     OFFERS_COMMANDS,

@@ -9,6 +9,7 @@ from gpux_common.money import (
     Currency,
     Money,
     MoneyError,
+    canonical,
     from_micros,
     quantize,
     to_decimal,
@@ -74,3 +75,17 @@ def test_addition_is_exact(a: Decimal, b: Decimal) -> None:
 def test_to_decimal_refuses_floats() -> None:
     with pytest.raises(MoneyError):
         to_decimal(1.5)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("0.330000", "0.33"),
+        ("1", "1.00"),
+        ("1.234500", "1.2345"),
+        ("100", "100.00"),
+        ("0.000001", "0.000001"),
+    ],
+)
+def test_canonical_display(raw: str, shown: str) -> None:
+    assert format(canonical(Decimal(raw)), "f") == shown

@@ -13,16 +13,28 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
 import asyncpg
+from fastapi import Header
 
 from gpux_common.problems import ProblemError
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.repository import StoredResponse
 
 HEADER = "Idempotency-Key"
-_VALID = re.compile(r"^[\x21-\x7e]{1,255}$")
+PATTERN = r"^[\x21-\x7e]{1,255}$"
+_VALID = re.compile(PATTERN)
+
+IdemKey = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        pattern=PATTERN,
+        description="Makes a retried POST safe: 1 to 255 visible ASCII characters.",
+    ),
+]
+"""The optional Idempotency-Key header of a creating request."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -228,7 +228,7 @@ async def store_response(
     """Keep a response for replays (replacing an expired one under the same key)."""
     await conn.execute(
         "INSERT INTO gateway.idempotency (scope, key, fingerprint, status_code, body, created_at)"
-        " VALUES ($1, $2, $3, $4, $5::jsonb, $6)"
+        " VALUES ($1, $2, $3, $4, $5::json, $6)"
         " ON CONFLICT (scope, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
         " status_code = EXCLUDED.status_code, body = EXCLUDED.body,"
         " created_at = EXCLUDED.created_at",

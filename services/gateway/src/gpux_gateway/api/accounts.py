@@ -4,7 +4,7 @@ import secrets
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from gpux_common.broker import Outgoing
@@ -21,9 +21,7 @@ from gpux_gateway.api.schemas import AccountOut, KeyCreated, KeyOut, NewKey, Sig
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope, scopes_for_new_key
-from gpux_gateway.idempotency import HEADER, check_key
-
-IdemKey = Annotated[str | None, Header(alias=HEADER, description="Makes a retried POST safe.")]
+from gpux_gateway.idempotency import IdemKey, check_key
 
 
 def account_out(account: AccountRow) -> AccountOut:

@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from gpux_common.broker import Outgoing
@@ -19,7 +19,7 @@ from gpux_gateway.api.common import command_id, create_once, envelope
 from gpux_gateway.api.schemas import AccountOut, CreditAccepted, CreditIn
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import AccessError, Principal
-from gpux_gateway.idempotency import HEADER, check_key
+from gpux_gateway.idempotency import IdemKey, check_key
 
 
 def router(gw: Gateway) -> APIRouter:
@@ -64,7 +64,7 @@ def router(gw: Gateway) -> APIRouter:
         body: CreditIn,
         request: Request,
         who: Annotated[Principal, Depends(principal)],
-        idempotency_key: Annotated[str | None, Header(alias=HEADER)] = None,
+        idempotency_key: IdemKey = None,
     ) -> JSONResponse:
         admin_only(who)
         idem = check_key(idempotency_key)

@@ -3,14 +3,14 @@
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from gpux_common.broker import Outgoing
 from gpux_common.contracts.accounts import Role
 from gpux_common.contracts.offers import OfferSubmitted
 from gpux_common.ids import new_id
-from gpux_common.money import from_micros
+from gpux_common.money import canonical, from_micros
 from gpux_common.outbox import add as add_to_outbox
 from gpux_common.problems import ProblemError
 from gpux_common.topics import OFFERS_COMMANDS
@@ -22,7 +22,7 @@ from gpux_gateway.api.schemas import OfferIn, OfferOut, Page
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.offers import check_window
-from gpux_gateway.idempotency import HEADER, check_key
+from gpux_gateway.idempotency import IdemKey, check_key
 
 
 def offer_out(row: asyncpg.Record) -> OfferOut:
@@ -32,7 +32,7 @@ def offer_out(row: asyncpg.Record) -> OfferOut:
         gpu=row["gpu"],
         gpus=row["gpus"],
         remaining_gpus=row["remaining_gpus"],
-        price_per_gpu_hour=from_micros(row["price_micros"]),
+        price_per_gpu_hour=canonical(from_micros(row["price_micros"])),
         currency=row["currency"],
         tier=row["tier"],
         billing=row["billing"],
@@ -56,7 +56,7 @@ def router(gw: Gateway) -> APIRouter:
         body: OfferIn,
         request: Request,
         who: Annotated[Principal, Depends(principal)],
-        idempotency_key: Annotated[str | None, Header(alias=HEADER)] = None,
+        idempotency_key: IdemKey = None,
     ) -> JSONResponse:
         seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
         idem = check_key(idempotency_key)

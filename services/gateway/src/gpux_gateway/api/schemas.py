@@ -6,12 +6,54 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Generic, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from gpux_common.contracts.accounts import AccountStatus, Role
 from gpux_common.contracts.offers import BillingGranularity, Tier
-from gpux_common.money import Currency, DecimalAmount
+from gpux_common.money import Currency, DecimalAmount, to_decimal
 from gpux_gateway.domain.access import Scope
+
+Price = Annotated[
+    Decimal,
+    BeforeValidator(to_decimal),
+    Field(gt=Decimal(0), lt=Decimal(100_000), decimal_places=4),
+    PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": (
+                r"^([1-9][0-9]{0,4}(\.[0-9]{1,4})?"
+                r"|0\.([1-9][0-9]{0,3}|0[1-9][0-9]{0,2}|00[1-9][0-9]?|000[1-9]))$"
+            ),
+            "examples": ["0.33", "2.8800"],
+        }
+    ),
+]
+"""A positive price per GPU-hour: a decimal string, at most 4 decimals, below 100000."""
+
+CreditAmount = Annotated[
+    Decimal,
+    BeforeValidator(to_decimal),
+    Field(gt=Decimal(0), lt=Decimal(1_000_000), decimal_places=2),
+    PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": r"^([1-9][0-9]{0,5}(\.[0-9]{1,2})?|0\.([1-9][0-9]?|0[1-9]))$",
+            "examples": ["25.00"],
+        }
+    ),
+]
+"""A positive amount with at most 2 decimals, below one million."""
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
@@ -79,9 +121,7 @@ class OfferIn(Strict):
 
     gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
     gpus: int = Field(ge=1, le=4096, description="How many GPUs are offered.")
-    price_per_gpu_hour: DecimalAmount = Field(
-        gt=Decimal(0), le=Decimal(100_000), decimal_places=4, description="Decimal string."
-    )
+    price_per_gpu_hour: Price = Field(description="Asking price per GPU-hour.")
     currency: Currency
     tier: Tier
     billing: BillingGranularity
@@ -113,7 +153,7 @@ class OfferOut(BaseModel):
 class CreditIn(Strict):
     """An admin credit to an account's wallet."""
 
-    amount: DecimalAmount = Field(gt=Decimal(0), le=Decimal(1_000_000), decimal_places=2)
+    amount: CreditAmount
     currency: Currency
     reference: Annotated[str, StringConstraints(min_length=1, max_length=200)]
 

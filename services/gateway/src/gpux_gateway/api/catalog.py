@@ -1,0 +1,273 @@
+"""Public market data: GPU models and their fit, model architectures, estimates, recommendations.
+
+Everything here comes from the catalog topics (see ``readmodels.catalog``); the figures
+are computed by the catalog's own pure domain functions on that data. No authentication
+(this is public reference data), but each client address is rate-limited.
+"""
+
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpux_catalog.domain import (
+    CatalogError,
+    Dataset,
+    GpuHeadroom,
+    JobEstimate,
+    MemoryBreakdown,
+    Method,
+    ModelArch,
+    TrainingSettings,
+    check_gpus,
+    custom_model,
+    estimate_job,
+    estimate_memory,
+    rank_gpus_for_job,
+    training_flops,
+)
+from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
+from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
+from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
+from gpux_gateway.api.auth import anonymous_limit
+from gpux_gateway.api.catalog_schemas import (
+    CatalogId,
+    DatasetOut,
+    EstimateIn,
+    EstimateOut,
+    GpuCheck,
+    GpuList,
+    GpuOut,
+    JobOut,
+    MemoryOut,
+    ModelList,
+    ModelOut,
+    ModelRef,
+    Recommendation,
+    RecommendationList,
+)
+from gpux_gateway.context import Gateway
+from gpux_gateway.readmodels.catalog import CatalogView
+
+UNAVAILABLE: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "The catalog has not been read from Kafka yet (retry shortly)",
+        "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+}
+RETRY_AFTER_S = 5
+
+
+class RecommendationQuery(BaseModel):
+    """Query of /v1/recommendations; without a dataset, 1,000 examples x 1,000 tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: CatalogId = Field(description="A model id from /v1/models.")
+    method: Method
+    seq_len: int = Field(default=2048, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    lora_rank: int = Field(default=16, ge=1, le=MAX_LORA_RANK)
+    num_gpus: int = Field(default=1, ge=1, le=MAX_GPUS)
+    examples: int = Field(default=1000, ge=1, le=MAX_EXAMPLES)
+    avg_tokens: int = Field(default=1000, ge=1, le=MAX_AVG_TOKENS)
+    epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
+
+
+@contextlib.contextmanager
+def domain_errors_as_422() -> Iterator[None]:
+    """The estimator's own input checks answer 422 like the request's."""
+    try:
+        yield
+    except CatalogError as exc:
+        raise ProblemError(422, "validation-error", "Request validation failed", str(exc)) from exc
+
+
+def require_loaded(view: CatalogView) -> None:
+    """503 until the view has read the catalog topics (and they hold a catalog)."""
+    if not (view.ready and view.gpus() and view.models()):
+        raise ProblemError(
+            503,
+            "catalog-unavailable",
+            "Service unavailable",
+            "the catalog has not been loaded from Kafka yet; retry shortly",
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+
+
+def find_model(view: CatalogView, model_id: str | None, params_b: float | None) -> ModelArch:
+    """A catalog model by id, or one derived from a bare size; 422 for an unknown id."""
+    if model_id is None:
+        assert params_b is not None  # EstimateIn guarantees exactly one of them
+        with domain_errors_as_422():
+            return custom_model(params_b)
+    with domain_errors_as_422():
+        return view.model_catalog.get(model_id)
+
+
+def model_ref(model: ModelArch) -> ModelRef:
+    """The short description of the model an answer is about."""
+    return ModelRef(id=model.id, name=model.name, params_b=model.params_b, custom=model.custom)
+
+
+def _gb(value: float) -> float:
+    # Presentation only: `fits` and the ranking are decided on the unrounded figures.
+    return round(value, 2)
+
+
+def job_out(job: JobEstimate) -> JobOut:
+    """Hours of one job; cost stays absent until live prices exist."""
+    return JobOut(num_gpus=job.num_gpus, hours=float(job.hours), gpu_hours=float(job.gpu_hours))
+
+
+def dataset_out(dataset: Dataset) -> DatasetOut:
+    """The dataset as answered."""
+    return DatasetOut(
+        examples=dataset.examples,
+        avg_tokens=dataset.avg_tokens,
+        epochs=dataset.epochs,
+        tokens=dataset.tokens,
+    )
+
+
+def memory_out(memory: MemoryBreakdown) -> MemoryOut:
+    """The VRAM breakdown as answered."""
+    return MemoryOut(
+        weights_gb=_gb(memory.weights_gb),
+        adapters_gb=_gb(memory.adapters_gb),
+        gradients_gb=_gb(memory.gradients_gb),
+        optimizer_gb=_gb(memory.optimizer_gb),
+        activations_gb=_gb(memory.activations_gb),
+        overhead_gb=_gb(memory.overhead_gb),
+        total_gb=_gb(memory.total_gb),
+        trainable_params=memory.trainable_params,
+    )
+
+
+def gpu_check(row: GpuHeadroom, job: JobEstimate | None) -> GpuCheck:
+    """One GPU's headroom (and job time) as answered."""
+    return GpuCheck(
+        gpu_id=row.gpu_id,
+        gpu_name=row.gpu_name,
+        memory_gb=row.memory_gb,
+        required_gb=_gb(row.required_gb),
+        headroom_gb=_gb(row.headroom_gb),
+        headroom_pct=round(row.headroom_pct, 1),
+        fits=row.fits,
+        job=None if job is None else job_out(job),
+    )
+
+
+def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
+    """The detailed estimate of one request, on the GPUs the view holds."""
+    model = find_model(view, body.model, body.params_b)
+    with domain_errors_as_422():
+        settings = TrainingSettings(**body.model_dump(exclude={"model", "params_b", "dataset"}))
+        dataset = None if body.dataset is None else Dataset(**body.dataset.model_dump())
+    memory = estimate_memory(model, settings)
+    specs = {gpu.id: gpu for gpu in view.gpu_catalog}
+    checks = []
+    for row in check_gpus(memory, view.gpu_catalog):
+        job = None
+        if dataset is not None and row.fits:
+            job = estimate_job(model, settings, dataset, specs[row.gpu_id])
+        checks.append(gpu_check(row, job))
+    return EstimateOut(
+        model=model_ref(model),
+        method=settings.method,
+        memory=memory_out(memory),
+        gpus=checks,
+        dataset=None if dataset is None else dataset_out(dataset),
+        training_flops=None if dataset is None else training_flops(model, settings, dataset),
+    )
+
+
+def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationList:
+    """GPUs that hold the job, fastest first (cheapest first once prices exist)."""
+    model = find_model(view, query.model, None)
+    with domain_errors_as_422():
+        settings = TrainingSettings(
+            method=query.method,
+            seq_len=query.seq_len,
+            micro_batch=query.micro_batch,
+            lora_rank=query.lora_rank,
+            num_gpus=query.num_gpus,
+        )
+        dataset = Dataset(query.examples, query.avg_tokens, query.epochs)
+    # No prices yet (pricing lands later), so the domain ranks by hours; cost stays absent.
+    ranked = rank_gpus_for_job(model, settings, dataset, view.gpu_catalog, prices=None)
+    items = [
+        Recommendation(
+            rank=position,
+            gpu_id=entry.gpu.id,
+            gpu_name=entry.gpu.name,
+            memory_gb=entry.gpu.memory_gb,
+            headroom_gb=_gb(entry.headroom.headroom_gb),
+            headroom_pct=round(entry.headroom.headroom_pct, 1),
+            num_gpus=entry.job.num_gpus,
+            hours=float(entry.job.hours),
+            gpu_hours=float(entry.job.gpu_hours),
+        )
+        for position, entry in enumerate(ranked, start=1)
+    ]
+    return RecommendationList(
+        model=model_ref(model),
+        method=settings.method,
+        ranked_by="hours",
+        required_gb=_gb(estimate_memory(model, settings).total_gb),
+        dataset=dataset_out(dataset),
+        items=items,
+    )
+
+
+def router(gw: Gateway, view: CatalogView) -> APIRouter:
+    """Routes /v1/gpus, /v1/models, /v1/estimates and /v1/recommendations."""
+    api = APIRouter(prefix="/v1", tags=["catalog"], dependencies=[Depends(anonymous_limit(gw))])
+
+    @api.get("/gpus", response_model=GpuList, responses=UNAVAILABLE, summary="Every GPU model")
+    async def list_gpus() -> GpuList:
+        require_loaded(view)
+        return GpuList(items=[GpuOut.model_validate(g.model_dump()) for g in view.gpus()])
+
+    @api.get(
+        "/gpus/{gpu_id}", response_model=GpuOut, responses=UNAVAILABLE, summary="One GPU model"
+    )
+    async def get_gpu(gpu_id: Annotated[str, Path(max_length=64)]) -> GpuOut:
+        require_loaded(view)
+        found = view.gpu(gpu_id)
+        if found is None:
+            raise ProblemError(404, "not-found", "Not found", f"no GPU model {gpu_id!r}")
+        return GpuOut.model_validate(found.model_dump())
+
+    @api.get(
+        "/models", response_model=ModelList, responses=UNAVAILABLE, summary="Known open models"
+    )
+    async def list_models() -> ModelList:
+        require_loaded(view)
+        return ModelList(items=[ModelOut.model_validate(m.model_dump()) for m in view.models()])
+
+    @api.post(
+        "/estimates",
+        response_model=EstimateOut,
+        responses=UNAVAILABLE,
+        summary="Fine-tuning VRAM per GPU, which GPUs fit, and job hours",
+    )
+    async def post_estimate(body: EstimateIn) -> EstimateOut:
+        require_loaded(view)
+        return estimate(view, body)
+
+    @api.get(
+        "/recommendations",
+        response_model=RecommendationList,
+        responses=UNAVAILABLE,
+        summary="GPUs that fit a model and method, best first",
+    )
+    async def get_recommendations(
+        query: Annotated[RecommendationQuery, Query()],
+    ) -> RecommendationList:
+        require_loaded(view)
+        return recommend(view, query)
+
+    return api

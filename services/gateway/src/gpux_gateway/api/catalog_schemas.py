@@ -1,0 +1,215 @@
+"""Bodies of the catalog endpoints: public market data and the fine-tuning estimator.
+
+Bounds come from the catalog domain's own constants, so the API and the estimator agree.
+Memory figures are GiB (2**30 bytes), as the estimator computes them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from gpux_catalog.domain import Method, Optimizer, TargetModules
+from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
+from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
+from gpux_catalog.domain.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
+
+CatalogId = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$", max_length=64)
+]
+
+
+class FitOut(BaseModel):
+    """Rule of thumb: the largest base model (billions of parameters) at 80 % of memory."""
+
+    qlora_b: int = Field(description="QLoRA, 4-bit base model.")
+    lora16_b: int = Field(description="LoRA on a 16-bit base model.")
+    full_b: int = Field(description="Full fine-tuning (about 16 bytes per parameter).")
+    inference_fp16_b: int = Field(description="Inference with 16-bit weights.")
+    inference_int8_b: int = Field(description="Inference with 8-bit weights.")
+    inference_int4_b: int = Field(description="Inference with 4-bit weights.")
+
+
+class GpuOut(BaseModel):
+    """One GPU model: datasheet figures (dense tensor throughput) and rule-of-thumb fit."""
+
+    id: str = Field(description="Catalog id, e.g. `rtx-4090`.")
+    name: str
+    vendor: str
+    architecture: str
+    memory_gb: float
+    memory_type: str
+    bandwidth_gb_s: float
+    bf16_tflops: float = Field(description="Dense BF16 tensor TFLOP/s, without sparsity.")
+    fp16_tflops: float = Field(description="Dense FP16 tensor TFLOP/s, without sparsity.")
+    fp8_tflops: float | None = Field(description="Dense FP8 TFLOP/s; null without FP8.")
+    tdp_w: int
+    form_factor: str
+    interconnect: str
+    source: str = Field(description="The datasheet or whitepaper the figures come from.")
+    fit: FitOut
+    data_version: int = Field(description="Version of the GPU data set.")
+
+
+class GpuList(BaseModel):
+    """Every GPU model, by memory then bandwidth. No prices yet: `best_ask` comes with pricing."""
+
+    items: list[GpuOut]
+
+
+class ModelOut(BaseModel):
+    """An open model's architecture (from its config.json) that the estimator sizes."""
+
+    id: str = Field(description="Catalog id, e.g. `llama-3.1-8b`.")
+    name: str
+    params_b: float = Field(description="Parameters in billions, as the model card states.")
+    layers: int
+    hidden: int
+    intermediate: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    head_dim: int
+    tied_embeddings: bool
+    experts: int
+    experts_per_token: int
+    source: str
+    data_version: int = Field(description="Version of the model data set.")
+
+
+class ModelList(BaseModel):
+    """Every model the estimator knows by name, smallest first."""
+
+    items: list[ModelOut]
+
+
+class DatasetIn(BaseModel):
+    """A fine-tuning dataset: examples x average tokens x epochs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    examples: int = Field(ge=1, le=MAX_EXAMPLES)
+    avg_tokens: int = Field(ge=1, le=MAX_AVG_TOKENS, description="Average tokens per example.")
+    epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
+
+
+class EstimateIn(BaseModel):
+    """What to fine-tune and how: a catalog model (`model`) or a bare size (`params_b`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: CatalogId | None = Field(default=None, description="A model id from /v1/models.")
+    params_b: float | None = Field(
+        default=None,
+        ge=CUSTOM_MIN_PARAMS_B,
+        le=CUSTOM_MAX_PARAMS_B,
+        allow_inf_nan=False,
+        description="Instead of `model`: any size in billions (a Llama-like shape is derived).",
+    )
+    method: Method
+    seq_len: int = Field(default=2048, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    lora_rank: int = Field(default=16, ge=1, le=MAX_LORA_RANK, description="LoRA and QLoRA.")
+    target_modules: TargetModules = TargetModules.ALL_LINEAR
+    gradient_checkpointing: bool = True
+    optimizer: Optimizer = Optimizer.ADAMW_32BIT
+    num_gpus: int = Field(default=1, ge=1, le=MAX_GPUS, description="ZeRO-3/FSDP sharding.")
+    fused_loss: bool = Field(default=False, description="Chunked or fused cross-entropy.")
+    dataset: DatasetIn | None = Field(default=None, description="Adds job hours per GPU.")
+
+    @model_validator(mode="after")
+    def _one_model(self) -> EstimateIn:
+        if (self.model is None) == (self.params_b is None):
+            raise ValueError("give exactly one of `model` and `params_b`")
+        return self
+
+
+class ModelRef(BaseModel):
+    """The model an estimate is for."""
+
+    id: str
+    name: str
+    params_b: float
+    custom: bool = Field(description="True when derived from `params_b`, not a catalog model.")
+
+
+class MemoryOut(BaseModel):
+    """Estimated peak VRAM per GPU, GiB, by component."""
+
+    weights_gb: float = Field(description="Base weights incl. quantisation constants.")
+    adapters_gb: float
+    gradients_gb: float
+    optimizer_gb: float
+    activations_gb: float
+    overhead_gb: float = Field(description="CUDA context and allocator fragmentation.")
+    total_gb: float
+    trainable_params: int
+
+
+class JobOut(BaseModel):
+    """Wall-clock time of the job on `num_gpus` GPUs of one kind (no cost until prices exist)."""
+
+    num_gpus: int
+    hours: float = Field(description="Wall-clock hours, rounded up to 0.0001.")
+    gpu_hours: float = Field(description="hours x num_gpus: what a lease would bill.")
+
+
+class GpuCheck(BaseModel):
+    """Whether one GPU holds the estimate, with its headroom."""
+
+    gpu_id: str
+    gpu_name: str
+    memory_gb: float
+    required_gb: float
+    headroom_gb: float = Field(description="memory_gb - required_gb; negative: it does not fit.")
+    headroom_pct: float
+    fits: bool
+    job: JobOut | None = Field(description="With a dataset and when the GPU fits; else null.")
+
+
+class DatasetOut(BaseModel):
+    """The dataset a job estimate is for."""
+
+    examples: int
+    avg_tokens: int
+    epochs: float
+    tokens: float = Field(description="examples x avg_tokens x epochs.")
+
+
+class EstimateOut(BaseModel):
+    """A VRAM breakdown and, for every GPU, whether it fits (most headroom first)."""
+
+    model: ModelRef
+    method: Method
+    memory: MemoryOut
+    gpus: list[GpuCheck]
+    dataset: DatasetOut | None
+    training_flops: float | None = Field(description="Hardware FLOPs of the job, with a dataset.")
+
+
+class Recommendation(BaseModel):
+    """One GPU that holds the job, with its estimated time."""
+
+    rank: int = Field(ge=1)
+    gpu_id: str
+    gpu_name: str
+    memory_gb: float
+    headroom_gb: float
+    headroom_pct: float
+    num_gpus: int
+    hours: float
+    gpu_hours: float
+
+
+class RecommendationList(BaseModel):
+    """GPUs that fit a model and method, best first."""
+
+    model: ModelRef
+    method: Method
+    ranked_by: Literal["hours", "cost"] = Field(
+        description="`hours` (fastest first) until live prices exist; then `cost`."
+    )
+    required_gb: float = Field(description="Estimated peak VRAM per GPU, GiB.")
+    dataset: DatasetOut
+    items: list[Recommendation]
