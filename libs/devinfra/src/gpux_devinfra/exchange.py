@@ -72,6 +72,8 @@ def wait_ready(service: Running, timeout_s: float = 90.0) -> None:
 
 def stop_all(running: list[Running]) -> None:
     """SIGTERM every service, then SIGKILL what has not exited after 15 s."""
+    # A second Ctrl-C must not cut the shutdown short and leave processes behind.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for service in running:
         if service.process.poll() is None:
             service.process.send_signal(signal.SIGTERM)
@@ -86,6 +88,7 @@ def stop_all(running: list[Running]) -> None:
 
 def main() -> None:
     """Bring everything up, print where it answers, stop it all on Ctrl-C."""
+    infra_was_running = all(s.pid and s.answers for s in infra.status())
     endpoints = infra.up()
     env = {**os.environ, **endpoints.env()}
     running: list[Running] = []
@@ -112,6 +115,8 @@ def main() -> None:
         console.print("stopping…")
     finally:
         stop_all(running)
+        if not infra_was_running:
+            console.print(f"stopped: {', '.join(infra.down())}")
 
 
 if __name__ == "__main__":
