@@ -1,0 +1,1 @@
+"""The pricing service's pure rules: offer validation, FX, best ask and depth, candles."""
