@@ -13,10 +13,11 @@ from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.ratelimit import RateLimiter
-from gpux_gateway.api import accounts, admin, offers, stream
+from gpux_gateway.api import accounts, admin, catalog, offers, stream
 from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
+from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 log = logging.getLogger("gpux.gateway")
@@ -58,9 +59,18 @@ async def wire(runtime: Runtime) -> Wiring:
     """Routes, middleware and background loops of the gateway."""
     gw = make_gateway(runtime)
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
+    view = catalog_view(runtime.settings)
     return Wiring(
-        http=[accounts.router(gw), offers.router(gw), admin.router(gw), stream.router(gw)],
+        routers=[catalog_router(view)],
+        http=[
+            accounts.router(gw),
+            offers.router(gw),
+            admin.router(gw),
+            stream.router(gw),
+            catalog.router(gw, view),
+        ],
         tasks=[relay.run, lambda: purge_loop(gw)],
+        on_started=[lambda: load_end_offsets(runtime.settings, view)],
         configure_app=lambda app: configure(gw, app),
     )
 

@@ -22,6 +22,10 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from gpux_catalog.adapters.publisher import publish_catalog
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_common.broker import make_broker
+from gpux_common.clock import SystemClock
 from gpux_common.settings import GpuxSettings
 
 
@@ -32,7 +36,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def gateway_process(gpux_settings: GpuxSettings) -> Iterator[str]:
+async def catalog_published(gpux_settings: GpuxSettings) -> None:
+    # The catalog endpoints answer 503 until the gateway has read the catalog topics.
+    broker = make_broker(gpux_settings, "catalog")
+    await broker.start()
+    try:
+        await publish_catalog(
+            broker, gpux_settings, load_gpu_catalog(), load_model_catalog(), SystemClock().now()
+        )
+    finally:
+        await broker.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway_process(gpux_settings: GpuxSettings, catalog_published: None) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
@@ -57,10 +74,20 @@ def gateway_process(gpux_settings: GpuxSettings) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
+        _wait_for_catalog(url)
         yield url
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def _wait_for_catalog(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if httpx.get(f"{url}/v1/gpus", timeout=5).status_code == 200:
+            return
+        time.sleep(0.3)
+    raise AssertionError("the gateway never read the catalog")
 
 
 def _operations(url: str) -> list[Any]:

@@ -9,8 +9,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Body, Depends, Path, Query
 
 from gpux_catalog.domain import (
     CatalogError,
@@ -18,7 +17,6 @@ from gpux_catalog.domain import (
     GpuHeadroom,
     JobEstimate,
     MemoryBreakdown,
-    Method,
     ModelArch,
     TrainingSettings,
     check_gpus,
@@ -28,13 +26,11 @@ from gpux_catalog.domain import (
     rank_gpus_for_job,
     training_flops,
 )
-from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
-from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
 from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.api.catalog_schemas import (
-    CatalogId,
     DatasetOut,
+    EstimateForSize,
     EstimateIn,
     EstimateOut,
     GpuCheck,
@@ -47,6 +43,7 @@ from gpux_gateway.api.catalog_schemas import (
     ModelRef,
     Recommendation,
     RecommendationList,
+    RecommendationQuery,
 )
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog import CatalogView
@@ -60,22 +57,6 @@ UNAVAILABLE: dict[int | str, dict[str, Any]] = {
 RETRY_AFTER_S = 5
 
 
-class RecommendationQuery(BaseModel):
-    """Query of /v1/recommendations; without a dataset, 1,000 examples x 1,000 tokens."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: CatalogId = Field(description="A model id from /v1/models.")
-    method: Method
-    seq_len: int = Field(default=2048, ge=1, le=MAX_SEQ_LEN)
-    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
-    lora_rank: int = Field(default=16, ge=1, le=MAX_LORA_RANK)
-    num_gpus: int = Field(default=1, ge=1, le=MAX_GPUS)
-    examples: int = Field(default=1000, ge=1, le=MAX_EXAMPLES)
-    avg_tokens: int = Field(default=1000, ge=1, le=MAX_AVG_TOKENS)
-    epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
-
-
 @contextlib.contextmanager
 def domain_errors_as_422() -> Iterator[None]:
     """The estimator's own input checks answer 422 like the request's."""
@@ -87,7 +68,7 @@ def domain_errors_as_422() -> Iterator[None]:
 
 def require_loaded(view: CatalogView) -> None:
     """503 until the view has read the catalog topics (and they hold a catalog)."""
-    if not (view.ready and view.gpus() and view.models()):
+    if not view.holds_catalog:
         raise ProblemError(
             503,
             "catalog-unavailable",
@@ -97,14 +78,18 @@ def require_loaded(view: CatalogView) -> None:
         )
 
 
-def find_model(view: CatalogView, model_id: str | None, params_b: float | None) -> ModelArch:
-    """A catalog model by id, or one derived from a bare size; 422 for an unknown id."""
-    if model_id is None:
-        assert params_b is not None  # EstimateIn guarantees exactly one of them
-        with domain_errors_as_422():
-            return custom_model(params_b)
+def find_model(view: CatalogView, model_id: str) -> ModelArch:
+    """A catalog model by id; 422 for an unknown id (it is the request that is wrong)."""
     with domain_errors_as_422():
         return view.model_catalog.get(model_id)
+
+
+def model_of(view: CatalogView, body: EstimateIn) -> ModelArch:
+    """The model an estimate request names, or the one derived from its size."""
+    if isinstance(body, EstimateForSize):
+        with domain_errors_as_422():
+            return custom_model(body.params_b)
+    return find_model(view, body.model)
 
 
 def model_ref(model: ModelArch) -> ModelRef:
@@ -162,9 +147,9 @@ def gpu_check(row: GpuHeadroom, job: JobEstimate | None) -> GpuCheck:
 
 def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
     """The detailed estimate of one request, on the GPUs the view holds."""
-    model = find_model(view, body.model, body.params_b)
+    model = model_of(view, body)
     with domain_errors_as_422():
-        settings = TrainingSettings(**body.model_dump(exclude={"model", "params_b", "dataset"}))
+        settings = TrainingSettings(**body.training())
         dataset = None if body.dataset is None else Dataset(**body.dataset.model_dump())
     memory = estimate_memory(model, settings)
     specs = {gpu.id: gpu for gpu in view.gpu_catalog}
@@ -186,7 +171,7 @@ def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
 
 def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationList:
     """GPUs that hold the job, fastest first (cheapest first once prices exist)."""
-    model = find_model(view, query.model, None)
+    model = find_model(view, query.model)
     with domain_errors_as_422():
         settings = TrainingSettings(
             method=query.method,
@@ -254,7 +239,7 @@ def router(gw: Gateway, view: CatalogView) -> APIRouter:
         responses=UNAVAILABLE,
         summary="Fine-tuning VRAM per GPU, which GPUs fit, and job hours",
     )
-    async def post_estimate(body: EstimateIn) -> EstimateOut:
+    async def post_estimate(body: Annotated[EstimateIn, Body()]) -> EstimateOut:
         require_loaded(view)
         return estimate(view, body)
 

@@ -6,18 +6,15 @@ Memory figures are GiB (2**30 bytes), as the estimator computes them.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from gpux_catalog.domain import Method, Optimizer, TargetModules
 from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
 from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
 from gpux_catalog.domain.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
-
-CatalogId = Annotated[
-    str, StringConstraints(pattern=r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$", max_length=64)
-]
+from gpux_common.contracts.catalog import CatalogId
 
 
 class FitOut(BaseModel):
@@ -94,19 +91,11 @@ class DatasetIn(BaseModel):
     epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
 
 
-class EstimateIn(BaseModel):
-    """What to fine-tune and how: a catalog model (`model`) or a bare size (`params_b`)."""
+class EstimateSettings(BaseModel):
+    """How to fine-tune: method, shapes, optimizer, GPUs, and optionally the dataset."""
 
     model_config = ConfigDict(extra="forbid")
 
-    model: CatalogId | None = Field(default=None, description="A model id from /v1/models.")
-    params_b: float | None = Field(
-        default=None,
-        ge=CUSTOM_MIN_PARAMS_B,
-        le=CUSTOM_MAX_PARAMS_B,
-        allow_inf_nan=False,
-        description="Instead of `model`: any size in billions (a Llama-like shape is derived).",
-    )
     method: Method
     seq_len: int = Field(default=2048, ge=1, le=MAX_SEQ_LEN)
     micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
@@ -118,11 +107,41 @@ class EstimateIn(BaseModel):
     fused_loss: bool = Field(default=False, description="Chunked or fused cross-entropy.")
     dataset: DatasetIn | None = Field(default=None, description="Adds job hours per GPU.")
 
-    @model_validator(mode="after")
-    def _one_model(self) -> EstimateIn:
-        if (self.model is None) == (self.params_b is None):
-            raise ValueError("give exactly one of `model` and `params_b`")
-        return self
+    def training(self) -> dict[str, Any]:
+        """The fields the domain's TrainingSettings takes."""
+        return self.model_dump(exclude={"model", "params_b", "dataset"})
+
+
+class EstimateForModel(EstimateSettings):
+    """An estimate for a model of the catalog."""
+
+    model: CatalogId = Field(description="A model id from /v1/models.")
+
+
+class EstimateForSize(EstimateSettings):
+    """An estimate for any size: a Llama-like shape is derived from the parameter count."""
+
+    params_b: float = Field(
+        ge=CUSTOM_MIN_PARAMS_B,
+        le=CUSTOM_MAX_PARAMS_B,
+        allow_inf_nan=False,
+        description="Parameters in billions.",
+    )
+
+
+def _variant(value: Any) -> str:
+    # Picking the variant first keeps errors to the one the caller meant.
+    if isinstance(value, dict) and "params_b" in value and "model" not in value:
+        return "size"
+    return "model"
+
+
+# Exactly one of `model` and `params_b`: each variant refuses the other's field, so the
+# rule is in the OpenAPI document too (oneOf), not only in code.
+EstimateIn = Annotated[
+    Annotated[EstimateForModel, Tag("model")] | Annotated[EstimateForSize, Tag("size")],
+    Discriminator(_variant),
+]
 
 
 class ModelRef(BaseModel):
@@ -186,6 +205,22 @@ class EstimateOut(BaseModel):
     gpus: list[GpuCheck]
     dataset: DatasetOut | None
     training_flops: float | None = Field(description="Hardware FLOPs of the job, with a dataset.")
+
+
+class RecommendationQuery(BaseModel):
+    """Query of /v1/recommendations; without a dataset, 1,000 examples x 1,000 tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: CatalogId = Field(description="A model id from /v1/models.")
+    method: Method
+    seq_len: int = Field(default=2048, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    lora_rank: int = Field(default=16, ge=1, le=MAX_LORA_RANK)
+    num_gpus: int = Field(default=1, ge=1, le=MAX_GPUS)
+    examples: int = Field(default=1000, ge=1, le=MAX_EXAMPLES)
+    avg_tokens: int = Field(default=1000, ge=1, le=MAX_AVG_TOKENS)
+    epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
 
 
 class Recommendation(BaseModel):

@@ -55,7 +55,12 @@ CreditAmount = Annotated[
 ]
 """A positive amount with at most 2 decimals, below one million."""
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+# PostgreSQL text cannot hold NUL, and control characters have no place in names.
+_PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=_PRINTABLE),
+]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
 Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z0-9]{1,20}){0,2}$")]
 
@@ -155,7 +160,7 @@ class CreditIn(Strict):
 
     amount: CreditAmount
     currency: Currency
-    reference: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    reference: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE)]
 
 
 class CreditAccepted(BaseModel):

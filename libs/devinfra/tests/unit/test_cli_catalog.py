@@ -1,0 +1,143 @@
+"""`gpux gpus` and `gpux fit`: tables and errors, against a fake transport.
+
+The fake answers with what the gateway's own code computes from the catalog's published
+records, so these presentation tests cannot drift from the real response shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import TypeAdapter
+from typer.testing import CliRunner
+
+from gpux_catalog.adapters.publisher import gpu_messages, model_messages
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_common.broker import encode
+from gpux_common.problems import ProblemError
+from gpux_devinfra import cli
+from gpux_devinfra.api_client import ApiClient
+from gpux_devinfra.catalog_tables import price_cell
+from gpux_gateway.api.catalog import estimate
+from gpux_gateway.api.catalog_schemas import EstimateIn, GpuList, GpuOut
+from gpux_gateway.readmodels.catalog import CatalogView
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
+ESTIMATE_IN: TypeAdapter[EstimateIn] = TypeAdapter(EstimateIn)
+WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def _view() -> CatalogView:
+    view = CatalogView("gpus", "models")
+    for topic, messages in (
+        ("gpus", gpu_messages(load_gpu_catalog(), NOW)),
+        ("models", model_messages(load_model_catalog(), NOW)),
+    ):
+        for offset, message in enumerate(messages):
+            view.apply(topic, 0, offset, message.key.encode(), encode(message.envelope))
+    return view
+
+
+class FakeGateway:
+    """Answers /v1/gpus and /v1/estimates like the gateway; records the requests."""
+
+    def __init__(self) -> None:
+        self.view = _view()
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if request.url.path == "/v1/gpus":
+            items = [GpuOut.model_validate(g.model_dump()) for g in self.view.gpus()]
+            return httpx.Response(200, json=GpuList(items=items).model_dump(mode="json"))
+        try:
+            body = ESTIMATE_IN.validate_json(request.content)
+            answer = estimate(self.view, body)
+        except ProblemError as exc:
+            problem = {"type": "x", "title": exc.title, "status": exc.status, "detail": exc.detail}
+            return httpx.Response(exc.status, json=problem)
+        return httpx.Response(200, json=answer.model_dump(mode="json"))
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
+    gateway = FakeGateway()
+    transport = httpx.MockTransport(gateway)
+    monkeypatch.setattr(cli, "make_client", lambda api: ApiClient(api, transport=transport))
+    return gateway
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli.app, list(args), env={**WIDE, **(env or {})})
+
+
+def test_gpus_prints_the_reference_table_without_invented_prices(fake: FakeGateway) -> None:
+    result = run("gpus")
+    assert result.exit_code == 0, result.output
+    rtx = next(line for line in result.stdout.splitlines() if "RTX 4090" in line)
+    for cell in ("Ada Lovelace", "24 GB", "1,008 GB/s", "≈ 15 B", "≈ 7 B", "—"):
+        assert cell in rtx
+    for gpu in load_gpu_catalog():
+        assert gpu.name in result.stdout
+    assert fake.requests[0].url == "http://127.0.0.1:8000/v1/gpus"
+
+
+def test_a_best_ask_is_shown_once_the_api_has_one() -> None:
+    assert price_cell({"best_ask": {"amount": "0.33", "currency": "USD"}}) == "from 0.33 USD"
+    assert price_cell({}) == "—"
+
+
+def test_gpus_json_is_the_api_answer_and_the_url_comes_from_the_environment(
+    fake: FakeGateway,
+) -> None:
+    result = run("gpus", "--json", env={"GPUX_API_URL": "http://gw.example:9000"})
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == len(load_gpu_catalog())
+    assert fake.requests[0].url.host == "gw.example"
+
+
+def test_fit_prints_the_breakdown_and_which_gpus_hold_it(fake: FakeGateway) -> None:
+    result = run("fit", "llama-3.1-8b", "--method", "qlora", "--seq-len", "4096")
+    assert result.exit_code == 0, result.output
+    assert "Llama 3.1 8B, qlora" in result.stdout
+    assert "optimizer states" in result.stdout
+    rtx = next(line for line in result.stdout.splitlines() if "RTX 4090" in line)
+    assert "yes" in rtx
+    assert "fits on" in result.stdout
+    sent = json.loads(fake.requests[0].content)
+    assert sent["model"] == "llama-3.1-8b"
+    assert sent["seq_len"] == 4096
+
+
+def test_fit_takes_a_bare_size_as_a_custom_model(fake: FakeGateway) -> None:
+    result = run("fit", "13b", "--method", "full", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(fake.requests[0].content)["params_b"] == 13.0
+    assert json.loads(result.stdout)["model"]["custom"] is True
+
+
+def test_a_problem_answer_is_one_line_on_stderr(fake: FakeGateway) -> None:
+    result = run("fit", "gpt-17", "--method", "lora")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "gpux: 422 Request validation failed: unknown model id 'gpt-17'"
+    ]
+
+
+def test_an_unreachable_api_is_one_line_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    transport = httpx.MockTransport(refuse)
+    monkeypatch.setattr(cli, "make_client", lambda api: ApiClient(api, transport=transport))
+    result = run("gpus", "--api", "http://127.0.0.1:1")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("gpux: cannot reach the gpux API at http://127.0.0.1:1")

@@ -1,0 +1,1 @@
+"""The catalog service's adapters: Kafka publisher and PostgreSQL repository."""

@@ -1,0 +1,137 @@
+"""The catalog service publishes its data to Kafka; a fresh reader rebuilds the whole catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+
+from gpux_catalog.adapters.publisher import gpu_payload, model_payload
+from gpux_catalog.bootstrap import SPEC
+from gpux_catalog.config import CatalogSettings
+from gpux_catalog.domain import fit_for_gpu
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_catalog.sync import sync_catalog
+from gpux_common.contracts.catalog import GpuPublished, ModelPublished
+from gpux_common.events import EventCodec
+from gpux_common.ids import new_id
+from gpux_common.service import Runtime, open_runtime, started
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+
+CODEC: EventCodec[Any] = EventCodec(GpuPublished, ModelPublished)
+
+
+@pytest.fixture(scope="module")
+async def catalog(gpux_settings: GpuxSettings) -> AsyncIterator[Runtime]:
+    """The catalog service, started (so it published), in a namespace of this module alone."""
+    # Its own namespace: the version-bump test below must not reach the gateway's view.
+    settings = CatalogSettings(
+        **{
+            **gpux_settings.model_dump(),
+            "database_url": gpux_settings.database_url,
+            "namespace": f"{gpux_settings.namespace}cat.",
+        }
+    )
+    runtime = await open_runtime(SPEC, settings)
+    try:
+        wiring = await SPEC.wire(runtime)
+        async with started(runtime, wiring):
+            yield runtime
+    finally:
+        await runtime.close()
+
+
+async def read_all(settings: GpuxSettings, topic: Topic) -> list[ConsumerRecord[Any, Any]]:
+    """Every record of a topic, read from earliest in a consumer group nobody used before."""
+    consumer = AIOKafkaConsumer(
+        settings.topic(topic),
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=settings.group(f"rebuild-{new_id()}"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    records: list[ConsumerRecord[Any, Any]] = []
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                batches = await consumer.getmany(timeout_ms=200)
+                for batch in batches.values():
+                    records.extend(batch)
+                if await _at_end(consumer):
+                    return records
+    finally:
+        await consumer.stop()
+
+
+async def _at_end(consumer: AIOKafkaConsumer) -> bool:
+    parts: set[TopicPartition] = consumer.assignment()
+    if not parts:
+        return False  # the group has not assigned partitions yet
+    ends = await consumer.end_offsets(list(parts))
+    positions = {p: await consumer.position(p) for p in parts}
+    return all(positions[p] >= ends[p] for p in parts)
+
+
+def latest_per_key(records: list[ConsumerRecord[Any, Any]]) -> dict[str, Any]:
+    """What a compacted topic means: the last value of each key."""
+    state: dict[str, Any] = {}
+    for record in records:
+        state[record.key.decode()] = CODEC.decode(record.value).payload
+    return state
+
+
+async def test_a_fresh_consumer_rebuilds_every_gpu_with_specs_and_fit(catalog: Runtime) -> None:
+    gpus = load_gpu_catalog()
+    state = latest_per_key(await read_all(catalog.settings, CATALOG_GPUS))
+    assert set(state) == set(gpus.ids)
+    for gpu in gpus:
+        published = state[gpu.id]
+        assert isinstance(published, GpuPublished)
+        assert published == gpu_payload(gpu, gpus.version)
+        for field in dataclasses.fields(gpu):
+            assert getattr(published, field.name) == getattr(gpu, field.name)
+        fit = fit_for_gpu(gpu)
+        assert (published.fit.qlora_b, published.fit.lora16_b, published.fit.full_b) == (
+            fit.qlora_b,
+            fit.lora16_b,
+            fit.full_b,
+        )
+    assert (state["rtx-4090"].fit.qlora_b, state["rtx-4090"].fit.lora16_b) == (15, 7)
+
+
+async def test_a_fresh_consumer_rebuilds_every_model(catalog: Runtime) -> None:
+    models = load_model_catalog()
+    state = latest_per_key(await read_all(catalog.settings, CATALOG_MODELS))
+    assert state == {m.id: model_payload(m, models.version) for m in models}
+
+
+async def test_only_a_newer_data_version_is_published_again(catalog: Runtime) -> None:
+    settings = catalog.settings
+    gpus, models = load_gpu_catalog(), load_model_catalog()
+    rows = await catalog.pool.fetch("SELECT topic, data_version, items FROM catalog.published")
+    assert {(r["topic"], r["data_version"], r["items"]) for r in rows} == {
+        (settings.topic(CATALOG_GPUS), gpus.version, len(gpus)),
+        (settings.topic(CATALOG_MODELS), models.version, len(models)),
+    }
+    before = len(await read_all(settings, CATALOG_GPUS))
+    now = catalog.clock.now()
+
+    # A restart with the same data publishes nothing.
+    assert await sync_catalog(catalog.pool, catalog.broker, settings, now, gpus, models) == []
+    assert len(await read_all(settings, CATALOG_GPUS)) == before
+
+    # A build with a newer GPU table republishes that topic, and only that one.
+    newer = dataclasses.replace(gpus, version=gpus.version + 1)
+    published = await sync_catalog(catalog.pool, catalog.broker, settings, now, newer, models)
+    assert published == [settings.topic(CATALOG_GPUS)]
+    state = latest_per_key(await read_all(settings, CATALOG_GPUS))
+    assert {p.data_version for p in state.values()} == {newer.version}
+
+    # An older replica (rolling deploy) does not overwrite it.
+    assert await sync_catalog(catalog.pool, catalog.broker, settings, now, gpus, models) == []

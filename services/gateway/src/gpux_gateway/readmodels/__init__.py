@@ -1,0 +1,1 @@
+"""In-process read models the gateway builds from Kafka topics (served by its routes)."""
