@@ -17,7 +17,15 @@ from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.repository import AccountRow, KeyRow
 from gpux_gateway.api.auth import anonymous_limit, principal_dependency, problem_from
 from gpux_gateway.api.common import create_once, envelope
-from gpux_gateway.api.schemas import AccountOut, KeyCreated, KeyOut, NewKey, SignedUp, SignUp
+from gpux_gateway.api.schemas import (
+    AccountOut,
+    KeyCreated,
+    KeyOut,
+    NewKey,
+    ResourceId,
+    SignedUp,
+    SignUp,
+)
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope, scopes_for_new_key
@@ -161,7 +169,9 @@ def router(gw: Gateway) -> APIRouter:
         )
 
     @api.delete("/me/keys/{key_id}", status_code=204, summary="Revoke an API key")
-    async def revoke_key(key_id: str, who: Annotated[Principal, Depends(principal)]) -> Response:
+    async def revoke_key(
+        key_id: ResourceId, who: Annotated[Principal, Depends(principal)]
+    ) -> Response:
         account_id = _account_of(who, Scope.KEYS_MANAGE)
         if not await repository.revoke_key(gw.pool, account_id, key_id, gw.clock.now()):
             raise ProblemError(404, "not-found", "Not found", "no such key")

@@ -16,7 +16,7 @@ from gpux_gateway.adapters import repository
 from gpux_gateway.api.accounts import account_changed, account_out
 from gpux_gateway.api.auth import principal_dependency, problem_from
 from gpux_gateway.api.common import command_id, create_once, envelope
-from gpux_gateway.api.schemas import AccountOut, CreditAccepted, CreditIn
+from gpux_gateway.api.schemas import AccountOut, CreditAccepted, CreditIn, ResourceId
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import AccessError, Principal
 from gpux_gateway.idempotency import IdemKey, check_key
@@ -42,13 +42,15 @@ def router(gw: Gateway) -> APIRouter:
         return account_out(account)
 
     @api.post("/accounts/{account_id}/suspend", response_model=AccountOut, summary="Suspend")
-    async def suspend(account_id: str, who: Annotated[Principal, Depends(principal)]) -> AccountOut:
+    async def suspend(
+        account_id: ResourceId, who: Annotated[Principal, Depends(principal)]
+    ) -> AccountOut:
         admin_only(who)
         return await set_status(account_id, AccountStatus.SUSPENDED)
 
     @api.post("/accounts/{account_id}/reactivate", response_model=AccountOut, summary="Reactivate")
     async def reactivate(
-        account_id: str, who: Annotated[Principal, Depends(principal)]
+        account_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> AccountOut:
         admin_only(who)
         return await set_status(account_id, AccountStatus.ACTIVE)
@@ -60,7 +62,7 @@ def router(gw: Gateway) -> APIRouter:
         summary="Credit an account's wallet (billing books it)",
     )
     async def credit(
-        account_id: str,
+        account_id: ResourceId,
         body: CreditIn,
         request: Request,
         who: Annotated[Principal, Depends(principal)],

@@ -18,7 +18,7 @@ from gpux_gateway.adapters import repository
 from gpux_gateway.api.accounts import _account_of
 from gpux_gateway.api.auth import principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
-from gpux_gateway.api.schemas import OfferIn, OfferOut, Page
+from gpux_gateway.api.schemas import Cursor, OfferIn, OfferOut, Page, ResourceId
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.offers import check_window
@@ -84,7 +84,7 @@ def router(gw: Gateway) -> APIRouter:
     async def list_offers(
         who: Annotated[Principal, Depends(principal)],
         limit: Annotated[int, Query(ge=1, le=100)] = 50,
-        cursor: Annotated[str | None, Query(max_length=64)] = None,
+        cursor: Cursor = None,
     ) -> Page[OfferOut]:
         seller_id = _account_of(who, Scope.READ, Role.SELLER)
         rows = await repository.list_offers(gw.pool, seller_id, cursor, limit + 1)
@@ -93,7 +93,9 @@ def router(gw: Gateway) -> APIRouter:
         return Page[OfferOut](items=items, next_cursor=next_cursor)
 
     @api.get("/{offer_id}", response_model=OfferOut, summary="One of the seller's offers")
-    async def get_offer(offer_id: str, who: Annotated[Principal, Depends(principal)]) -> OfferOut:
+    async def get_offer(
+        offer_id: ResourceId, who: Annotated[Principal, Depends(principal)]
+    ) -> OfferOut:
         seller_id = _account_of(who, Scope.READ, Role.SELLER)
         row = await repository.get_offer(gw.pool, seller_id, offer_id)
         if row is None:

@@ -6,6 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Generic, TypeVar
 
+from fastapi import Path, Query
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -61,6 +62,17 @@ Name = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=_PRINTABLE),
 ]
+ResourceId = Annotated[
+    str, Path(pattern=r"^[0-9A-Za-z_-]{1,64}$", description="A resource id (a ULID).")
+]
+"""An id in a path: anything else is a 422 before it reaches a query."""
+
+Cursor = Annotated[
+    str | None,
+    Query(pattern=r"^[0-9A-Za-z_-]{1,64}$", description="`next_cursor` of the previous page."),
+]
+"""A pagination cursor."""
+
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
 Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z0-9]{1,20}){0,2}$")]
 
