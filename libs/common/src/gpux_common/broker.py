@@ -90,9 +90,12 @@ async def publish_many(
 
 
 async def ensure_topics(
-    settings: GpuxSettings, topics: Iterable[Topic], replication_factor: int = 1
+    settings: GpuxSettings,
+    topics: Iterable[Topic],
+    replication_factor: int = 1,
+    create: bool = True,
 ) -> None:
-    """Create the topics that do not exist yet, with their partitions and cleanup policy."""
+    """Create the topics that do not exist yet (or, with ``create=False``, require them)."""
     admin = AIOKafkaAdminClient(
         bootstrap_servers=settings.kafka_bootstrap,
         request_timeout_ms=int(settings.connect_timeout_s * 1000),
@@ -110,6 +113,15 @@ async def ensure_topics(
         quiet.setLevel(level)
     try:
         existing = set(await admin.list_topics())
+        if not create:
+            missing = sorted(settings.topic(t) for t in topics if settings.topic(t) not in existing)
+            if missing:
+                raise ConfigError(
+                    "GPUX_KAFKA_BOOTSTRAP",
+                    f"topics missing on {settings.kafka_bootstrap}: {', '.join(missing)}"
+                    " (in prod, topics are created by the platform, e.g. Strimzi KafkaTopics)",
+                )
+            return
         wanted = [
             NewTopic(settings.topic(t), t.partitions, replication_factor, topic_configs=t.configs())
             for t in topics

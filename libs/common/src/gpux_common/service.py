@@ -39,7 +39,7 @@ from gpux_common.problems import (
     install_problem_openapi,
     problem_response,
 )
-from gpux_common.settings import GpuxSettings
+from gpux_common.settings import Environment, GpuxSettings
 from gpux_common.telemetry import install_tracer_provider, make_tracer_provider
 from gpux_common.topics import REGISTRY
 
@@ -104,7 +104,9 @@ async def open_runtime(
         # stops the service with its one line and no half-done start-up.
         redis = await create_redis(settings)
         try:
-            await ensure_topics(settings, REGISTRY)
+            # Outside prod a service creates what it needs; in prod the platform owns topics
+            # (replication, min ISR) and a missing one is a configuration error.
+            await ensure_topics(settings, REGISTRY, create=settings.env is not Environment.PROD)
             applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
         except BaseException:
             await redis.aclose()
@@ -221,6 +223,8 @@ async def serve(spec: ServiceSpec, settings: GpuxSettings) -> None:
                 log_config=None,
                 lifespan="off",
                 access_log=False,
+                # Open event streams must not hold a stopping pod until it is killed.
+                timeout_graceful_shutdown=10,
             )
             server = uvicorn.Server(config)
             log.info("serving", extra={"url": f"http://{settings.http_host}:{settings.http_port}"})
