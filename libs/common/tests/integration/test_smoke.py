@@ -122,3 +122,16 @@ async def test_broker_factory_uses_an_idempotent_all_acks_producer(
         assert producer._sender._acks == -1
     finally:
         await broker.stop()
+
+
+async def test_prod_mode_requires_topics_instead_of_creating_them(
+    gpux_settings: GpuxSettings,
+) -> None:
+    from gpux_common.errors import ConfigError
+    from gpux_common.topics import Cleanup, Topic
+
+    absent = Topic("smoke.absent", "none", 1, Cleanup.DELETE, "never created")
+    with pytest.raises(ConfigError, match="topics missing"):
+        await ensure_topics(gpux_settings, [absent], create=False)
+    await ensure_topics(gpux_settings, [SMOKE_PINGS])
+    await ensure_topics(gpux_settings, [SMOKE_PINGS], create=False)
