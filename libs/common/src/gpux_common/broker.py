@@ -45,7 +45,9 @@ def make_broker(
         request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
         ack_policy=ACK_POLICY,
         middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
-        logger=None,
+        # faststream logs every message at this level; errors are logged as errors anyway.
+        logger=logging.getLogger(f"gpux.{service}.broker"),
+        log_level=logging.DEBUG,
     )
 
 

@@ -9,11 +9,20 @@ publishes later (outbox) continues the same trace.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from gpux_common.ids import new_id
 
@@ -138,3 +147,20 @@ class UnknownEventError(ValueError):
         super().__init__(f"unknown event {event_type} v{version}")
         self.event_type = event_type
         self.version = version
+
+
+def decode_or_none(
+    codec: EventCodec[Any], data: bytes, log: logging.Logger
+) -> Envelope[Any] | None:
+    """Decode a record, or log and return None for one that can never be handled.
+
+    A record of an unknown type (say, a newer version) or one that does not validate would
+    fail again on every redelivery; it is logged and skipped rather than retried forever.
+    """
+    try:
+        return codec.decode(data)
+    except UnknownEventError as exc:
+        log.info("skipped an event of an unknown type", extra={"event": str(exc)})
+    except ValidationError as exc:
+        log.error("skipped an invalid record", extra={"error": str(exc)[:500]})
+    return None

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -53,6 +53,24 @@ async def claim(conn: asyncpg.Connection, schema: str, event_id: str, topic: str
         topic,
     )
     return bool(inserted)
+
+
+async def consume_once(
+    pool: asyncpg.Pool,
+    schema: str,
+    topic: str,
+    event_id: str,
+    apply: Callable[[asyncpg.Connection], Awaitable[None]],
+) -> bool:
+    """Apply an event's effect and record it in the inbox in one transaction, once.
+
+    Returns False when the event was consumed before (its effect is not applied again).
+    """
+    async with pool.acquire() as conn, conn.transaction():
+        if not await claim(conn, schema, event_id, topic):
+            return False
+        await apply(conn)
+    return True
 
 
 class OutboxRelay:

@@ -137,7 +137,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_unexpected)
 
 
-_DOCUMENTED = (400, 401, 403, 404, 413, 422, 429)
+_DOCUMENTED = (400, 401, 403, 404, 409, 413, 422, 429)
 
 
 def install_problem_openapi(app: FastAPI) -> None:

@@ -70,6 +70,22 @@ OFFERS_COMMANDS = Topic(
     "Sellers' offer commands from the gateway.",
     _WEEK_MS,
 )
+PRICING_OFFERS = Topic(
+    "pricing.offers",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Validated offers on their way to the book.",
+    _WEEK_MS,
+)
+OFFERS_STATUS = Topic(
+    "offers.status",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Offer status and remaining GPUs.",
+    _WEEK_MS,
+)
 ORDERS_COMMANDS = Topic(
     "orders.commands",
     "gpu id",
@@ -93,6 +109,8 @@ REGISTRY: tuple[Topic, ...] = (
     ACCOUNTS,
     FX_RATES,
     OFFERS_COMMANDS,
+    PRICING_OFFERS,
+    OFFERS_STATUS,
     ORDERS_COMMANDS,
     BILLING_COMMANDS,
     SMOKE_PINGS,

@@ -18,6 +18,7 @@ from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
+from gpux_gateway.readmodels.offers_consumer import offers_status_router
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 log = logging.getLogger("gpux.gateway")
@@ -61,7 +62,10 @@ async def wire(runtime: Runtime) -> Wiring:
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
     view = catalog_view(runtime.settings)
     return Wiring(
-        routers=[catalog_router(view)],
+        routers=[
+            catalog_router(view),
+            offers_status_router(runtime.settings, runtime.pool, runtime.clock),
+        ],
         http=[
             accounts.router(gw),
             offers.router(gw),

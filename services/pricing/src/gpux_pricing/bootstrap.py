@@ -1,18 +1,36 @@
-"""The one place that wires the pricing service's adapters to its handlers."""
+"""The one place that wires the pricing service: consumers, the FX loader, the outbox relay."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_pricing.config import PricingSettings
+from gpux_pricing.domain.validation import Band
+from gpux_pricing.entrypoints.consumers import pricing_router
+from gpux_pricing.fx_loader import publish_rates, read_rates
+from gpux_pricing.handlers import SCHEMA
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Consumers, routes and loops of the pricing service; they land with its issue."""
-    return Wiring()
+    """Consumers, the FX loader and the outbox relay of the pricing service."""
+    settings = runtime.settings
+    assert isinstance(settings, PricingSettings)
+    band = Band(settings.band_low_eur, settings.band_high_eur)
+    relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
+    rates = read_rates(settings.fx_file)
+
+    async def load_rates() -> None:
+        await publish_rates(runtime.broker, settings, rates, runtime.clock.now())
+
+    return Wiring(
+        routers=[pricing_router(settings, runtime.pool, runtime.clock, band)],
+        tasks=[relay.run],
+        on_started=[load_rates],
+    )
 
 
 SPEC = ServiceSpec(name="pricing", settings_type=PricingSettings, wire=wire, migrations=MIGRATIONS)

@@ -46,3 +46,81 @@ class OfferSubmitted(Payload):
     region: str | None = None
     min_hours: int | None = Field(default=None, ge=1)
     available_until: AwareDatetime | None = None
+
+
+class OfferChangeRequested(Payload):
+    """A seller asked to re-price an offer or change its GPU count (a command)."""
+
+    event_type: ClassVar[str] = "offer.change_requested"
+    schema_version: ClassVar[int] = 1
+
+    offer_id: str
+    seller_id: str
+    gpu: str
+    price_per_gpu_hour: DecimalAmount | None = None
+    gpus: int | None = Field(default=None, ge=1)
+
+
+class OfferWithdrawalRequested(Payload):
+    """A seller asked to take an offer off the market (a command)."""
+
+    event_type: ClassVar[str] = "offer.withdrawal_requested"
+    schema_version: ClassVar[int] = 1
+
+    offer_id: str
+    seller_id: str
+    gpu: str
+
+
+class OfferStatus(StrEnum):
+    """Where an offer stands."""
+
+    PENDING = "pending"
+    """Submitted; pricing has not decided yet."""
+    ACCEPTED = "accepted"
+    """Valid; on its way to the book."""
+    LIVE = "live"
+    """On the book with GPUs remaining."""
+    REJECTED = "rejected"
+    """Refused by pricing; ``reason`` says why."""
+    WITHDRAWN = "withdrawn"
+    """Taken off by its seller."""
+    EXHAUSTED = "exhausted"
+    """Every GPU was sold."""
+    EXPIRED = "expired"
+    """``available_until`` passed."""
+
+
+class OfferAccepted(Payload):
+    """Pricing validated an offer (or a change to it); the book should hold it like this."""
+
+    event_type: ClassVar[str] = "offer.accepted"
+    schema_version: ClassVar[int] = 1
+
+    offer: OfferSubmitted = Field(description="The offer as it now stands (after any change).")
+    revision: int = Field(ge=1, description="1 for a new offer, +1 for each accepted change.")
+
+
+class OfferWithdrawn(Payload):
+    """Pricing forwards a seller's withdrawal to the book."""
+
+    event_type: ClassVar[str] = "offer.withdrawn"
+    schema_version: ClassVar[int] = 1
+
+    offer_id: str
+    seller_id: str
+    gpu: str
+
+
+class OfferStatusChanged(Payload):
+    """An offer's status or remaining GPUs changed (from pricing or from the book)."""
+
+    event_type: ClassVar[str] = "offer.status_changed"
+    schema_version: ClassVar[int] = 1
+
+    offer_id: str
+    seller_id: str
+    gpu: str
+    status: OfferStatus
+    remaining_gpus: int = Field(ge=0)
+    reason: str | None = Field(default=None, description="Why it was rejected, when it was.")

@@ -8,6 +8,7 @@ when the session ends.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -56,7 +57,24 @@ async def gpux_settings(
     infra_endpoints: Endpoints, session_tag: str
 ) -> AsyncIterator[GpuxSettings]:
     """Settings pointing at a fresh database and a fresh namespace; cleaned up afterwards."""
-    database = f"gpux_{session_tag}"
+    async with _isolated(infra_endpoints, session_tag) as settings:
+        yield settings
+
+
+@pytest.fixture(scope="module")
+async def module_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSettings]:
+    """Like ``gpux_settings``, but a database and namespace of this test module's own.
+
+    For modules that run whole services, whose start-up state (published versions,
+    consumer groups) must not meet other modules' tests.
+    """
+    async with _isolated(infra_endpoints, "m" + new_id()[-10:].lower()) as settings:
+        yield settings
+
+
+@contextlib.asynccontextmanager
+async def _isolated(infra_endpoints: Endpoints, tag: str) -> AsyncIterator[GpuxSettings]:
+    database = f"gpux_{tag}"
     admin = await asyncpg.connect(_with_database(infra_endpoints.database_url, "postgres"))
     try:
         await admin.execute(f'CREATE DATABASE "{database}"')
@@ -67,7 +85,7 @@ async def gpux_settings(
         kafka_bootstrap=infra_endpoints.kafka_bootstrap,
         database_url=SecretStr(_with_database(infra_endpoints.database_url, database)),
         redis_url=infra_endpoints.redis_url,
-        namespace=f"{session_tag}.",
+        namespace=f"{tag}.",
         connect_timeout_s=10,
     )
     yield settings

@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 
 from gpux_common.contracts.accounts import AccountStatus, Role
-from gpux_common.contracts.offers import OfferSubmitted
+from gpux_common.contracts.offers import OfferStatusChanged, OfferSubmitted
 from gpux_common.money import to_micros
 from gpux_gateway.domain.access import Scope
 
@@ -245,3 +245,19 @@ async def purge_responses(pool: asyncpg.Pool, before: datetime) -> int:
     """Forget responses older than the retention; returns how many."""
     result = await pool.execute("DELETE FROM gateway.idempotency WHERE created_at < $1", before)
     return int(result.split()[-1])
+
+
+async def apply_offer_status(
+    conn: asyncpg.Connection, change: OfferStatusChanged, now: datetime
+) -> None:
+    """Set an offer's status, reason and remaining GPUs as pricing or the book reports them."""
+    await conn.execute(
+        "UPDATE gateway.offers SET status = $3, reason = $4, remaining_gpus = $5, updated_at = $6"
+        " WHERE id = $1 AND seller_id = $2",
+        change.offer_id,
+        change.seller_id,
+        change.status.value,
+        change.reason,
+        change.remaining_gpus,
+        now,
+    )

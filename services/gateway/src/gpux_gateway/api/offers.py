@@ -8,7 +8,11 @@ from fastapi.responses import JSONResponse
 
 from gpux_common.broker import Outgoing
 from gpux_common.contracts.accounts import Role
-from gpux_common.contracts.offers import OfferSubmitted
+from gpux_common.contracts.offers import (
+    OfferChangeRequested,
+    OfferSubmitted,
+    OfferWithdrawalRequested,
+)
 from gpux_common.ids import new_id
 from gpux_common.money import canonical, from_micros
 from gpux_common.outbox import add as add_to_outbox
@@ -18,11 +22,13 @@ from gpux_gateway.adapters import repository
 from gpux_gateway.api.accounts import _account_of
 from gpux_gateway.api.auth import principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
-from gpux_gateway.api.schemas import Cursor, OfferIn, OfferOut, Page, ResourceId
+from gpux_gateway.api.schemas import Cursor, OfferChange, OfferIn, OfferOut, Page, ResourceId
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.offers import check_window
 from gpux_gateway.idempotency import IdemKey, check_key
+
+CLOSED = {"rejected", "withdrawn", "exhausted", "expired"}
 
 
 def offer_out(row: asyncpg.Record) -> OfferOut:
@@ -79,6 +85,51 @@ def router(gw: Gateway) -> APIRouter:
             return 202, offer_out(row).model_dump(mode="json")
 
         return await create_once(gw, request, scope=seller_id, key=idem, body=body, create=create)
+
+    async def _own_open_offer(seller_id: str, offer_id: str) -> asyncpg.Record:
+        row = await repository.get_offer(gw.pool, seller_id, offer_id)
+        if row is None:
+            raise ProblemError(404, "not-found", "Not found", "no such offer")
+        if row["status"] in CLOSED:
+            raise ProblemError(409, "offer-closed", "Offer closed", f"the offer is {row['status']}")
+        return row
+
+    async def _command(row: asyncpg.Record, payload: Any) -> None:
+        async with gw.pool.acquire() as conn, conn.transaction():
+            message = Outgoing(OFFERS_COMMANDS, row["gpu"], envelope(gw, payload, new_id()))
+            await add_to_outbox(conn, "gateway", [message])
+
+    @api.patch(
+        "/{offer_id}", status_code=202, response_model=OfferOut, summary="Re-price or resize"
+    )
+    async def change(
+        offer_id: ResourceId, body: OfferChange, who: Annotated[Principal, Depends(principal)]
+    ) -> OfferOut:
+        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        if body.price_per_gpu_hour is None and body.gpus is None:
+            raise ProblemError(
+                422, "validation-error", "Request validation failed", "change price or gpus"
+            )
+        row = await _own_open_offer(seller_id, offer_id)
+        command = OfferChangeRequested(
+            offer_id=offer_id,
+            seller_id=seller_id,
+            gpu=row["gpu"],
+            price_per_gpu_hour=body.price_per_gpu_hour,
+            gpus=body.gpus,
+        )
+        await _command(row, command)
+        return offer_out(row)
+
+    @api.delete("/{offer_id}", status_code=202, response_model=OfferOut, summary="Withdraw")
+    async def withdraw(
+        offer_id: ResourceId, who: Annotated[Principal, Depends(principal)]
+    ) -> OfferOut:
+        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        row = await _own_open_offer(seller_id, offer_id)
+        command = OfferWithdrawalRequested(offer_id=offer_id, seller_id=seller_id, gpu=row["gpu"])
+        await _command(row, command)
+        return offer_out(row)
 
     @api.get("", response_model=Page[OfferOut], summary="The seller's offers")
     async def list_offers(

@@ -147,6 +147,13 @@ class OfferIn(Strict):
     available_until: AwareDatetime | None = None
 
 
+class OfferChange(Strict):
+    """A new price or GPU count for an offer (at least one)."""
+
+    price_per_gpu_hour: Price | None = None
+    gpus: int | None = Field(default=None, ge=1, le=4096)
+
+
 class OfferOut(BaseModel):
     """An offer as its seller sees it."""
 

@@ -1,0 +1,49 @@
+"""Run a gpux service inside the test process (uvicorn on a free loopback port)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+
+from gpux_common.service import ServiceSpec, build_app, open_runtime, started
+from gpux_common.settings import GpuxSettings
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def running(
+    spec: ServiceSpec, base: GpuxSettings, **overrides: Any
+) -> AsyncIterator[tuple[str, GpuxSettings]]:
+    """Start a service with the session's endpoints (plus overrides); yield its URL and settings."""
+    port = free_port()
+    values = {**base.model_dump(), "database_url": base.database_url, "http_port": port}
+    settings = spec.settings_type(**{**values, **overrides})
+    runtime = await open_runtime(spec, settings)
+    wiring = await spec.wire(runtime)
+    app = build_app(spec, runtime, wiring)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="off")
+    )
+    try:
+        async with started(runtime, wiring):
+            task = asyncio.create_task(server.serve())
+            while not server.started:  # noqa: ASYNC110 - uvicorn exposes only a flag
+                await asyncio.sleep(0.05)
+            try:
+                yield f"http://127.0.0.1:{port}", settings
+            finally:
+                server.should_exit = True
+                await task
+    finally:
+        await runtime.close()

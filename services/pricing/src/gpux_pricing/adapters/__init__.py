@@ -1,0 +1,1 @@
+"""The pricing service's adapters: SQL repository."""
