@@ -86,6 +86,9 @@ OFFERS_STATUS = Topic(
     "Offer status and remaining GPUs.",
     _WEEK_MS,
 )
+PRICING_BEST_ASKS = Topic(
+    "pricing.best-asks", "gpu|tier|region", 3, Cleanup.COMPACT, "Best ask and depth per book."
+)
 ORDERS_COMMANDS = Topic(
     "orders.commands",
     "gpu id",
@@ -111,6 +114,7 @@ REGISTRY: tuple[Topic, ...] = (
     OFFERS_COMMANDS,
     PRICING_OFFERS,
     OFFERS_STATUS,
+    PRICING_BEST_ASKS,
     ORDERS_COMMANDS,
     BILLING_COMMANDS,
     SMOKE_PINGS,

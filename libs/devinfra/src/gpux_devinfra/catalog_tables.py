@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from rich import box
@@ -15,11 +16,12 @@ def _gb(value: float) -> str:
 
 
 def price_cell(gpu: dict[str, Any]) -> str:
-    """`from 0.33 USD` once the gateway answers a best ask, else a dash (never invented)."""
-    ask = gpu.get("best_ask")
-    if not isinstance(ask, dict):
+    """`from 0.33 USD`: the cheapest tier's best ask, else a dash (never invented)."""
+    asks = gpu.get("best_ask")
+    if not isinstance(asks, dict) or not asks:
         return DASH
-    return f"from {ask.get('amount')} {ask.get('currency')}"
+    cheapest = min(asks.values(), key=lambda ask: Decimal(str(ask["price"])))
+    return f"from {cheapest['price']} {cheapest['currency']}"
 
 
 def gpu_table(gpus: list[dict[str, Any]]) -> Table:

@@ -89,7 +89,12 @@ def test_gpus_prints_the_reference_table_without_invented_prices(fake: FakeGatew
 
 
 def test_a_best_ask_is_shown_once_the_api_has_one() -> None:
-    assert price_cell({"best_ask": {"amount": "0.33", "currency": "USD"}}) == "from 0.33 USD"
+    asks = {
+        "on_demand": {"price": "0.40", "currency": "USD", "gpus": 2},
+        "interruptible": {"price": "0.33", "currency": "USD", "gpus": 8},
+    }
+    assert price_cell({"best_ask": asks}) == "from 0.33 USD"
+    assert price_cell({"best_ask": {}}) == "—"
     assert price_cell({}) == "—"
 
 

@@ -13,7 +13,7 @@ from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.ratelimit import RateLimiter
-from gpux_gateway.api import accounts, admin, catalog, offers, stream
+from gpux_gateway.api import accounts, admin, catalog, offers, prices, stream
 from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
@@ -72,6 +72,7 @@ async def wire(runtime: Runtime) -> Wiring:
             admin.router(gw),
             stream.router(gw),
             catalog.router(gw, view),
+            prices.router(gw),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],
         on_started=[lambda: load_end_offsets(runtime.settings, view)],

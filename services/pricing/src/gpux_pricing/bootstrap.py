@@ -6,6 +6,8 @@ from pathlib import Path
 
 from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_pricing import market_data
+from gpux_pricing.adapters import repository
 from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.validation import Band
 from gpux_pricing.entrypoints.consumers import pricing_router
@@ -26,10 +28,18 @@ async def wire(runtime: Runtime) -> Wiring:
     async def load_rates() -> None:
         await publish_rates(runtime.broker, settings, rates, runtime.clock.now())
 
+    async def refresh_read_model() -> None:
+        # A restart republishes nothing to Kafka (the compacted topic already holds the
+        # quotes) but rebuilds the Redis read model from PostgreSQL, the source of truth.
+        now = runtime.clock.now()
+        for gpu, tier in await repository.books(runtime.pool):
+            quotes = await market_data.book_quotes(runtime.pool, gpu, tier, now)
+            await market_data.to_redis(runtime.redis, settings, quotes, stream=False)
+
     return Wiring(
-        routers=[pricing_router(settings, runtime.pool, runtime.clock, band)],
+        routers=[pricing_router(settings, runtime.pool, runtime.redis, runtime.clock, band)],
         tasks=[relay.run],
-        on_started=[load_rates],
+        on_started=[load_rates, refresh_read_model],
     )
 
 

@@ -22,10 +22,12 @@ from gpux_common.contracts.offers import (
     OfferWithdrawalRequested,
     OfferWithdrawn,
 )
+from gpux_common.contracts.prices import BestAskChanged
 from gpux_common.events import Envelope, Payload, wrap
 from gpux_common.ids import stable_id
 from gpux_common.money import Currency
-from gpux_common.topics import OFFERS_STATUS, PRICING_OFFERS, Topic
+from gpux_common.topics import OFFERS_STATUS, PRICING_BEST_ASKS, PRICING_OFFERS, Topic
+from gpux_pricing import market_data
 from gpux_pricing.adapters import repository
 from gpux_pricing.domain.fx import REFERENCE, FxError, Rate
 from gpux_pricing.domain.validation import Band, OfferFacts, Rejection, SellerView, check_offer
@@ -179,6 +181,27 @@ async def on_offer_change_requested(
     if change.gpus is not None:
         updates["gpus"] = change.gpus
     await _decide(conn, current.model_copy(update=updates), revision + 1, event, band, now)
+
+
+async def on_book_status(
+    conn: asyncpg.Connection, event: Envelope[OfferStatusChanged], now: datetime
+) -> list[BestAskChanged]:
+    """Mirror what the book says of an offer; returns the new quotes of its book."""
+    if event.producer == PRODUCER:
+        return []  # pricing's own decisions on the same topic
+    change = event.payload
+    book = await repository.set_book_state(
+        conn, change.offer_id, change.status, change.remaining_gpus, now
+    )
+    if book is None:
+        return []
+    quotes = await market_data.book_quotes(conn, *book, now)
+    messages = [
+        _out(PRICING_BEST_ASKS, market_data.quote_key(q), q, event, market_data.quote_key(q), now)
+        for q in quotes
+    ]
+    await outbox.add(conn, SCHEMA, messages)
+    return quotes
 
 
 async def on_offer_withdrawal_requested(

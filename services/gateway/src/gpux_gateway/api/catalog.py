@@ -26,6 +26,8 @@ from gpux_catalog.domain import (
     rank_gpus_for_job,
     training_flops,
 )
+from gpux_common.contracts.prices import ALL_REGIONS
+from gpux_common.money import Currency
 from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.api.catalog_schemas import (
@@ -44,9 +46,11 @@ from gpux_gateway.api.catalog_schemas import (
     Recommendation,
     RecommendationList,
     RecommendationQuery,
+    TierAsk,
 )
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_gateway.readmodels.prices import all_quotes
 
 UNAVAILABLE: dict[int | str, dict[str, Any]] = {
     503: {
@@ -207,24 +211,50 @@ def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationLi
     )
 
 
+PriceCurrency = Annotated[Currency, Query(description="Show best asks in this currency.")]
+
+
+async def best_asks_by_gpu(gw: Gateway, currency: Currency) -> dict[str, dict[str, TierAsk]]:
+    """The all-regions best ask of every GPU model and tier, in one currency."""
+    asks: dict[str, dict[str, TierAsk]] = {}
+    for quote in await all_quotes(gw):
+        if quote.region != ALL_REGIONS or quote.best is None:
+            continue
+        price = quote.best.prices.get(currency)
+        if price is not None:
+            asks.setdefault(quote.gpu, {})[quote.tier] = TierAsk(
+                price=price, currency=currency, gpus=quote.best.gpus
+            )
+    return asks
+
+
 def router(gw: Gateway, view: CatalogView) -> APIRouter:
     """Routes /v1/gpus, /v1/models, /v1/estimates and /v1/recommendations."""
     api = APIRouter(prefix="/v1", tags=["catalog"], dependencies=[Depends(anonymous_limit(gw))])
 
     @api.get("/gpus", response_model=GpuList, responses=UNAVAILABLE, summary="Every GPU model")
-    async def list_gpus() -> GpuList:
+    async def list_gpus(currency: PriceCurrency = Currency.USD) -> GpuList:
         require_loaded(view)
-        return GpuList(items=[GpuOut.model_validate(g.model_dump()) for g in view.gpus()])
+        asks = await best_asks_by_gpu(gw, currency)
+        return GpuList(
+            items=[
+                GpuOut.model_validate({**g.model_dump(), "best_ask": asks.get(g.id, {})})
+                for g in view.gpus()
+            ]
+        )
 
     @api.get(
         "/gpus/{gpu_id}", response_model=GpuOut, responses=UNAVAILABLE, summary="One GPU model"
     )
-    async def get_gpu(gpu_id: Annotated[str, Path(max_length=64)]) -> GpuOut:
+    async def get_gpu(
+        gpu_id: Annotated[str, Path(max_length=64)], currency: PriceCurrency = Currency.USD
+    ) -> GpuOut:
         require_loaded(view)
         found = view.gpu(gpu_id)
         if found is None:
             raise ProblemError(404, "not-found", "Not found", f"no GPU model {gpu_id!r}")
-        return GpuOut.model_validate(found.model_dump())
+        asks = await best_asks_by_gpu(gw, currency)
+        return GpuOut.model_validate({**found.model_dump(), "best_ask": asks.get(found.id, {})})
 
     @api.get(
         "/models", response_model=ModelList, responses=UNAVAILABLE, summary="Known open models"

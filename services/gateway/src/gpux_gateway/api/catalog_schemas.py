@@ -15,6 +15,7 @@ from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BAT
 from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
 from gpux_catalog.domain.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
 from gpux_common.contracts.catalog import CatalogId
+from gpux_common.money import Currency, DecimalAmount
 
 
 class FitOut(BaseModel):
@@ -26,6 +27,14 @@ class FitOut(BaseModel):
     inference_fp16_b: int = Field(description="Inference with 16-bit weights.")
     inference_int8_b: int = Field(description="Inference with 8-bit weights.")
     inference_int4_b: int = Field(description="Inference with 4-bit weights.")
+
+
+class TierAsk(BaseModel):
+    """The best live price per GPU-hour of one tier, like the reference page's 'ab …'."""
+
+    price: DecimalAmount
+    currency: Currency
+    gpus: int = Field(description="GPUs available at that price.")
 
 
 class GpuOut(BaseModel):
@@ -47,10 +56,15 @@ class GpuOut(BaseModel):
     source: str = Field(description="The datasheet or whitepaper the figures come from.")
     fit: FitOut
     data_version: int = Field(description="Version of the GPU data set.")
+    best_ask: dict[str, TierAsk] = Field(
+        default_factory=dict,
+        description="Best live offer per tier (`on_demand`, `interruptible`); a tier with no"
+        " offer is absent.",
+    )
 
 
 class GpuList(BaseModel):
-    """Every GPU model, by memory then bandwidth. No prices yet: `best_ask` comes with pricing."""
+    """Every GPU model, by memory then bandwidth, with its best ask per tier."""
 
     items: list[GpuOut]
 

@@ -114,3 +114,40 @@ async def offer(
         return None
     body = OfferSubmitted.model_validate(json.loads(row["body"]))
     return body, row["revision"], OfferStatus(row["status"])
+
+
+async def set_book_state(
+    conn: asyncpg.Connection, offer_id: str, status: OfferStatus, remaining: int, now: datetime
+) -> tuple[str, str] | None:
+    """Record what the book says of an offer; returns its (gpu, tier), or None if unknown."""
+    row = await conn.fetchrow(
+        "UPDATE pricing.offers SET status = $2, remaining = $3, on_book = $4, updated_at = $5"
+        " WHERE offer_id = $1 RETURNING gpu, body->>'tier' AS tier",
+        offer_id,
+        status.value,
+        remaining,
+        status is OfferStatus.LIVE and remaining > 0,
+        now,
+    )
+    return (row["gpu"], row["tier"]) if row else None
+
+
+async def live_offers(
+    conn: asyncpg.Connection | asyncpg.Pool, gpu: str, tier: str
+) -> list[tuple[OfferSubmitted, int]]:
+    """The offers of one book that the book holds, with their remaining GPUs."""
+    rows = await conn.fetch(
+        "SELECT body, remaining FROM pricing.offers"
+        " WHERE gpu = $1 AND body->>'tier' = $2 AND on_book ORDER BY offer_id",
+        gpu,
+        tier,
+    )
+    return [(OfferSubmitted.model_validate(json.loads(r["body"])), r["remaining"]) for r in rows]
+
+
+async def books(conn: asyncpg.Connection | asyncpg.Pool) -> list[tuple[str, str]]:
+    """Every (gpu, tier) that ever had an offer on the book."""
+    rows = await conn.fetch(
+        "SELECT DISTINCT gpu, body->>'tier' AS tier FROM pricing.offers WHERE status <> 'rejected'"
+    )
+    return [(r["gpu"], r["tier"]) for r in rows]

@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from gpux_common.contracts.prices import ALL_REGIONS
 from gpux_common.money import Currency
 
-ANY_REGION = "*"
+ANY_REGION = ALL_REGIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
+from redis.asyncio import Redis
 
 from gpux_common.broker import subscriber_options
 from gpux_common.clock import Clock
@@ -17,14 +18,23 @@ from gpux_common.contracts.catalog import GpuPublished, ModelPublished
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.offers import (
     OfferChangeRequested,
+    OfferStatusChanged,
     OfferSubmitted,
     OfferWithdrawalRequested,
 )
+from gpux_common.contracts.prices import BestAskChanged
 from gpux_common.events import Envelope, EventCodec, decode_or_none
 from gpux_common.outbox import consume_once
 from gpux_common.settings import GpuxSettings
-from gpux_common.topics import ACCOUNTS, CATALOG_GPUS, FX_RATES, OFFERS_COMMANDS, Topic
-from gpux_pricing import handlers
+from gpux_common.topics import (
+    ACCOUNTS,
+    CATALOG_GPUS,
+    FX_RATES,
+    OFFERS_COMMANDS,
+    OFFERS_STATUS,
+    Topic,
+)
+from gpux_pricing import handlers, market_data
 from gpux_pricing.domain.validation import Band
 
 log = logging.getLogger("gpux.pricing")
@@ -32,7 +42,7 @@ Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[None]]
 
 
 def pricing_router(
-    settings: GpuxSettings, pool: asyncpg.Pool, clock: Clock, band: Band
+    settings: GpuxSettings, pool: asyncpg.Pool, redis: Redis, clock: Clock, band: Band
 ) -> KafkaRouter:
     """Every subscriber of the pricing service."""
     router = KafkaRouter()
@@ -80,4 +90,22 @@ def pricing_router(
             ),
         },
     )
+    status_codec: EventCodec[Any] = EventCodec(OfferStatusChanged)
+
+    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
+        settings.topic(OFFERS_STATUS), **subscriber_options(settings, "pricing.offers.status")
+    )
+    async def on_book_status(message: KafkaMessage) -> None:
+        envelope = decode_or_none(status_codec, message.body, log)
+        if envelope is None:
+            return
+        quotes: list[BestAskChanged] = []
+
+        async def apply(conn: asyncpg.Connection) -> None:
+            quotes.extend(await handlers.on_book_status(conn, envelope, clock.now()))
+
+        if await consume_once(pool, handlers.SCHEMA, OFFERS_STATUS.name, envelope.event_id, apply):
+            # After the commit: the read model follows the database, never leads it.
+            await market_data.to_redis(redis, settings, quotes)
+
     return router

@@ -1,0 +1,184 @@
+"""Offers in three currencies → pricing → best ask and depth, moving as the book reports.
+
+The matching service (its own issue) is stood in for by publishing the status events it
+will publish (`offer.status_changed` from producer `matching` on `offers.status`); pricing's
+handling of them, its events, its Redis read model and the gateway's endpoints are real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from gpux_catalog.bootstrap import SPEC as CATALOG
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import SystemClock
+from gpux_common.contracts.offers import OfferStatus, OfferStatusChanged
+from gpux_common.events import wrap
+from gpux_common.redis_keys import BEST_ASKS
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import OFFERS_STATUS
+from gpux_devinfra.testing.services import running
+from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_pricing.bootstrap import SPEC as PRICING
+
+# Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
+OFFERS = [
+    ("0.40", "USD", 4),  # 0.368 EUR
+    ("0.35", "EUR", 2),  # 0.35 EUR  <- cheapest in reference terms
+    ("0.30", "GBP", 8),  # 0.354 EUR
+]
+
+
+@pytest.fixture(scope="module")
+async def stack(module_settings: GpuxSettings) -> AsyncIterator[tuple[str, GpuxSettings]]:
+    async with (
+        running(CATALOG, module_settings),
+        running(PRICING, module_settings),
+        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
+    ):
+        yield url, module_settings
+
+
+async def book_reports(
+    settings: GpuxSettings, offer: dict[str, Any], status: str, left: int
+) -> None:
+    """Publish what the book would say of an offer."""
+    payload = OfferStatusChanged(
+        offer_id=offer["id"],
+        seller_id=offer["seller_id"],
+        gpu=offer["gpu"],
+        status=OfferStatus(status),
+        remaining_gpus=left,
+    )
+    broker = make_broker(settings, "matching")
+    await broker.start()
+    try:
+        envelope = wrap(payload, producer="matching", occurred_at=SystemClock().now())
+        await publish_many(broker, settings, [Outgoing(OFFERS_STATUS, offer["gpu"], envelope)])
+    finally:
+        await broker.stop()
+
+
+async def eventually(
+    client: httpx.AsyncClient, path: str, check: Any, timeout_s: float = 20, key: str = ""
+) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        body = (await client.get(path, headers=headers)).json()
+        if check(body) or asyncio.get_running_loop().time() > deadline:
+            return body
+        await asyncio.sleep(0.2)
+
+
+def overall(body: dict[str, Any]) -> dict[str, Any] | None:
+    for item in body["items"]:
+        if item["tier"] == "on_demand" and item["region"] == "*":
+            return item  # type: ignore[no-any-return]
+    return None
+
+
+def best_id(body: dict[str, Any]) -> str | None:
+    book = overall(body)
+    return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
+
+
+async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
+    stack: tuple[str, GpuxSettings],
+) -> None:
+    url, settings = stack
+    offers = []
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        for price, currency, gpus in OFFERS:
+            signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
+            key = signed.json()["api_key"]
+            seller = signed.json()["account"]["id"]
+            body = {
+                "gpu": "rtx-4090",
+                "gpus": gpus,
+                "price_per_gpu_hour": price,
+                "currency": currency,
+                "tier": "on_demand",
+                "billing": "hour",
+            }
+            created = await client.post(
+                "/v1/offers", json=body, headers={"Authorization": f"Bearer {key}"}
+            )
+            offers.append({**created.json(), "seller_id": seller, "key": key})
+        for offer in offers:
+            seen = await eventually(
+                client,
+                f"/v1/offers/{offer['id']}",
+                lambda b: b["status"] == "accepted",
+                key=offer["key"],
+            )
+            assert seen["status"] == "accepted"
+        for offer in offers:
+            await book_reports(settings, offer, "live", offer["gpus"])
+        eur = "/v1/prices/rtx-4090?currency=EUR"
+        body = await eventually(
+            client, eur, lambda b: best_id(b) == offers[1]["id"] and len(overall(b)["depth"]) == 3
+        )
+        book = overall(body)
+        assert book is not None
+        assert book["best_ask"]["price"] == "0.35"
+        assert book["best_ask"]["gpus"] == 2
+        assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
+            ("0.35", 2),
+            ("0.354", 8),
+            ("0.368", 4),
+        ]
+        usd = overall((await client.get("/v1/prices/rtx-4090?currency=USD")).json())
+        assert usd is not None
+        assert usd["best_ask"]["offered_currency"] == "EUR"
+
+        await book_reports(settings, offers[1], "live", 1)  # partly filled
+        await eventually(client, eur, lambda b: overall(b)["best_ask"]["gpus"] == 1)
+        await book_reports(settings, offers[1], "withdrawn", 0)  # the cheapest withdrawn
+        body = await eventually(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        assert overall(body)["best_ask"]["price"] == "0.354"
+
+        # Re-priced: the GBP offer goes up to 0.40 GBP (0.472 EUR); the USD one is now best.
+        patched = await client.patch(
+            f"/v1/offers/{offers[2]['id']}",
+            json={"price_per_gpu_hour": "0.40"},
+            headers={"Authorization": f"Bearer {offers[2]['key']}"},
+        )
+        assert patched.status_code == 202
+        await asyncio.sleep(1.5)  # pricing accepts the new revision
+        await book_reports(settings, offers[2], "live", 8)
+        body = await eventually(client, eur, lambda b: best_id(b) == offers[0]["id"])
+        assert overall(body)["best_ask"]["price"] == "0.368"
+
+        await book_reports(settings, offers[0], "expired", 0)
+        body = await eventually(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        assert overall(body)["best_ask"]["price"] == "0.472"
+
+        gpus = (await client.get("/v1/gpus?currency=USD")).json()["items"]
+        rtx = next(g for g in gpus if g["id"] == "rtx-4090")
+        assert rtx["best_ask"]["on_demand"]["currency"] == "USD"
+        # 0.40 GBP = 0.472 EUR = 0.472 / 0.92 USD, to the micro-unit (half-to-even).
+        assert rtx["best_ask"]["on_demand"]["price"] == "0.513043"
+        assert "interruptible" not in rtx["best_ask"]
+
+
+async def test_restart_rebuilds_the_read_model_with_the_same_best_asks(
+    stack: tuple[str, GpuxSettings],
+) -> None:
+    _, settings = stack
+    redis = Redis.from_url(settings.redis_url)
+    key = settings.redis_key(BEST_ASKS)
+    before = await redis.hgetall(key)
+    assert before
+    await redis.delete(key)
+    async with running(PRICING, settings):
+        after = await redis.hgetall(key)
+    await redis.aclose()
+    strip = lambda raw: {k: v.split(b'"as_of"')[0] for k, v in raw.items()}  # noqa: E731
+    assert strip(after) == strip(before)
