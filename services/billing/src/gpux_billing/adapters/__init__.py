@@ -1,0 +1,1 @@
+"""The billing service's adapters: the ledger repository (PostgreSQL)."""

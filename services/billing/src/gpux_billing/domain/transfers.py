@@ -1,0 +1,176 @@
+"""Builders for the standard transfers: each returns a valid ``Transfer`` or raises.
+
+Amounts given to a builder are positive integer micro-units; the builder picks the signs.
+Legs that would be zero (a 0 % fee, a 100 % fee) are left out rather than posted as zero.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gpux_billing.domain.amounts import convert, fee_split
+from gpux_billing.domain.ledger import (
+    PLATFORM,
+    AccountKey,
+    AccountKind,
+    Entry,
+    FxQuote,
+    RejectionReason,
+    Transfer,
+    TransferInvalid,
+    TransferKind,
+    as_currency,
+)
+from gpux_common.money import Currency
+
+
+def _positive(amount_micros: int) -> int:
+    if type(amount_micros) is not int or amount_micros <= 0:
+        raise TransferInvalid(
+            RejectionReason.AMOUNT_NOT_POSITIVE, f"amount {amount_micros!r} is not a positive int"
+        )
+    return amount_micros
+
+
+def _move(source: AccountKey, target: AccountKey, amount_micros: int) -> tuple[Entry, Entry]:
+    return Entry(source, -amount_micros), Entry(target, amount_micros)
+
+
+def platform_account(currency: Currency | str, kind: AccountKind) -> AccountKey:
+    """The platform's account of a kind in a currency."""
+    return AccountKey(PLATFORM, as_currency(currency), kind)
+
+
+def topup(
+    transfer_id: str,
+    owner: str,
+    currency: Currency | str,
+    amount_micros: int,
+    created_at: datetime,
+    reference: str = "",
+) -> Transfer:
+    """Money came in for ``owner``: top-up clearing to the owner's available balance."""
+    clearing = platform_account(currency, AccountKind.TOPUP_CLEARING)
+    wallet = AccountKey(owner, clearing.currency, AccountKind.AVAILABLE)
+    entries = _move(clearing, wallet, _positive(amount_micros))
+    return Transfer(transfer_id, TransferKind.TOPUP, entries, created_at, reference=reference)
+
+
+def hold(
+    transfer_id: str,
+    owner: str,
+    currency: Currency | str,
+    amount_micros: int,
+    created_at: datetime,
+    reference: str = "",
+) -> Transfer:
+    """Reserve funds: the owner's available balance to its held balance."""
+    available = AccountKey(owner, as_currency(currency), AccountKind.AVAILABLE)
+    held = AccountKey(owner, available.currency, AccountKind.HELD)
+    entries = _move(available, held, _positive(amount_micros))
+    return Transfer(transfer_id, TransferKind.HOLD, entries, created_at, reference=reference)
+
+
+def release(
+    transfer_id: str,
+    owner: str,
+    currency: Currency | str,
+    amount_micros: int,
+    created_at: datetime,
+    reference: str = "",
+) -> Transfer:
+    """Give reserved funds back: the owner's held balance to its available balance."""
+    held = AccountKey(owner, as_currency(currency), AccountKind.HELD)
+    available = AccountKey(owner, held.currency, AccountKind.AVAILABLE)
+    entries = _move(held, available, _positive(amount_micros))
+    return Transfer(transfer_id, TransferKind.RELEASE, entries, created_at, reference=reference)
+
+
+def charge(
+    transfer_id: str,
+    buyer: str,
+    seller: str,
+    currency: Currency | str,
+    amount_micros: int,
+    fee_bps: int,
+    created_at: datetime,
+    *,
+    source: AccountKind = AccountKind.HELD,
+    fx: FxQuote | None = None,
+    reference: str = "",
+) -> Transfer:
+    """The buyer pays ``amount_micros`` of ``currency`` (the offer's) for delivered hours.
+
+    The seller's payable gets the amount minus the fee (``fee_bps`` of it, rounded by the
+    one rule) and the platform's revenue gets the fee, so the parts sum exactly. The buyer
+    pays from ``source`` (held by default; available for charges without a hold). With
+    ``fx`` (base: the offer's currency, quote: the buyer's wallet currency) the buyer pays
+    the converted amount in its wallet currency, through the FX house accounts.
+    """
+    if source not in (AccountKind.HELD, AccountKind.AVAILABLE):
+        raise ValueError(f"a buyer pays from its held or available balance, not {source}")
+    offer_currency = as_currency(currency)
+    amount = _positive(amount_micros)
+    seller_micros, fee_micros = fee_split(amount, fee_bps)
+    credits = [
+        Entry(AccountKey(seller, offer_currency, AccountKind.SELLER_PAYABLE), seller_micros),
+        Entry(platform_account(offer_currency, AccountKind.PLATFORM_REVENUE), fee_micros),
+    ]
+    if fx is None:
+        debits = [Entry(AccountKey(buyer, offer_currency, source), -amount)]
+    else:
+        if fx.base != offer_currency:
+            raise TransferInvalid(
+                RejectionReason.FX_CURRENCIES, f"the quote's base must be {offer_currency.value}"
+            )
+        paid = convert(amount, fx.rate)
+        if paid == 0:
+            raise TransferInvalid(
+                RejectionReason.AMOUNT_ZERO, f"{amount} micros at {fx.rate_text} round to nothing"
+            )
+        debits = [
+            Entry(AccountKey(buyer, fx.quote, source), -paid),
+            Entry(platform_account(fx.quote, AccountKind.FX_HOUSE), paid),
+            Entry(platform_account(offer_currency, AccountKind.FX_HOUSE), -amount),
+        ]
+    entries = tuple(e for e in (*debits, *credits) if e.amount_micros != 0)
+    return Transfer(transfer_id, TransferKind.CHARGE, entries, created_at, fx, reference)
+
+
+def exchange(
+    transfer_id: str,
+    source: AccountKey,
+    target: AccountKey,
+    amount_micros: int,
+    fx: FxQuote,
+    created_at: datetime,
+    reference: str = "",
+) -> Transfer:
+    """Convert ``amount_micros`` of the source's currency into the target's, at ``fx``.
+
+    The source pays the FX house of its currency; the FX house of the target's currency pays
+    the target the converted amount (rounded by the one rule). ``fx.base`` must be the
+    source's currency and ``fx.quote`` the target's.
+    """
+    amount = _positive(amount_micros)
+    if (fx.base, fx.quote) != (source.currency, target.currency):
+        raise TransferInvalid(
+            RejectionReason.FX_CURRENCIES,
+            f"{source.currency.value} to {target.currency.value} needs that quote, not"
+            f" {fx.base.value}/{fx.quote.value}",
+        )
+    converted = convert(amount, fx.rate)
+    entries = (
+        *_move(source, platform_account(source.currency, AccountKind.FX_HOUSE), amount),
+        *_move(platform_account(target.currency, AccountKind.FX_HOUSE), target, converted),
+    )
+    return Transfer(transfer_id, TransferKind.FX, entries, created_at, fx, reference)
+
+
+def reversal(
+    original: Transfer, transfer_id: str, created_at: datetime, reference: str = ""
+) -> Transfer:
+    """A correction that undoes ``original``: every entry negated, the same FX quote."""
+    entries = tuple(Entry(e.account, -e.amount_micros) for e in original.entries)
+    note = reference or f"reverses {original.id}"
+    return Transfer(transfer_id, TransferKind.CORRECTION, entries, created_at, original.fx, note)

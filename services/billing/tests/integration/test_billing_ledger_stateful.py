@@ -1,0 +1,75 @@
+"""The ledger state machine of ``tests/unit/test_billing_ledger_stateful.py`` against PostgreSQL.
+
+Hypothesis drives rules synchronously, so the machine runs in a worker thread with its own
+event loop and connection. Each example runs in its own transaction, rolled back at its end,
+with owners of its own; each post runs in a savepoint, so an expected refusal (insufficient
+funds, a changed replay) leaves the example's transaction usable, as a handler would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import asyncpg
+import pytest
+
+from gpux_billing.adapters import ledger_repository
+from gpux_billing.bootstrap import MIGRATIONS
+from gpux_common import migrations
+from gpux_common.settings import GpuxSettings
+
+
+def _machine_module() -> ModuleType:
+    """The unit tier's machine module (test modules are not importable packages here)."""
+    name = "gpux_billing_tests_ledger_machine"
+    if name not in sys.modules:
+        path = Path(__file__).parents[1] / "unit" / "test_billing_ledger_stateful.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while it loads
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+async def migrated(gpux_settings: GpuxSettings) -> str:
+    dsn = gpux_settings.database_url.get_secret_value()
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
+    try:
+        await migrations.apply(pool, "billing", MIGRATIONS)
+    finally:
+        await pool.close()
+    return dsn
+
+
+def run_against_postgres(dsn: str, max_examples: int, steps: int) -> None:
+    """Run the machine in this (worker) thread, on a loop and a connection of its own."""
+    machine = _machine_module()
+    with asyncio.Runner() as runner:
+        conn: asyncpg.Connection = runner.run(asyncpg.connect(dsn))
+        try:
+
+            def open_backend() -> object:
+                transaction = conn.transaction()
+                runner.run(transaction.start())
+                return machine.Backend(
+                    ledger_repository,
+                    conn,
+                    runner.run,
+                    conn.transaction,
+                    lambda: runner.run(transaction.rollback()),
+                )
+
+            machine.run_machine(open_backend, max_examples=max_examples, stateful_step_count=steps)
+        finally:
+            runner.run(conn.close())
+
+
+async def test_the_postgres_ledger_keeps_every_invariant(migrated: str) -> None:
+    await asyncio.to_thread(run_against_postgres, migrated, 25, 20)
