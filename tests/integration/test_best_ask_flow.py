@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -166,6 +167,21 @@ async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
         # 0.40 GBP = 0.472 EUR = 0.472 / 0.92 USD, to the micro-unit (half-to-even).
         assert rtx["best_ask"]["on_demand"]["price"] == "0.513043"
         assert "interruptible" not in rtx["best_ask"]
+
+        # The job cost now comes from the live best ask of the tier.
+        ranked = (
+            await client.get(
+                "/v1/recommendations",
+                params={"model": "llama-3.1-8b", "method": "qlora", "currency": "USD"},
+            )
+        ).json()
+        assert ranked["ranked_by"] == "cost"
+        first = ranked["items"][0]
+        assert first["gpu_id"] == "rtx-4090"  # the only GPU with an offer is priced first
+        assert first["price_per_gpu_hour"] == "0.513043"
+        assert Decimal(first["cost"]) == (
+            Decimal(str(first["gpu_hours"])) * Decimal("0.513043")
+        ).quantize(Decimal("0.000001"))
 
 
 async def test_restart_rebuilds_the_read_model_with_the_same_best_asks(

@@ -6,8 +6,8 @@ are computed by the catalog's own pure domain functions on that data. No authent
 """
 
 import contextlib
-from collections.abc import Iterator
-from typing import Annotated, Any
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 
@@ -18,6 +18,7 @@ from gpux_catalog.domain import (
     JobEstimate,
     MemoryBreakdown,
     ModelArch,
+    Price,
     TrainingSettings,
     check_gpus,
     custom_model,
@@ -27,7 +28,7 @@ from gpux_catalog.domain import (
     training_flops,
 )
 from gpux_common.contracts.prices import ALL_REGIONS
-from gpux_common.money import Currency
+from gpux_common.money import Currency, quantize
 from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.api.catalog_schemas import (
@@ -106,9 +107,16 @@ def _gb(value: float) -> float:
     return round(value, 2)
 
 
-def job_out(job: JobEstimate) -> JobOut:
-    """Hours of one job; cost stays absent until live prices exist."""
-    return JobOut(num_gpus=job.num_gpus, hours=float(job.hours), gpu_hours=float(job.gpu_hours))
+def job_out(job: JobEstimate, price: Price | None) -> JobOut:
+    """Hours of one job, and its cost when the GPU has a live best ask."""
+    return JobOut(
+        num_gpus=job.num_gpus,
+        hours=float(job.hours),
+        gpu_hours=float(job.gpu_hours),
+        price_per_gpu_hour=None if price is None else price.amount,
+        cost=None if job.cost is None else quantize(job.cost),
+        currency=None if price is None else Currency(price.currency),
+    )
 
 
 def dataset_out(dataset: Dataset) -> DatasetOut:
@@ -135,7 +143,7 @@ def memory_out(memory: MemoryBreakdown) -> MemoryOut:
     )
 
 
-def gpu_check(row: GpuHeadroom, job: JobEstimate | None) -> GpuCheck:
+def gpu_check(row: GpuHeadroom, job: JobEstimate | None, price: Price | None) -> GpuCheck:
     """One GPU's headroom (and job time) as answered."""
     return GpuCheck(
         gpu_id=row.gpu_id,
@@ -145,11 +153,11 @@ def gpu_check(row: GpuHeadroom, job: JobEstimate | None) -> GpuCheck:
         headroom_gb=_gb(row.headroom_gb),
         headroom_pct=round(row.headroom_pct, 1),
         fits=row.fits,
-        job=None if job is None else job_out(job),
+        job=None if job is None else job_out(job, price),
     )
 
 
-def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
+def estimate(view: CatalogView, body: EstimateIn, prices: Mapping[str, Price]) -> EstimateOut:
     """The detailed estimate of one request, on the GPUs the view holds."""
     model = model_of(view, body)
     with domain_errors_as_422():
@@ -161,8 +169,9 @@ def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
     for row in check_gpus(memory, view.gpu_catalog):
         job = None
         if dataset is not None and row.fits:
-            job = estimate_job(model, settings, dataset, specs[row.gpu_id])
-        checks.append(gpu_check(row, job))
+            price = prices.get(row.gpu_id)
+            job = estimate_job(model, settings, dataset, specs[row.gpu_id], price)
+        checks.append(gpu_check(row, job, prices.get(row.gpu_id)))
     return EstimateOut(
         model=model_ref(model),
         method=settings.method,
@@ -173,8 +182,10 @@ def estimate(view: CatalogView, body: EstimateIn) -> EstimateOut:
     )
 
 
-def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationList:
-    """GPUs that hold the job, fastest first (cheapest first once prices exist)."""
+def recommend(
+    view: CatalogView, query: RecommendationQuery, prices: Mapping[str, Price], tier: str
+) -> RecommendationList:
+    """GPUs that hold the job: cheapest first where offered, then fastest first."""
     model = find_model(view, query.model)
     with domain_errors_as_422():
         settings = TrainingSettings(
@@ -185,8 +196,7 @@ def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationLi
             num_gpus=query.num_gpus,
         )
         dataset = Dataset(query.examples, query.avg_tokens, query.epochs)
-    # No prices yet (pricing lands later), so the domain ranks by hours; cost stays absent.
-    ranked = rank_gpus_for_job(model, settings, dataset, view.gpu_catalog, prices=None)
+    ranked = rank_gpus_for_job(model, settings, dataset, view.gpu_catalog, prices=prices)
     items = [
         Recommendation(
             rank=position,
@@ -198,13 +208,19 @@ def recommend(view: CatalogView, query: RecommendationQuery) -> RecommendationLi
             num_gpus=entry.job.num_gpus,
             hours=float(entry.job.hours),
             gpu_hours=float(entry.job.gpu_hours),
+            price_per_gpu_hour=(
+                None if entry.gpu.id not in prices else prices[entry.gpu.id].amount
+            ),
+            cost=None if entry.job.cost is None else quantize(entry.job.cost),
+            currency=None if entry.job.currency is None else Currency(entry.job.currency),
         )
         for position, entry in enumerate(ranked, start=1)
     ]
     return RecommendationList(
         model=model_ref(model),
         method=settings.method,
-        ranked_by="hours",
+        ranked_by="cost" if prices else "hours",
+        tier=tier,
         required_gb=_gb(estimate_memory(model, settings).total_gb),
         dataset=dataset_out(dataset),
         items=items,
@@ -226,6 +242,17 @@ async def best_asks_by_gpu(gw: Gateway, currency: Currency) -> dict[str, dict[st
                 price=price, currency=currency, gpus=quote.best.gpus
             )
     return asks
+
+
+TierQuery = Annotated[
+    Literal["on_demand", "interruptible"], Query(description="Price the job at this tier.")
+]
+
+
+async def live_prices(gw: Gateway, currency: Currency, tier: str) -> dict[str, Price]:
+    """Each GPU model's live best ask in one tier and currency, as the estimator's prices."""
+    asks = await best_asks_by_gpu(gw, currency)
+    return {gpu: Price(ask[tier].price, currency.value) for gpu, ask in asks.items() if tier in ask}
 
 
 def router(gw: Gateway, view: CatalogView) -> APIRouter:
@@ -269,9 +296,13 @@ def router(gw: Gateway, view: CatalogView) -> APIRouter:
         responses=UNAVAILABLE,
         summary="Fine-tuning VRAM per GPU, which GPUs fit, and job hours",
     )
-    async def post_estimate(body: Annotated[EstimateIn, Body()]) -> EstimateOut:
+    async def post_estimate(
+        body: Annotated[EstimateIn, Body()],
+        currency: PriceCurrency = Currency.USD,
+        tier: TierQuery = "on_demand",
+    ) -> EstimateOut:
         require_loaded(view)
-        return estimate(view, body)
+        return estimate(view, body, await live_prices(gw, currency, tier))
 
     @api.get(
         "/recommendations",
@@ -283,6 +314,7 @@ def router(gw: Gateway, view: CatalogView) -> APIRouter:
         query: Annotated[RecommendationQuery, Query()],
     ) -> RecommendationList:
         require_loaded(view)
-        return recommend(view, query)
+        prices = await live_prices(gw, query.currency, query.tier)
+        return recommend(view, query, prices, query.tier)
 
     return api

@@ -181,11 +181,18 @@ class MemoryOut(BaseModel):
 
 
 class JobOut(BaseModel):
-    """Wall-clock time of the job on `num_gpus` GPUs of one kind (no cost until prices exist)."""
+    """Wall-clock time of the job on `num_gpus` GPUs of one kind, and its cost at the best ask."""
 
     num_gpus: int
     hours: float = Field(description="Wall-clock hours, rounded up to 0.0001.")
     gpu_hours: float = Field(description="hours x num_gpus: what a lease would bill.")
+    price_per_gpu_hour: DecimalAmount | None = Field(
+        default=None, description="The tier's live best ask; null when nothing is offered."
+    )
+    cost: DecimalAmount | None = Field(
+        default=None, description="gpu_hours x price, to the micro-unit; null without a price."
+    )
+    currency: Currency | None = None
 
 
 class GpuCheck(BaseModel):
@@ -235,6 +242,10 @@ class RecommendationQuery(BaseModel):
     examples: int = Field(default=1000, ge=1, le=MAX_EXAMPLES)
     avg_tokens: int = Field(default=1000, ge=1, le=MAX_AVG_TOKENS)
     epochs: float = Field(default=1.0, gt=0, le=MAX_EPOCHS, allow_inf_nan=False)
+    currency: Currency = Field(default=Currency.USD, description="Price the job in this currency.")
+    tier: Literal["on_demand", "interruptible"] = Field(
+        default="on_demand", description="Price the job at this tier's best asks."
+    )
 
 
 class Recommendation(BaseModel):
@@ -249,6 +260,11 @@ class Recommendation(BaseModel):
     num_gpus: int
     hours: float
     gpu_hours: float
+    price_per_gpu_hour: DecimalAmount | None = Field(
+        default=None, description="The tier's live best ask; null when nothing is offered."
+    )
+    cost: DecimalAmount | None = Field(default=None, description="Estimated job cost.")
+    currency: Currency | None = None
 
 
 class RecommendationList(BaseModel):
@@ -257,8 +273,10 @@ class RecommendationList(BaseModel):
     model: ModelRef
     method: Method
     ranked_by: Literal["hours", "cost"] = Field(
-        description="`hours` (fastest first) until live prices exist; then `cost`."
+        description="`cost` (cheapest first; GPUs without an offer after them, fastest"
+        " first) when any GPU has a live best ask in the tier, else `hours`."
     )
+    tier: str = Field(description="Whose best asks price the job.")
     required_gb: float = Field(description="Estimated peak VRAM per GPU, GiB.")
     dataset: DatasetOut
     items: list[Recommendation]
