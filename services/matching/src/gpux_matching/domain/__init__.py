@@ -1,0 +1,60 @@
+"""The pure matching engine: order books per GPU model and tier, price-time priority.
+
+No I/O and no clock reads: every command carries its time, FX rates come in as a command,
+and the same commands in the same order always give the same results (trade ids included).
+The Kafka adapter, persistence and funding checks live outside this package.
+"""
+
+from gpux_matching.domain.commands import (
+    AddOffer,
+    CancelOrder,
+    ChangeOffer,
+    Command,
+    Expire,
+    PlaceOrder,
+    SetFx,
+    WithdrawOffer,
+    apply,
+)
+from gpux_matching.domain.engine import MatchingEngine
+from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
+from gpux_matching.domain.types import (
+    OfferStatus,
+    OrderStatus,
+    OrderType,
+    Reason,
+    Side,
+    Tier,
+    TimeInForce,
+)
+from gpux_matching.domain.units import Instant, Rate, epoch_micros, reference_price
+
+__all__ = [
+    "AddOffer",
+    "CancelOrder",
+    "ChangeOffer",
+    "Command",
+    "Expire",
+    "Fill",
+    "Instant",
+    "Level",
+    "LevelChange",
+    "MatchingEngine",
+    "OfferStatus",
+    "OfferUpdate",
+    "OrderStatus",
+    "OrderType",
+    "OrderUpdate",
+    "PlaceOrder",
+    "Rate",
+    "Reason",
+    "Result",
+    "SetFx",
+    "Side",
+    "Tier",
+    "TimeInForce",
+    "WithdrawOffer",
+    "apply",
+    "epoch_micros",
+    "reference_price",
+]

@@ -1,0 +1,122 @@
+"""The engine's vocabulary: sides, tiers, order kinds, statuses and reasons."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Side(StrEnum):
+    """A side of the book."""
+
+    BID = "bid"
+    """Buyers' orders: they pay at most their limit."""
+    ASK = "ask"
+    """Sellers' offers: they rest until filled, withdrawn or expired."""
+
+
+class Tier(StrEnum):
+    """How an offered GPU may be taken back; orders may also ask for either."""
+
+    ON_DEMAND = "on_demand"
+    """Runs until the lease ends."""
+    INTERRUPTIBLE = "interruptible"
+    """Cheaper; the seller may reclaim it."""
+    ANY = "any"
+    """Orders only: both tiers' offers in one price-time sequence."""
+
+
+class OrderType(StrEnum):
+    """How a bid prices itself."""
+
+    MARKET = "market"
+    """Takes the best offers now (optionally up to a cap) and never rests."""
+    LIMIT = "limit"
+    """Takes offers at or below its limit; the remainder rests unless IOC or FOK."""
+
+
+class TimeInForce(StrEnum):
+    """How long a bid's remainder may rest."""
+
+    GTC = "gtc"
+    """Good till cancelled."""
+    GTD = "gtd"
+    """Good till ``expires_at`` (exclusive: it is gone at that instant)."""
+    IOC = "ioc"
+    """Immediate or cancel: fills what it can now, never rests."""
+    FOK = "fok"
+    """Fill or kill: the whole quantity now, or nothing."""
+
+
+class OrderStatus(StrEnum):
+    """Where a bid stands after a command."""
+
+    OPEN = "open"
+    """Resting, nothing filled yet."""
+    PARTIALLY_FILLED = "partially_filled"
+    """Resting, some GPUs filled."""
+    FILLED = "filled"
+    """Every GPU filled; gone from the book."""
+    CANCELLED = "cancelled"
+    """Gone from the book with an unfilled remainder (see the reason)."""
+    EXPIRED = "expired"
+    """A GTD bid whose time ran out; gone from the book."""
+    REJECTED = "rejected"
+    """Never entered the book (see the reason)."""
+
+
+class OfferStatus(StrEnum):
+    """Where an offer stands after a command."""
+
+    LIVE = "live"
+    """On the book with GPUs remaining."""
+    EXHAUSTED = "exhausted"
+    """Every GPU sold (or its count lowered to what was sold); gone from the book."""
+    WITHDRAWN = "withdrawn"
+    """Taken off the book by its seller."""
+    EXPIRED = "expired"
+    """Past its ``available_until``; gone from the book."""
+    REJECTED = "rejected"
+    """Never entered the book (see the reason)."""
+
+
+class Reason(StrEnum):
+    """Why a command was refused or an order ended unfilled.
+
+    Rejections come first, in order of precedence: when several apply, the first listed is
+    reported. The last three are not rejections but endings of an accepted order.
+    """
+
+    DUPLICATE_ID = "duplicate_id"
+    """An order or offer with this id is already on the book."""
+    INVALID_TIER = "invalid_tier"
+    """Tier not known (offers: on_demand or interruptible; orders may also use any)."""
+    INVALID_ORDER_TYPE = "invalid_order_type"
+    """Order type is neither market nor limit."""
+    INVALID_TIME_IN_FORCE = "invalid_time_in_force"
+    """Time in force is none of gtc, gtd, ioc, fok."""
+    INVALID_QUANTITY = "invalid_quantity"
+    """GPU count below 1."""
+    MISSING_PRICE = "missing_price"
+    """A limit order without a limit price."""
+    INVALID_PRICE = "invalid_price"
+    """A price or cap of zero or less."""
+    UNKNOWN_CURRENCY = "unknown_currency"
+    """No FX rate for the currency, so it cannot be ranked."""
+    INVALID_HOURS = "invalid_hours"
+    """Rental hours or minimum hours below 1."""
+    MISSING_EXPIRY = "missing_expiry"
+    """A GTD order without ``expires_at``."""
+    EXPIRED_ON_ARRIVAL = "expired_on_arrival"
+    """``expires_at`` / ``available_until`` is not after the command's time."""
+    UNKNOWN_ORDER = "unknown_order"
+    """Cancel of an order that is not resting (never was, or already ended)."""
+    UNKNOWN_OFFER = "unknown_offer"
+    """Change or withdrawal of an offer that is not live."""
+    INVALID_FX_RATE = "invalid_fx_rate"
+    """An FX rate that is not a positive int or Decimal."""
+    CANCEL_REQUESTED = "cancel_requested"
+    """Ending: the buyer cancelled the remainder."""
+    UNFILLED_REMAINDER = "unfilled_remainder"
+    """Ending: a market or IOC order's remainder, which never rests."""
+    FOK_UNFILLABLE = "fok_unfillable"
+    """Ending: a FOK order that could not fill completely, so filled nothing."""

@@ -1,0 +1,106 @@
+"""Admission rules for new orders and offers, checked in ``Reason``'s order of precedence."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpux_matching.domain.types import OrderType, Reason, Tier, TimeInForce
+from gpux_matching.domain.units import Rate
+
+# Enum members read once: a class attribute lookup on an Enum costs ~10x a global.
+_DUPLICATE_ID = Reason.DUPLICATE_ID
+_EXPIRED_ON_ARRIVAL = Reason.EXPIRED_ON_ARRIVAL
+_GTD = TimeInForce.GTD
+_INVALID_HOURS = Reason.INVALID_HOURS
+_INVALID_ORDER_TYPE = Reason.INVALID_ORDER_TYPE
+_INVALID_PRICE = Reason.INVALID_PRICE
+_INVALID_QUANTITY = Reason.INVALID_QUANTITY
+_INVALID_TIER = Reason.INVALID_TIER
+_INVALID_TIME_IN_FORCE = Reason.INVALID_TIME_IN_FORCE
+_LIMIT = OrderType.LIMIT
+_MISSING_EXPIRY = Reason.MISSING_EXPIRY
+_MISSING_PRICE = Reason.MISSING_PRICE
+_UNKNOWN_CURRENCY = Reason.UNKNOWN_CURRENCY
+
+OFFER_TIERS = frozenset({Tier.ON_DEMAND, Tier.INTERRUPTIBLE})
+ORDER_TIERS = frozenset({Tier.ON_DEMAND, Tier.INTERRUPTIBLE, Tier.ANY})
+ORDER_TYPES = frozenset(OrderType)
+TIMES_IN_FORCE = frozenset(TimeInForce)
+
+
+def offer_problem(
+    duplicate: bool,
+    tier: str,
+    gpus: int,
+    price_micros: int,
+    currency: str,
+    rates: Mapping[str, Rate],
+    min_hours: int | None,
+    available_until: int | None,
+    now: int,
+) -> Reason | None:
+    """The first reason a new offer may not enter the book, or None."""
+    if duplicate:
+        return _DUPLICATE_ID
+    if tier not in OFFER_TIERS:
+        return _INVALID_TIER
+    if gpus < 1:
+        return _INVALID_QUANTITY
+    if price_micros <= 0:
+        return _INVALID_PRICE
+    if currency not in rates:
+        return _UNKNOWN_CURRENCY
+    if min_hours is not None and min_hours < 1:
+        return _INVALID_HOURS
+    if available_until is not None and available_until <= now:
+        return _EXPIRED_ON_ARRIVAL
+    return None
+
+
+def order_problem(
+    duplicate: bool,
+    tier: str,
+    order_type: str,
+    time_in_force: str,
+    gpus: int,
+    price_micros: int | None,
+    currency: str,
+    rates: Mapping[str, Rate],
+    hours: int | None,
+    expires_at: int | None,
+    now: int,
+) -> Reason | None:
+    """The first reason a new order may not enter the engine, or None."""
+    if duplicate:
+        return _DUPLICATE_ID
+    if tier not in ORDER_TIERS:
+        return _INVALID_TIER
+    if order_type not in ORDER_TYPES:
+        return _INVALID_ORDER_TYPE
+    if time_in_force not in TIMES_IN_FORCE:
+        return _INVALID_TIME_IN_FORCE
+    if gpus < 1:
+        return _INVALID_QUANTITY
+    if price_micros is None and order_type == _LIMIT:
+        return _MISSING_PRICE
+    if price_micros is not None and price_micros <= 0:
+        return _INVALID_PRICE
+    if currency not in rates:
+        return _UNKNOWN_CURRENCY
+    if hours is not None and hours < 1:
+        return _INVALID_HOURS
+    if time_in_force == _GTD:
+        if expires_at is None:
+            return _MISSING_EXPIRY
+        if expires_at <= now:
+            return _EXPIRED_ON_ARRIVAL
+    return None
+
+
+def change_problem(price_micros: int | None, gpus: int | None) -> Reason | None:
+    """The first reason an offer change is invalid, or None (unknown ids are checked first)."""
+    if gpus is not None and gpus < 1:
+        return _INVALID_QUANTITY
+    if price_micros is not None and price_micros <= 0:
+        return _INVALID_PRICE
+    return None
