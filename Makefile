@@ -31,6 +31,9 @@ format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .
 	@$(UV) run --frozen ruff check --fix .
 
+bench: bootstrap  ## benchmarks (matching engine vs lightmatchingengine); see docs/PERFORMANCE.md
+	@$(UV) run --frozen python bench/matching.py
+
 infra-up: bootstrap  ## start local Kafka, PostgreSQL, Redis
 	@$(UV) run --frozen gpux infra up
 
