@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 UV = $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 
-.PHONY: help bootstrap up test test-unit test-integration lint format typecheck infra-up infra-down infra-status bench
+.PHONY: help bootstrap up test test-unit lint format infra-up infra-down infra-status bench
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
