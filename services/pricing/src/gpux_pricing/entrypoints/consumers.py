@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import asyncpg
 from faststream.kafka import KafkaRouter
-from faststream.kafka.annotations import KafkaMessage
 from redis.asyncio import Redis
 
-from gpux_common.broker import subscriber_options
 from gpux_common.clock import Clock
+from gpux_common.consumers import subscribe_once
 from gpux_common.contracts.accounts import AccountChanged
 from gpux_common.contracts.catalog import GpuPublished, ModelPublished
 from gpux_common.contracts.fx import RatePublished
@@ -23,8 +21,7 @@ from gpux_common.contracts.offers import (
     OfferWithdrawalRequested,
 )
 from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, EventCodec, decode_or_none
-from gpux_common.outbox import consume_once
+from gpux_common.events import Envelope, EventCodec
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import (
     ACCOUNTS,
@@ -37,7 +34,6 @@ from gpux_common.topics import (
 from gpux_pricing import handlers, market_data
 from gpux_pricing.domain.validation import Band
 
-log = logging.getLogger("gpux.pricing")
 Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[None]]
 
 
@@ -47,27 +43,25 @@ def pricing_router(
     """Every subscriber of the pricing service."""
     router = KafkaRouter()
 
-    def subscribe(topic: Topic, codec: EventCodec[Any], route: dict[str, Handler]) -> None:
-        @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
-            settings.topic(topic), **subscriber_options(settings, f"pricing.{topic.name}")
-        )
-        async def consume(message: KafkaMessage) -> None:
-            envelope = decode_or_none(codec, message.body, log)
-            if envelope is None:
-                return
+    def subscribe(topic: Topic, codec: EventCodec[Any], route: Mapping[str, Handler]) -> None:
+        async def dispatch(conn: asyncpg.Connection, envelope: Envelope[Any]) -> None:
             handler = route.get(envelope.event_type)
-            if handler is None:
-                return
-
-            async def apply(conn: asyncpg.Connection) -> None:
+            if handler is not None:
                 await handler(conn, envelope)
 
-            await consume_once(pool, handlers.SCHEMA, topic.name, envelope.event_id, apply)
+        subscribe_once(
+            router,
+            settings,
+            topic=topic,
+            group=f"pricing.{topic.name}",
+            codec=codec,
+            pool=pool,
+            schema=handlers.SCHEMA,
+            handle=dispatch,
+        )
 
     subscribe(
-        ACCOUNTS,
-        EventCodec(AccountChanged),
-        {"account.changed": handlers.on_account_changed},
+        ACCOUNTS, EventCodec(AccountChanged), {"account.changed": handlers.on_account_changed}
     )
     subscribe(
         CATALOG_GPUS,
@@ -90,22 +84,24 @@ def pricing_router(
             ),
         },
     )
-    status_codec: EventCodec[Any] = EventCodec(OfferStatusChanged)
 
-    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
-        settings.topic(OFFERS_STATUS), **subscriber_options(settings, "pricing.offers.status")
+    async def book_status(
+        conn: asyncpg.Connection, envelope: Envelope[Any]
+    ) -> list[BestAskChanged]:
+        return await handlers.on_book_status(conn, envelope, clock.now())
+
+    async def publish_read_model(quotes: list[BestAskChanged]) -> None:
+        await market_data.to_redis(redis, settings, quotes)
+
+    subscribe_once(
+        router,
+        settings,
+        topic=OFFERS_STATUS,
+        group="pricing.offers.status",
+        codec=EventCodec(OfferStatusChanged),
+        pool=pool,
+        schema=handlers.SCHEMA,
+        handle=book_status,
+        after=publish_read_model,
     )
-    async def on_book_status(message: KafkaMessage) -> None:
-        envelope = decode_or_none(status_codec, message.body, log)
-        if envelope is None:
-            return
-        quotes: list[BestAskChanged] = []
-
-        async def apply(conn: asyncpg.Connection) -> None:
-            quotes.extend(await handlers.on_book_status(conn, envelope, clock.now()))
-
-        if await consume_once(pool, handlers.SCHEMA, OFFERS_STATUS.name, envelope.event_id, apply):
-            # After the commit: the read model follows the database, never leads it.
-            await market_data.to_redis(redis, settings, quotes)
-
     return router
