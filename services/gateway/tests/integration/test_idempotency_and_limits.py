@@ -241,3 +241,28 @@ async def test_price_stream_forwards_updates_and_resumes_from_last_event_id(
     replayed = await asyncio.wait_for(read_events("0-0", 2), timeout=20)
     assert [event_id for event_id, _ in replayed] == [first_id, second_id]
     await redis.aclose()
+
+
+async def test_bulk_offers_are_all_or_nothing_and_replayable(
+    gateway: Any, sign_up: Any, offer_body: dict[str, Any]
+) -> None:
+    seller = await sign_up(["seller"])
+    batch = {
+        "offers": [offer_body, {**offer_body, "gpus": 2}, {**offer_body, "tier": "interruptible"}]
+    }
+    headers = {"Idempotency-Key": "bulk-1"}
+    async with gateway.client(seller["key"]) as client:
+        bad = await client.post(
+            "/v1/offers/bulk", json={"offers": [offer_body, {**offer_body, "gpus": 0}]}
+        )
+        assert bad.status_code == 422
+        assert (await client.get("/v1/offers")).json()["items"] == []
+        first = await client.post("/v1/offers/bulk", json=batch, headers=headers)
+        again = await client.post("/v1/offers/bulk", json=batch, headers=headers)
+        listing = (await client.get("/v1/offers")).json()["items"]
+    assert first.status_code == 202
+    assert again.content == first.content
+    assert [o["gpus"] for o in first.json()["items"]] == [4, 2, 4]
+    assert sorted(o["id"] for o in listing) == sorted(o["id"] for o in first.json()["items"])
+    commands = [await _commands_for(gateway, o["id"], settle_s=1.0) for o in first.json()["items"]]
+    assert [len(c) for c in commands] == [1, 1, 1]

@@ -22,7 +22,16 @@ from gpux_gateway.adapters import repository
 from gpux_gateway.api.accounts import _account_of
 from gpux_gateway.api.auth import principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
-from gpux_gateway.api.schemas import Cursor, OfferChange, OfferIn, OfferOut, Page, ResourceId
+from gpux_gateway.api.schemas import (
+    Cursor,
+    OfferBatchIn,
+    OfferBatchOut,
+    OfferChange,
+    OfferIn,
+    OfferOut,
+    Page,
+    ResourceId,
+)
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.offers import check_window
@@ -71,20 +80,57 @@ def router(gw: Gateway) -> APIRouter:
             raise ProblemError(422, "validation-error", "Request validation failed", problem)
 
         async def create(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]]:
-            now = gw.clock.now()
-            command = OfferSubmitted(
-                offer_id=new_id(),
-                seller_id=seller_id,
-                **body.model_dump(),
-            )
-            await repository.insert_offer(conn, command, now)
-            event_id = command_id(seller_id, idem, "offer.submitted")
-            message = Outgoing(OFFERS_COMMANDS, command.gpu, envelope(gw, command, event_id))
-            await add_to_outbox(conn, "gateway", [message])
-            row = await repository.get_offer(conn, seller_id, command.offer_id)
+            row = await _submit(conn, seller_id, body, command_id(seller_id, idem, "offer"))
             return 202, offer_out(row).model_dump(mode="json")
 
         return await create_once(gw, request, scope=seller_id, key=idem, body=body, create=create)
+
+    @api.post(
+        "/bulk",
+        status_code=202,
+        response_model=OfferBatchOut,
+        summary="Offer many GPUs at once (sellers): all or none",
+    )
+    async def submit_many(
+        body: OfferBatchIn,
+        request: Request,
+        who: Annotated[Principal, Depends(principal)],
+        idempotency_key: IdemKey = None,
+    ) -> JSONResponse:
+        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        idem = check_key(idempotency_key)
+        now = gw.clock.now()
+        for position, offer in enumerate(body.offers):
+            problem = check_window(offer.available_until, now)
+            if problem:
+                raise ProblemError(
+                    422,
+                    "validation-error",
+                    "Request validation failed",
+                    f"offers.{position}.{problem}",
+                )
+
+        async def create(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]]:
+            rows = [
+                await _submit(conn, seller_id, offer, command_id(seller_id, idem, f"offer.{i}"))
+                for i, offer in enumerate(body.offers)
+            ]
+            out = OfferBatchOut(items=[offer_out(row) for row in rows])
+            return 202, out.model_dump(mode="json")
+
+        return await create_once(gw, request, scope=seller_id, key=idem, body=body, create=create)
+
+    async def _submit(
+        conn: asyncpg.Connection, seller_id: str, body: OfferIn, event_id: str
+    ) -> asyncpg.Record:
+        """Store one offer and its command, in the caller's transaction."""
+        command = OfferSubmitted(offer_id=new_id(), seller_id=seller_id, **body.model_dump())
+        await repository.insert_offer(conn, command, gw.clock.now())
+        message = Outgoing(OFFERS_COMMANDS, command.gpu, envelope(gw, command, event_id))
+        await add_to_outbox(conn, "gateway", [message])
+        row = await repository.get_offer(conn, seller_id, command.offer_id)
+        assert row is not None
+        return row
 
     async def _own_open_offer(seller_id: str, offer_id: str) -> asyncpg.Record:
         row = await repository.get_offer(gw.pool, seller_id, offer_id)

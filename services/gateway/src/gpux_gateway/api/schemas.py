@@ -147,6 +147,12 @@ class OfferIn(Strict):
     available_until: AwareDatetime | None = None
 
 
+class OfferBatchIn(Strict):
+    """Many offers in one request: accepted together or not at all."""
+
+    offers: list[OfferIn] = Field(min_length=1, max_length=500)
+
+
 class OfferChange(Strict):
     """A new price or GPU count for an offer (at least one)."""
 
@@ -190,6 +196,12 @@ class CreditAccepted(BaseModel):
     amount: DecimalAmount
     currency: Currency
     status: str = "requested"
+
+
+class OfferBatchOut(BaseModel):
+    """The offers a bulk request created, in request order."""
+
+    items: list[OfferOut]
 
 
 T = TypeVar("T")
