@@ -24,9 +24,10 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from gpux_catalog.adapters.publisher import publish_catalog
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_common.broker import make_broker
+from gpux_common.broker import ensure_topics, make_broker
 from gpux_common.clock import SystemClock
 from gpux_common.settings import GpuxSettings
+from gpux_common.topics import REGISTRY
 
 
 def _free_port() -> int:
@@ -38,6 +39,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 async def catalog_published(gpux_settings: GpuxSettings) -> None:
     # The catalog endpoints answer 503 until the gateway has read the catalog topics.
+    await ensure_topics(gpux_settings, REGISTRY)
     broker = make_broker(gpux_settings, "catalog")
     await broker.start()
     try:
