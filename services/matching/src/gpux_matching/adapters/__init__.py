@@ -1,0 +1,1 @@
+"""PostgreSQL persistence of the matching service: command log, snapshots, offer owners."""

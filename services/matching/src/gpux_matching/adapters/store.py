@@ -1,0 +1,133 @@
+"""The command log, snapshots and offer owners in the ``matching`` schema.
+
+Commands are stored as JSON: their fields by name, instants as int epoch microseconds and
+FX rates as decimal strings, so a replay feeds the engine exactly what it was given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+
+from gpux_matching.domain import (
+    AddOffer,
+    CancelOrder,
+    ChangeOffer,
+    Command,
+    Expire,
+    PlaceOrder,
+    SetFx,
+    WithdrawOffer,
+)
+
+KINDS: dict[str, type[Any]] = {
+    "add_offer": AddOffer,
+    "change_offer": ChangeOffer,
+    "withdraw_offer": WithdrawOffer,
+    "place_order": PlaceOrder,
+    "cancel_order": CancelOrder,
+    "expire": Expire,
+    "set_fx": SetFx,
+}
+_KIND_OF = {cls: kind for kind, cls in KINDS.items()}
+
+
+def encode_command(command: Command) -> tuple[str, str]:
+    """(kind, JSON body) of a command whose instants are int epoch microseconds."""
+    body: dict[str, Any] = dict(command._asdict())
+    for name, value in body.items():
+        if value is not None and not isinstance(value, int | str):
+            if name == "rates":
+                body[name] = {c: str(rate) for c, rate in sorted(value.items())}
+            else:
+                raise TypeError(f"{name}: log only int instants, ints and strings")
+    return _KIND_OF[type(command)], json.dumps(body, sort_keys=True)
+
+
+def decode_command(kind: str, body: str | Mapping[str, Any]) -> Command:
+    """The inverse of ``encode_command``."""
+    data = dict(json.loads(body) if isinstance(body, str) else body)
+    if kind == "set_fx":
+        data["rates"] = {c: Decimal(rate) for c, rate in data["rates"].items()}
+    command: Command = KINDS[kind](**data)
+    return command
+
+
+async def append_command(conn: asyncpg.Connection, command: Command) -> int:
+    """Log a command (inside the caller's transaction); returns its sequence number."""
+    kind, body = encode_command(command)
+    seq: int = await conn.fetchval(
+        "INSERT INTO matching.commands (kind, body) VALUES ($1, $2::jsonb) RETURNING seq",
+        kind,
+        body,
+    )
+    return seq
+
+
+async def commands_after(conn: asyncpg.Connection, seq: int) -> list[tuple[int, Command]]:
+    """Every logged command after ``seq``, in order."""
+    rows = await conn.fetch(
+        "SELECT seq, kind, body FROM matching.commands WHERE seq > $1 ORDER BY seq", seq
+    )
+    return [(row["seq"], decode_command(row["kind"], row["body"])) for row in rows]
+
+
+async def save_snapshot(
+    conn: asyncpg.Connection, seq: int, body: Mapping[str, Any], keep: int = 2
+) -> None:
+    """Store the engine's state after command ``seq``; older snapshots beyond ``keep`` go."""
+    await conn.execute(
+        "INSERT INTO matching.snapshots (seq, body) VALUES ($1, $2::jsonb)"
+        " ON CONFLICT (seq) DO NOTHING",
+        seq,
+        json.dumps(body),
+    )
+    await conn.execute(
+        "DELETE FROM matching.snapshots WHERE seq NOT IN"
+        " (SELECT seq FROM matching.snapshots ORDER BY seq DESC LIMIT $1)",
+        keep,
+    )
+
+
+async def latest_snapshot(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]] | None:
+    """The newest snapshot as (seq, body), or None."""
+    row = await conn.fetchrow("SELECT seq, body FROM matching.snapshots ORDER BY seq DESC LIMIT 1")
+    if row is None:
+        return None
+    return row["seq"], json.loads(row["body"])
+
+
+async def offer_revision(conn: asyncpg.Connection, offer_id: str) -> int | None:
+    """The last revision of an offer the book was given, or None."""
+    revision: int | None = await conn.fetchval(
+        "SELECT revision FROM matching.offers WHERE offer_id = $1", offer_id
+    )
+    return revision
+
+
+async def save_offer(
+    conn: asyncpg.Connection, offer_id: str, seller_id: str, gpu: str, revision: int
+) -> None:
+    """Remember an offer's owner and the revision the book holds."""
+    await conn.execute(
+        "INSERT INTO matching.offers (offer_id, seller_id, gpu, revision)"
+        " VALUES ($1, $2, $3, $4)"
+        " ON CONFLICT (offer_id) DO UPDATE SET revision = EXCLUDED.revision",
+        offer_id,
+        seller_id,
+        gpu,
+        revision,
+    )
+
+
+async def owners(conn: asyncpg.Connection, offer_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """(seller id, gpu) of each known offer."""
+    rows = await conn.fetch(
+        "SELECT offer_id, seller_id, gpu FROM matching.offers WHERE offer_id = ANY($1::text[])",
+        list(offer_ids),
+    )
+    return {row["offer_id"]: (row["seller_id"], row["gpu"]) for row in rows}

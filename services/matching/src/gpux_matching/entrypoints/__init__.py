@@ -1,0 +1,1 @@
+"""Kafka consumers of the matching service."""

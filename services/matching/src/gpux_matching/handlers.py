@@ -1,0 +1,352 @@
+"""The matching service around its pure engine: commands in, status events out, exactly once.
+
+The engine lives in memory. One lock serialises every command: apply it to the engine, then,
+in one transaction, claim the input in the inbox, append the command to ``matching.commands``,
+write its ``offer.status_changed`` events to the outbox and, every ``snapshot_every``
+commands, a snapshot. If that transaction fails, the engine holds a change the database does
+not: it is rebuilt from the database (latest snapshot + the log after it) before anything
+else runs. At start-up the same rebuild restores the book. Expiry commands carry their
+``now``, so a replay gives the same results (trade ids included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+
+from gpux_common import outbox
+from gpux_common.broker import Outgoing
+from gpux_common.clock import Clock
+from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.offers import (
+    OfferAccepted,
+    OfferStatus,
+    OfferStatusChanged,
+    OfferWithdrawn,
+)
+from gpux_common.events import Envelope, TraceContext, wrap
+from gpux_common.ids import stable_id
+from gpux_common.money import to_micros
+from gpux_common.topics import OFFERS_STATUS
+from gpux_matching.adapters import store
+from gpux_matching.domain import (
+    AddOffer,
+    ChangeOffer,
+    Command,
+    Expire,
+    MatchingEngine,
+    OfferUpdate,
+    Reason,
+    Result,
+    SetFx,
+    WithdrawOffer,
+    apply,
+    epoch_micros,
+)
+from gpux_matching.domain import OfferStatus as BookStatus
+
+SCHEMA = "matching"
+PRODUCER = "matching"
+REFERENCE = "EUR"
+"""The currency FX rates are quoted in; worth 1_000_000 reference micro-units per unit."""
+REFERENCE_MICROS = 1_000_000
+RETRY_WAIT_S = 0.5
+
+log = logging.getLogger("gpux.matching")
+
+Plan = Callable[[asyncpg.Connection], Awaitable[Command | None]]
+
+
+class NotYetError(RuntimeError):
+    """An input that cannot be applied yet (its currency has no FX rate); retried later."""
+
+
+def fresh_engine() -> MatchingEngine:
+    """An empty book that knows only the reference currency."""
+    return MatchingEngine({REFERENCE: REFERENCE_MICROS})
+
+
+def fx_rates(rate: RatePublished) -> dict[str, Decimal] | None:
+    """The engine's rates from one published rate (reference micro-units per unit)."""
+    if rate.quote != REFERENCE or rate.base == REFERENCE:
+        return None
+    return {str(rate.base): rate.rate * REFERENCE_MICROS}
+
+
+def _status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
+    """The contract status of an engine update (None: nothing to report)."""
+    if update.status == BookStatus.REJECTED:
+        if update.reason == Reason.DUPLICATE_ID:
+            return None  # the offer is already on the book; it stays as it is
+        if update.reason == Reason.EXPIRED_ON_ARRIVAL:
+            return OfferStatus.EXPIRED, None
+        return OfferStatus.REJECTED, str(update.reason) if update.reason else None
+    return OfferStatus(str(update.status)), None
+
+
+class Book:
+    """The in-memory engine, its command log and snapshots, behind one lock."""
+
+    def __init__(self, pool: asyncpg.Pool, clock: Clock, snapshot_every: int) -> None:
+        self.pool = pool
+        self.clock = clock
+        self.snapshot_every = snapshot_every
+        self.engine = fresh_engine()
+        self.lock = asyncio.Lock()
+        self._dirty = False
+        """The engine may hold a change that was not committed: rebuild before going on."""
+        self._seq = 0
+        """The last committed command the engine reflects."""
+        self._snapshot_seq = 0
+        self._since_snapshot = 0
+
+    # Recovery -------------------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Rebuild the engine from the database: latest snapshot, then the log after it."""
+        async with self.lock:
+            await self._rebuild()
+
+    async def _rebuild(self) -> None:
+        self._dirty = True
+        async with self.pool.acquire() as conn:
+            snapshot = await store.latest_snapshot(conn)
+            seq = 0
+            engine = fresh_engine()
+            if snapshot is not None:
+                seq, body = snapshot
+                engine = MatchingEngine.restore(body)
+            snapshot_seq = seq
+            commands = await store.commands_after(conn, seq)
+        for _, command in commands:
+            apply(engine, command)
+        if commands:
+            seq = commands[-1][0]
+        self.engine = engine
+        self._seq = seq
+        self._snapshot_seq = snapshot_seq
+        self._since_snapshot = len(commands)
+        self._dirty = False
+        log.info(
+            "book restored",
+            extra={"snapshot_seq": snapshot_seq, "replayed": len(commands), "seq": seq},
+        )
+
+    async def shutdown_snapshot(self) -> None:
+        """Store a snapshot of the committed state, unless the newest one already is."""
+        async with self.lock:
+            if self._dirty or self._seq <= self._snapshot_seq:
+                return
+            async with self.pool.acquire() as conn:
+                await store.save_snapshot(conn, self._seq, self.engine.snapshot())
+            self._snapshot_seq = self._seq
+            self._since_snapshot = 0
+
+    # Commands -------------------------------------------------------------------------------
+
+    async def consume(self, topic: str, event: Envelope[Any], plan: Plan) -> bool:
+        """Turn one input event into a command and apply it once (False: seen before)."""
+        try:
+            async with self.lock:
+                if self._dirty:
+                    await self._rebuild()
+                done: list[tuple[int, bool]] = []
+
+                async def run(conn: asyncpg.Connection) -> None:
+                    command = await plan(conn)
+                    if command is not None:
+                        done.append(await self._execute(conn, command, event))
+
+                try:
+                    consumed = await outbox.consume_once(
+                        self.pool, SCHEMA, topic, event.event_id, run
+                    )
+                except BaseException:
+                    if self._dirty:
+                        with contextlib.suppress(Exception):
+                            await self._rebuild()
+                    raise
+                for seq, snapshotted in done:
+                    self._committed(seq, snapshotted)
+                return consumed
+        except NotYetError:
+            await asyncio.sleep(RETRY_WAIT_S)  # outside the lock; the record comes again
+            raise
+
+    async def tick(self) -> None:
+        """Expire what is due now; logged only when something expired."""
+        async with self.lock:
+            if self._dirty:
+                await self._rebuild()
+            command = Expire(epoch_micros(self.clock.now()))
+            self._dirty = True
+            result = apply(self.engine, command)
+            if not (result.offers or result.orders or result.fills or result.levels):
+                self._dirty = False  # nothing visible changed: no need to log it
+                return
+            try:
+                async with self.pool.acquire() as conn, conn.transaction():
+                    seq, snapshotted = await self._record(conn, command, result, None)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await self._rebuild()
+                raise
+            self._committed(seq, snapshotted)
+
+    async def run_expiry(self, interval_s: float) -> None:
+        """Expire every ``interval_s`` until cancelled; then store a final snapshot."""
+        try:
+            while True:
+                await asyncio.sleep(interval_s)
+                try:
+                    await self.tick()
+                except Exception as exc:  # a database error must not end the loop
+                    log.warning("expiry failed; retrying", extra={"error": repr(exc)})
+        finally:
+            with contextlib.suppress(Exception):
+                await self.shutdown_snapshot()
+
+    async def _execute(
+        self, conn: asyncpg.Connection, command: Command, cause: Envelope[Any]
+    ) -> tuple[int, bool]:
+        if isinstance(command, AddOffer) and command.currency not in self.engine.rates:
+            raise NotYetError(f"no FX rate for {command.currency} yet")
+        self._dirty = True
+        result = apply(self.engine, command)
+        return await self._record(conn, command, result, cause)
+
+    async def _record(
+        self,
+        conn: asyncpg.Connection,
+        command: Command,
+        result: Result,
+        cause: Envelope[Any] | None,
+    ) -> tuple[int, bool]:
+        """Log the command, write its events and maybe a snapshot (in the caller's transaction)."""
+        seq = await store.append_command(conn, command)
+        messages = await status_messages(
+            conn, result, cause, f"matching-command-{seq}", self.clock.now()
+        )
+        if messages:
+            await outbox.add(conn, SCHEMA, messages)
+        snapshotted = self._since_snapshot + 1 >= self.snapshot_every
+        if snapshotted:
+            await store.save_snapshot(conn, seq, self.engine.snapshot())
+        return seq, snapshotted
+
+    def _committed(self, seq: int, snapshotted: bool) -> None:
+        self._dirty = False
+        self._seq = seq
+        if snapshotted:
+            self._snapshot_seq = seq
+            self._since_snapshot = 0
+        else:
+            self._since_snapshot += 1
+
+
+async def status_messages(
+    conn: asyncpg.Connection,
+    result: Result,
+    cause: Envelope[Any] | None,
+    command_id: str,
+    now: datetime,
+) -> list[Outgoing]:
+    """One ``offer.status_changed`` per offer update, with ids derived from the input."""
+    if not result.offers:
+        return []
+    known = await store.owners(conn, [u.offer_id for u in result.offers])
+    base = cause.event_id if cause is not None else command_id
+    trace: TraceContext | None = cause.trace if cause is not None else None
+    messages = []
+    for index, update in enumerate(result.offers):
+        status = _status(update)
+        owner = known.get(update.offer_id)
+        if status is None or owner is None:
+            continue
+        seller_id, gpu = owner
+        payload = OfferStatusChanged(
+            offer_id=update.offer_id,
+            seller_id=seller_id,
+            gpu=gpu,
+            status=status[0],
+            remaining_gpus=update.remaining,
+            reason=status[1],
+        )
+        envelope = wrap(
+            payload,
+            producer=PRODUCER,
+            occurred_at=now,
+            event_id=stable_id(base, update.offer_id, str(index)),
+            correlation_id=cause.correlation_id if cause is not None else None,
+            causation_id=cause.event_id if cause is not None else command_id,
+            trace=trace,
+        )
+        messages.append(Outgoing(OFFERS_STATUS, gpu, envelope))
+    return messages
+
+
+# Inputs to commands ---------------------------------------------------------------------------
+
+
+async def plan_accepted(
+    conn: asyncpg.Connection, book: Book, event: Envelope[OfferAccepted]
+) -> Command | None:
+    """Revision 1 adds the offer; a later revision changes its price or GPU count."""
+    accepted = event.payload
+    offer = accepted.offer
+    now = epoch_micros(book.clock.now())
+    revision = await store.offer_revision(conn, offer.offer_id)
+    price = to_micros(offer.price_per_gpu_hour)
+    if accepted.revision == 1:
+        if revision is not None:
+            return None  # already given to the book
+        await store.save_offer(conn, offer.offer_id, offer.seller_id, offer.gpu, 1)
+        return AddOffer(
+            now=now,
+            offer_id=offer.offer_id,
+            seller_id=offer.seller_id,
+            gpu=offer.gpu,
+            tier=str(offer.tier),
+            price_micros=price,
+            currency=str(offer.currency),
+            gpus=offer.gpus,
+            billing=str(offer.billing),
+            region=offer.region,
+            min_hours=offer.min_hours,
+            available_until=(
+                None if offer.available_until is None else epoch_micros(offer.available_until)
+            ),
+        )
+    if revision is None or revision >= accepted.revision:
+        return None  # unknown to the book, or an older revision than the one it holds
+    await store.save_offer(conn, offer.offer_id, offer.seller_id, offer.gpu, accepted.revision)
+    if book.engine.offer(offer.offer_id) is None:
+        return None  # no longer on the book
+    return ChangeOffer(now=now, offer_id=offer.offer_id, price_micros=price, gpus=offer.gpus)
+
+
+async def plan_withdrawn(
+    conn: asyncpg.Connection, book: Book, event: Envelope[OfferWithdrawn]
+) -> Command | None:
+    """Withdraw an offer that is on the book."""
+    if book.engine.offer(event.payload.offer_id) is None:
+        return None
+    return WithdrawOffer(now=epoch_micros(book.clock.now()), offer_id=event.payload.offer_id)
+
+
+async def plan_rate(
+    conn: asyncpg.Connection, book: Book, event: Envelope[RatePublished]
+) -> Command | None:
+    """A new FX rate for ranking offers in their currencies."""
+    rates = fx_rates(event.payload)
+    if rates is None:
+        log.info("ignored a rate not quoted in the reference currency")
+        return None
+    return SetFx(now=epoch_micros(book.clock.now()), rates=rates)

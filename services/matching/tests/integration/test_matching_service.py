@@ -1,0 +1,202 @@
+"""The matching service in-process: offers in from pricing.offers, statuses out on offers.status.
+
+Inputs are published as pricing would (producer ``pricing``); the outputs are read back from
+Kafka. A restart (leave ``running``, enter it again) must restore the book from the snapshot
+and the command log, and publish nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import SystemClock
+from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.offers import (
+    BillingGranularity,
+    OfferAccepted,
+    OfferStatusChanged,
+    OfferSubmitted,
+    OfferWithdrawn,
+    Tier,
+)
+from gpux_common.events import EventCodec, Payload, wrap
+from gpux_common.ids import new_id
+from gpux_common.money import Currency
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS, Topic
+from gpux_devinfra.testing.services import running
+from gpux_matching.bootstrap import SPEC
+
+CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
+GPU = "rtx-4090"
+
+
+async def publish(
+    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Payload]]
+) -> None:
+    broker = make_broker(settings, "pricing")
+    await broker.start()
+    try:
+        now = SystemClock().now()
+        messages = [
+            Outgoing(topic, key, wrap(payload, producer="pricing", occurred_at=now))
+            for key, payload in items
+        ]
+        await publish_many(broker, settings, messages)
+    finally:
+        await broker.stop()
+
+
+async def rates(settings: GpuxSettings) -> None:
+    as_of = SystemClock().now()
+    items = [
+        (
+            f"{code}/EUR",
+            RatePublished(
+                base=Currency(code),
+                quote=Currency("EUR"),
+                rate=Decimal(rate),
+                as_of=as_of,
+                source="test",
+            ),
+        )
+        for code, rate in (("USD", "0.92"), ("GBP", "1.18"))
+    ]
+    await publish(settings, FX_RATES, items)
+
+
+def offer(
+    price: str, currency: str, gpus: int, until_s: float | None = None, **changes: Any
+) -> OfferSubmitted:
+    until = None if until_s is None else SystemClock().now() + timedelta(seconds=until_s)
+    return OfferSubmitted(
+        offer_id=changes.get("offer_id", new_id()),
+        seller_id="seller-1",
+        gpu=GPU,
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=Currency(currency),
+        tier=Tier.ON_DEMAND,
+        billing=BillingGranularity.HOUR,
+        available_until=until,
+    )
+
+
+async def accept(settings: GpuxSettings, *offers: OfferSubmitted, revision: int = 1) -> None:
+    items = [(o.gpu, OfferAccepted(offer=o, revision=revision)) for o in offers]
+    await publish(settings, PRICING_OFFERS, items)
+
+
+async def withdraw(settings: GpuxSettings, o: OfferSubmitted) -> None:
+    withdrawn = OfferWithdrawn(offer_id=o.offer_id, seller_id=o.seller_id, gpu=o.gpu)
+    await publish(settings, PRICING_OFFERS, [(o.gpu, withdrawn)])
+
+
+async def statuses(settings: GpuxSettings) -> list[tuple[str, str, int]]:
+    """(offer id, status, remaining) of every status the book published, in order."""
+    consumer = AIOKafkaConsumer(
+        settings.topic(OFFERS_STATUS),
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=settings.group(f"test-{new_id()}"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    found: list[tuple[str, str, int]] = []
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                batches = await consumer.getmany(timeout_ms=200)
+                for batch in batches.values():
+                    for record in batch:
+                        envelope = CODEC.decode(record.value)
+                        if envelope.producer == "matching":
+                            p = envelope.payload
+                            found.append((p.offer_id, p.status.value, p.remaining_gpus))
+                parts: set[TopicPartition] = consumer.assignment()
+                if parts:
+                    ends = await consumer.end_offsets(list(parts))
+                    positions = [await consumer.position(tp) for tp in parts]
+                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
+                        return found
+    finally:
+        await consumer.stop()
+
+
+async def eventually(
+    settings: GpuxSettings,
+    check: Callable[[list[tuple[str, str, int]]], bool],
+    timeout_s: float = 20,
+) -> list[tuple[str, str, int]]:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        seen = await statuses(settings)
+        if check(seen) or asyncio.get_running_loop().time() > deadline:
+            return seen
+        await asyncio.sleep(0.3)
+
+
+async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    usd = offer("0.40", "USD", 4)
+    eur = offer("0.35", "EUR", 2)
+    short = offer("0.30", "GBP", 8, until_s=3)
+    kept = offer("0.50", "GBP", 1)
+    async with running(SPEC, settings, snapshot_every=3, expiry_interval_s=0.2):
+        await rates(settings)
+        await accept(settings, usd, eur, short)
+        seen = await eventually(
+            settings,
+            lambda s: {(usd.offer_id, "live", 4), (eur.offer_id, "live", 2)} <= set(s),
+        )
+        assert (usd.offer_id, "live", 4) in seen
+        assert (eur.offer_id, "live", 2) in seen
+        assert (short.offer_id, "live", 8) in seen
+
+        # A second revision sets the GPU count; a withdrawal takes the offer off.
+        await accept(settings, usd.model_copy(update={"gpus": 3}), revision=2)
+        await withdraw(settings, eur)
+        await accept(settings, kept)
+        seen = await eventually(
+            settings,
+            lambda s: (
+                {
+                    (usd.offer_id, "live", 3),
+                    (eur.offer_id, "withdrawn", 0),
+                    (kept.offer_id, "live", 1),
+                }
+                <= set(s)
+            ),
+        )
+        assert (usd.offer_id, "live", 3) in seen
+        assert (eur.offer_id, "withdrawn", 0) in seen
+
+        # The short offer expires by itself.
+        seen = await eventually(settings, lambda s: (short.offer_id, "expired", 0) in s)
+        assert (short.offer_id, "expired", 0) in seen
+        before = len(seen)
+
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM matching.snapshots") >= 1
+    finally:
+        await conn.close()
+
+    async with running(SPEC, settings, snapshot_every=3, expiry_interval_s=0.2):
+        await withdraw(settings, kept)
+        seen = await eventually(settings, lambda s: (kept.offer_id, "withdrawn", 0) in s)
+        assert (kept.offer_id, "withdrawn", 0) in seen
+        # The restored book re-emits nothing: only the new withdrawal was added.
+        assert len(seen) == before + 1
+        assert seen.count((kept.offer_id, "live", 1)) == 1
+        assert seen.count((usd.offer_id, "live", 4)) == 1
