@@ -18,11 +18,13 @@ from typing import Any
 
 import asyncpg
 from faststream.kafka import KafkaBroker
+from opentelemetry import propagate, trace
 
 from gpux_common.broker import Outgoing, encode
 from gpux_common.settings import GpuxSettings
 
 log = logging.getLogger("gpux.outbox")
+_tracer = trace.get_tracer("gpux.outbox")
 
 
 async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing]) -> None:
@@ -36,7 +38,12 @@ async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing
                 m.topic.name,
                 m.key,
                 encode(m.envelope),
-                json.dumps(m.envelope.headers()),
+                json.dumps(
+                    {
+                        **m.envelope.headers(),
+                        **(m.envelope.trace.carrier() if m.envelope.trace else {}),
+                    }
+                ),
             )
             for m in messages
         ],
@@ -107,13 +114,17 @@ class OutboxRelay:
             futures: list[Any] = []
             for row in rows:
                 headers = {**json.loads(row["headers"]), "content-type": "application/json"}
-                future = await self._broker.publish(
-                    bytes(row["body"]),
-                    topic=f"{self._settings.namespace}{row['topic']}",
-                    key=row["key"].encode(),
-                    headers=headers,
-                    no_confirm=True,
-                )
+                # Publish in the trace the event was created in, not in the relay's own.
+                with _tracer.start_as_current_span(
+                    f"outbox {row['topic']}", context=propagate.extract(headers)
+                ):
+                    future = await self._broker.publish(
+                        bytes(row["body"]),
+                        topic=f"{self._settings.namespace}{row['topic']}",
+                        key=row["key"].encode(),
+                        headers=headers,
+                        no_confirm=True,
+                    )
                 futures.append(future)
             await asyncio.gather(*futures)
             await conn.execute(

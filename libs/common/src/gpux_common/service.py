@@ -21,7 +21,9 @@ import asyncpg
 import uvicorn
 from fastapi import APIRouter, FastAPI, Request, Response
 from faststream.kafka import KafkaBroker, KafkaRouter
+from opentelemetry import propagate
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 from redis.asyncio import Redis
@@ -178,9 +180,24 @@ def health_router(runtime: Runtime) -> APIRouter:
     return router
 
 
+def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
+    """A server span per HTTP request, continuing the caller's trace (``traceparent``)."""
+    tracer = provider.get_tracer("gpux.http")
+
+    @app.middleware("http")
+    async def traced(request: Request, call_next: Any) -> Response:
+        parent = propagate.extract(dict(request.headers))
+        name = f"{request.method} {request.url.path}"
+        with tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
+            response: Response = await call_next(request)
+            span.set_attribute("http.response.status_code", response.status_code)
+            return response
+
+
 def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
     """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
     app = FastAPI(title=spec.title or f"gpux {spec.name}", version="0.1.0")
+    trace_requests(app, runtime.tracer_provider)
     install_problem_handlers(app)
     install_problem_openapi(app)
     app.include_router(health_router(runtime))

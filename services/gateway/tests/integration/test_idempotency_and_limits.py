@@ -266,3 +266,19 @@ async def test_bulk_offers_are_all_or_nothing_and_replayable(
     assert sorted(o["id"] for o in listing) == sorted(o["id"] for o in first.json()["items"])
     commands = [await _commands_for(gateway, o["id"], settle_s=1.0) for o in first.json()["items"]]
     assert [len(c) for c in commands] == [1, 1, 1]
+
+
+async def test_a_command_continues_the_callers_trace_across_the_outbox(
+    gateway: Any, sign_up: Any, offer_body: dict[str, Any]
+) -> None:
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    seller = await sign_up(["seller"])
+    async with gateway.client(seller["key"]) as client:
+        created = await client.post(
+            "/v1/offers",
+            json=offer_body,
+            headers={"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"},
+        )
+    commands = await _commands_for(gateway, created.json()["id"], settle_s=1.0)
+    assert len(commands) == 1
+    assert commands[0]["trace"]["traceparent"].split("-")[1] == trace_id
