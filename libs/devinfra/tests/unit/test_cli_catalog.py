@@ -58,7 +58,7 @@ class FakeGateway:
             return httpx.Response(200, json=GpuList(items=items).model_dump(mode="json"))
         try:
             body = ESTIMATE_IN.validate_json(request.content)
-            answer = estimate(self.view, body)
+            answer = estimate(self.view, body, {})
         except ProblemError as exc:
             problem = {"type": "x", "title": exc.title, "status": exc.status, "detail": exc.detail}
             return httpx.Response(exc.status, json=problem)

@@ -118,7 +118,7 @@ def test_estimate_runs_the_catalog_domain_on_the_views_data(view: CatalogView) -
         method="qlora",
         dataset=DatasetIn(examples=10_000, avg_tokens=1024, epochs=3),
     )
-    answer = estimate(view, body)
+    answer = estimate(view, body, {})
     rtx = next(g for g in answer.gpus if g.gpu_id == "rtx-4090")
     assert rtx.fits
     assert rtx.job is not None
@@ -131,15 +131,17 @@ def test_estimate_runs_the_catalog_domain_on_the_views_data(view: CatalogView) -
 
 def test_unknown_models_and_domain_refusals_are_422(view: CatalogView) -> None:
     with pytest.raises(ProblemError) as unknown:
-        estimate(view, EstimateForModel(model="gpt-17", method="lora"))
+        estimate(view, EstimateForModel(model="gpt-17", method="lora"), {})
     assert unknown.value.status == 422
     with pytest.raises(ProblemError) as refused:
-        recommend(view, RecommendationQuery(model="nope", method="qlora"))
+        recommend(view, RecommendationQuery(model="nope", method="qlora"), {}, "on_demand")
     assert refused.value.status == 422
 
 
 def test_recommendations_fit_and_are_ranked_by_hours(view: CatalogView) -> None:
-    answer = recommend(view, RecommendationQuery(model="llama-3.1-70b", method="qlora"))
+    answer = recommend(
+        view, RecommendationQuery(model="llama-3.1-70b", method="qlora"), {}, "on_demand"
+    )
     assert answer.ranked_by == "hours"
     assert answer.items
     assert all(item.headroom_gb >= 0 for item in answer.items)
