@@ -8,3 +8,6 @@ PRICES_STREAM = "stream:prices"
 
 PRICES_STREAM_MAX = 10_000
 """Approximate length the stream is trimmed to: how far back Last-Event-ID can resume."""
+
+BALANCES = "balances"
+"""Hash per account (``balances:<account id>``): currency -> ``BalanceChanged`` JSON (billing)."""

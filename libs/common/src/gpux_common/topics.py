@@ -53,6 +53,32 @@ CATALOG_MODELS = Topic(
 ACCOUNTS = Topic(
     "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status."
 )
+ORDERS_BOOK = Topic(
+    "orders.book",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Funded orders and cancels for the book.",
+    _WEEK_MS,
+)
+ORDERS_STATUS = Topic(
+    "orders.status",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Order status from billing and the book.",
+    _WEEK_MS,
+)
+MARKET_TRADES = Topic(
+    "market.trades", "gpu id", 6, Cleanup.DELETE, "One event per fill.", 30 * 24 * 3600 * 1000
+)
+BILLING_BALANCES = Topic(
+    "billing.balances",
+    "account id|currency",
+    3,
+    Cleanup.COMPACT,
+    "Each wallet's available and held balance (latest).",
+)
 BILLING_COMMANDS = Topic(
     "billing.commands",
     "account id",
@@ -116,7 +142,11 @@ REGISTRY: tuple[Topic, ...] = (
     OFFERS_STATUS,
     PRICING_BEST_ASKS,
     ORDERS_COMMANDS,
+    ORDERS_BOOK,
+    ORDERS_STATUS,
+    MARKET_TRADES,
     BILLING_COMMANDS,
+    BILLING_BALANCES,
     SMOKE_PINGS,
 )
 """Every topic, in the order docs/ARCHITECTURE.md lists them."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from gpux_common.events import Payload
 from gpux_common.money import Currency, DecimalAmount
@@ -22,3 +22,16 @@ class CreditRequested(Payload):
     currency: Currency
     reference: str = Field(max_length=200)
     requested_by: str
+
+
+class BalanceChanged(Payload):
+    """A wallet's balance after a ledger change (latest per account and currency)."""
+
+    event_type: ClassVar[str] = "balance.changed"
+    schema_version: ClassVar[int] = 1
+
+    account_id: str
+    currency: Currency
+    available: DecimalAmount
+    held: DecimalAmount
+    as_of: AwareDatetime
