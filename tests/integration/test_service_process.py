@@ -62,6 +62,11 @@ def test_gateway_process_serves_health_readiness_and_openapi(gpux_settings: Gpux
         missing = httpx.get(f"{base}/no-such-thing")
         assert missing.status_code == 404
         assert missing.headers["content-type"] == "application/problem+json"
+        metrics = httpx.get(f"{base}/metrics").text
+        assert 'gpux_http_request_seconds_count{method="GET",route="/healthz",status="200"}' in (
+            metrics
+        )
+        assert 'route="unmatched",status="404"' in metrics
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) is not None

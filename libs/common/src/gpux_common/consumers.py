@@ -11,6 +11,7 @@ that must follow the database (Redis), never lead it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from faststream.kafka.annotations import KafkaMessage
 
 from gpux_common.broker import subscriber_options
 from gpux_common.events import Envelope, EventCodec, decode_or_none
+from gpux_common.metrics import HANDLER_SECONDS, RECORDS
 from gpux_common.outbox import consume_once
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import Topic
@@ -46,14 +48,26 @@ def subscribe_once(
         settings.topic(topic), **subscriber_options(settings, group)
     )
     async def consume(message: KafkaMessage) -> None:
+        started = time.perf_counter()
+        outcome = "failed"
+        try:
+            outcome = await _consume(message)
+        finally:
+            RECORDS.labels(topic.name, outcome).inc()
+            HANDLER_SECONDS.labels(topic.name, outcome).observe(time.perf_counter() - started)
+
+    async def _consume(message: KafkaMessage) -> str:
         envelope = decode_or_none(codec, message.body, log)
         if envelope is None:
-            return
+            return "skipped"
         results: list[T] = []
 
         async def apply(conn: asyncpg.Connection) -> None:
             results.append(await handle(conn, envelope))
 
         applied = await consume_once(pool, schema, topic.name, envelope.event_id, apply)
-        if applied and after is not None:
+        if not applied:
+            return "duplicate"
+        if after is not None:
             await after(results[0])
+        return "applied"

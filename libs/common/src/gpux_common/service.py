@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from gpux_common.clock import Clock, SystemClock
 from gpux_common.db import create_pool
 from gpux_common.errors import ConfigError
 from gpux_common.logs import setup_logging
+from gpux_common.metrics import HTTP_SECONDS
 from gpux_common.problems import (
     PROBLEM_MEDIA_TYPE,
     install_problem_handlers,
@@ -188,10 +190,16 @@ def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
     async def traced(request: Request, call_next: Any) -> Response:
         parent = propagate.extract(dict(request.headers))
         name = f"{request.method} {request.url.path}"
+        started = time.perf_counter()
         with tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
             response: Response = await call_next(request)
             span.set_attribute("http.response.status_code", response.status_code)
-            return response
+        # The route template, not the path: ids in paths would make unbounded label sets.
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        HTTP_SECONDS.labels(request.method, route, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        return response
 
 
 def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
