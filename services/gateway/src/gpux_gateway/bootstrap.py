@@ -13,12 +13,13 @@ from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.ratelimit import RateLimiter
-from gpux_gateway.api import accounts, admin, catalog, offers, prices, stream
+from gpux_gateway.api import accounts, admin, catalog, offers, orders, prices, stream, wallets
 from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
+from gpux_gateway.readmodels.orders_consumer import orders_status_router
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 log = logging.getLogger("gpux.gateway")
@@ -65,14 +66,17 @@ async def wire(runtime: Runtime) -> Wiring:
         routers=[
             catalog_router(view),
             offers_status_router(runtime.settings, runtime.pool, runtime.clock),
+            orders_status_router(runtime.settings, runtime.pool, runtime.clock),
         ],
         http=[
             accounts.router(gw),
             offers.router(gw),
+            orders.router(gw),
             admin.router(gw),
             stream.router(gw),
             catalog.router(gw, view),
             prices.router(gw),
+            wallets.router(gw),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],
         on_started=[lambda: load_end_offsets(runtime.settings, view)],

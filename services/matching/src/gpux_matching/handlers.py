@@ -1,12 +1,14 @@
 """The matching service around its pure engine: commands in, status events out, exactly once.
 
-The engine lives in memory. One lock serialises every command: apply it to the engine, then,
-in one transaction, claim the input in the inbox, append the command to ``matching.commands``,
-write its ``offer.status_changed`` events to the outbox and, every ``snapshot_every``
-commands, a snapshot. If that transaction fails, the engine holds a change the database does
-not: it is rebuilt from the database (latest snapshot + the log after it) before anything
-else runs. At start-up the same rebuild restores the book. Expiry commands carry their
-``now``, so a replay gives the same results (trade ids included).
+Inputs: accepted and withdrawn offers (``pricing.offers``), FX rates (``fx.rates``), funded
+orders and cancels (``orders.book``). The engine lives in memory. One lock serialises every
+command: apply it to the engine, then, in one transaction, claim the input in the inbox,
+append the command to ``matching.commands``, write its ``trade.executed``,
+``order.status_changed`` and ``offer.status_changed`` events to the outbox and, every
+``snapshot_every`` commands, a snapshot. If that transaction fails, the engine holds a change
+the database does not: it is rebuilt from the database (latest snapshot + the log after it)
+before anything else runs. At start-up the same rebuild restores the book. Expiry commands
+carry their ``now``, so a replay gives the same results (trade ids included).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -31,18 +33,29 @@ from gpux_common.contracts.offers import (
     OfferStatusChanged,
     OfferWithdrawn,
 )
-from gpux_common.events import Envelope, TraceContext, wrap
+from gpux_common.contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderStatus,
+    OrderStatusChanged,
+    TradeExecuted,
+)
+from gpux_common.events import Envelope, wrap
 from gpux_common.ids import stable_id
-from gpux_common.money import to_micros
-from gpux_common.topics import OFFERS_STATUS
+from gpux_common.money import Currency, from_micros, to_micros
+from gpux_common.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
 from gpux_matching.adapters import store
 from gpux_matching.domain import (
     AddOffer,
+    CancelOrder,
     ChangeOffer,
     Command,
     Expire,
+    Fill,
     MatchingEngine,
     OfferUpdate,
+    OrderUpdate,
+    PlaceOrder,
     Reason,
     Result,
     SetFx,
@@ -51,6 +64,7 @@ from gpux_matching.domain import (
     epoch_micros,
 )
 from gpux_matching.domain import OfferStatus as BookStatus
+from gpux_matching.domain import OrderStatus as BookOrderStatus
 
 SCHEMA = "matching"
 PRODUCER = "matching"
@@ -58,6 +72,7 @@ REFERENCE = "EUR"
 """The currency FX rates are quoted in; worth 1_000_000 reference micro-units per unit."""
 REFERENCE_MICROS = 1_000_000
 RETRY_WAIT_S = 0.5
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 log = logging.getLogger("gpux.matching")
 
@@ -78,6 +93,16 @@ def fx_rates(rate: RatePublished) -> dict[str, Decimal] | None:
     if rate.quote != REFERENCE or rate.base == REFERENCE:
         return None
     return {str(rate.base): rate.rate * REFERENCE_MICROS}
+
+
+def _order_status(update: OrderUpdate) -> OrderStatus | None:
+    """The contract status of an engine order update (None: nothing to report)."""
+    if update.status == BookOrderStatus.REJECTED:
+        if update.reason == Reason.DUPLICATE_ID:
+            return None  # the order is already on the book; it stays as it is
+        if update.reason == Reason.EXPIRED_ON_ARRIVAL:
+            return OrderStatus.EXPIRED  # a GTD order whose time ran out before it was funded
+    return OrderStatus(str(update.status))
 
 
 def _status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
@@ -216,7 +241,7 @@ class Book:
     async def _execute(
         self, conn: asyncpg.Connection, command: Command, cause: Envelope[Any]
     ) -> tuple[int, bool]:
-        if isinstance(command, AddOffer) and command.currency not in self.engine.rates:
+        if isinstance(command, AddOffer | PlaceOrder) and command.currency not in self.engine.rates:
             raise NotYetError(f"no FX rate for {command.currency} yet")
         self._dirty = True
         result = apply(self.engine, command)
@@ -258,38 +283,86 @@ async def status_messages(
     command_id: str,
     now: datetime,
 ) -> list[Outgoing]:
-    """One ``offer.status_changed`` per offer update, with ids derived from the input."""
-    if not result.offers:
+    """The events of one result, with ids derived from the input: ``trade.executed`` per fill,
+    ``order.status_changed`` per order update and ``offer.status_changed`` per offer update."""
+    if not (result.fills or result.orders or result.offers):
         return []
-    known = await store.owners(conn, [u.offer_id for u in result.offers])
     base = cause.event_id if cause is not None else command_id
-    trace: TraceContext | None = cause.trace if cause is not None else None
-    messages = []
-    for index, update in enumerate(result.offers):
-        status = _status(update)
-        owner = known.get(update.offer_id)
-        if status is None or owner is None:
-            continue
-        seller_id, gpu = owner
-        payload = OfferStatusChanged(
-            offer_id=update.offer_id,
-            seller_id=seller_id,
-            gpu=gpu,
-            status=status[0],
-            remaining_gpus=update.remaining,
-            reason=status[1],
-        )
-        envelope = wrap(
+
+    def envelope(payload: Any, event_id: str) -> Envelope[Any]:
+        return wrap(
             payload,
             producer=PRODUCER,
             occurred_at=now,
-            event_id=stable_id(base, update.offer_id, str(index)),
+            event_id=event_id,
             correlation_id=cause.correlation_id if cause is not None else None,
             causation_id=cause.event_id if cause is not None else command_id,
-            trace=trace,
+            trace=cause.trace if cause is not None else None,
         )
-        messages.append(Outgoing(OFFERS_STATUS, gpu, envelope))
+
+    messages = [
+        Outgoing(
+            MARKET_TRADES, fill.gpu, envelope(trade(fill), stable_id(base, "trade", fill.trade_id))
+        )
+        for fill in result.fills
+    ]
+    if result.orders:
+        buyers = await store.order_owners(conn, [u.order_id for u in result.orders])
+        for index, order in enumerate(result.orders):
+            order_status = _order_status(order)
+            buyer = buyers.get(order.order_id)
+            if order_status is None or buyer is None:
+                continue
+            buyer_id, gpu = buyer
+            changed = OrderStatusChanged(
+                order_id=order.order_id,
+                buyer_id=buyer_id,
+                gpu=gpu,
+                status=order_status,
+                filled_gpus=order.filled,
+                remaining_gpus=order.remaining,
+                reason=None if order.reason is None else str(order.reason),
+            )
+            event_id = stable_id(base, "order", order.order_id, str(index))
+            messages.append(Outgoing(ORDERS_STATUS, gpu, envelope(changed, event_id)))
+    if result.offers:
+        known = await store.owners(conn, [u.offer_id for u in result.offers])
+        for index, update in enumerate(result.offers):
+            status = _status(update)
+            owner = known.get(update.offer_id)
+            if status is None or owner is None:
+                continue
+            seller_id, gpu = owner
+            payload = OfferStatusChanged(
+                offer_id=update.offer_id,
+                seller_id=seller_id,
+                gpu=gpu,
+                status=status[0],
+                remaining_gpus=update.remaining,
+                reason=status[1],
+            )
+            event_id = stable_id(base, update.offer_id, str(index))
+            messages.append(Outgoing(OFFERS_STATUS, gpu, envelope(payload, event_id)))
     return messages
+
+
+def trade(fill: Fill) -> TradeExecuted:
+    """The contract event of one fill (its id is the engine's deterministic trade id)."""
+    return TradeExecuted(
+        trade_id=fill.trade_id,
+        order_id=fill.order_id,
+        offer_id=fill.offer_id,
+        buyer_id=fill.buyer_id,
+        seller_id=fill.seller_id,
+        gpu=fill.gpu,
+        tier=fill.tier,
+        gpus=fill.gpus,
+        price_per_gpu_hour=from_micros(fill.price_micros),
+        currency=Currency(fill.currency),
+        billing=fill.billing,
+        hours=fill.hours,
+        executed_at=_EPOCH + timedelta(microseconds=fill.at_micros),
+    )
 
 
 # Inputs to commands ---------------------------------------------------------------------------
@@ -350,3 +423,38 @@ async def plan_rate(
         log.info("ignored a rate not quoted in the reference currency")
         return None
     return SetFx(now=epoch_micros(book.clock.now()), rates=rates)
+
+
+async def plan_funded(
+    conn: asyncpg.Connection, book: Book, event: Envelope[OrderFunded]
+) -> Command | None:
+    """A funded order is placed on the book (once: a redelivery places nothing)."""
+    order = event.payload.order
+    if await store.order_known(conn, order.order_id):
+        return None
+    await store.save_order(conn, order.order_id, order.buyer_id, order.gpu)
+    price = order.max_price_per_gpu_hour
+    return PlaceOrder(
+        now=epoch_micros(book.clock.now()),
+        order_id=order.order_id,
+        buyer_id=order.buyer_id,
+        gpu=order.gpu,
+        gpus=order.gpus,
+        currency=str(order.currency),
+        order_type=str(order.type),
+        price_micros=None if price is None else to_micros(price),
+        tier=str(order.tier),
+        region=order.region,
+        hours=order.hours,
+        time_in_force=str(order.time_in_force),
+        expires_at=None if order.expires_at is None else epoch_micros(order.expires_at),
+    )
+
+
+async def plan_cancel(
+    conn: asyncpg.Connection, book: Book, event: Envelope[OrderCancelRequested]
+) -> Command | None:
+    """Cancel an order's resting remainder (nothing to do when it no longer rests)."""
+    if book.engine.order(event.payload.order_id) is None:
+        return None
+    return CancelOrder(now=epoch_micros(book.clock.now()), order_id=event.payload.order_id)

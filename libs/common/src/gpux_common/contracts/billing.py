@@ -35,3 +35,28 @@ class BalanceChanged(Payload):
     available: DecimalAmount
     held: DecimalAmount
     as_of: AwareDatetime
+
+
+class TopupRequested(Payload):
+    """A buyer asked to load its wallet (a command); billing books it when the provider pays."""
+
+    event_type: ClassVar[str] = "topup.requested"
+    schema_version: ClassVar[int] = 1
+
+    topup_id: str = Field(description="Gateway-chosen id; a replay books nothing twice.")
+    account_id: str
+    amount: DecimalAmount
+    currency: Currency
+    provider: str = Field(
+        default="manual", description="`manual` (an admin confirms) or `dev` (confirms at once)."
+    )
+
+
+class TopupConfirmRequested(Payload):
+    """The admin confirmed that a manual top-up's money arrived (a command)."""
+
+    event_type: ClassVar[str] = "topup.confirm_requested"
+    schema_version: ClassVar[int] = 1
+
+    topup_id: str
+    confirmed_by: str

@@ -1,4 +1,4 @@
-"""All the gateway's SQL: accounts, keys, offers, idempotency records."""
+"""All the gateway's SQL: accounts, keys, offers, orders, idempotency records."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import asyncpg
 
 from gpux_common.contracts.accounts import AccountStatus, Role
 from gpux_common.contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_common.contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
 from gpux_common.money import to_micros
 from gpux_gateway.domain.access import Scope
 
@@ -260,4 +261,115 @@ async def apply_offer_status(
         change.reason,
         change.remaining_gpus,
         now,
+    )
+
+
+async def insert_order(conn: asyncpg.Connection, order: OrderPlaced, now: datetime) -> None:
+    """Store the buyer's view of a placed order (status pending_funds)."""
+    price = order.max_price_per_gpu_hour
+    await conn.execute(
+        "INSERT INTO gateway.orders (id, buyer_id, gpu, gpus, filled_gpus, remaining_gpus,"
+        " type, max_price_micros, currency, tier, region, hours, time_in_force, expires_at,"
+        " status, created_at, updated_at)"
+        " VALUES ($1, $2, $3, $4, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending_funds',"
+        " $13, $13)",
+        order.order_id,
+        order.buyer_id,
+        order.gpu,
+        order.gpus,
+        order.type.value,
+        None if price is None else to_micros(price),
+        order.currency.value,
+        order.tier.value,
+        order.region,
+        order.hours,
+        order.time_in_force.value,
+        order.expires_at,
+        now,
+    )
+
+
+async def get_order(
+    conn: asyncpg.Pool | asyncpg.Connection, buyer_id: str, order_id: str
+) -> asyncpg.Record | None:
+    """One of the buyer's orders (another buyer's is None, like a missing one)."""
+    return await conn.fetchrow(
+        "SELECT * FROM gateway.orders WHERE id = $1 AND buyer_id = $2", order_id, buyer_id
+    )
+
+
+async def list_orders(
+    pool: asyncpg.Pool, buyer_id: str, after: str | None, limit: int
+) -> list[asyncpg.Record]:
+    """A page of the buyer's orders in id order, after a cursor."""
+    return list(
+        await pool.fetch(
+            "SELECT * FROM gateway.orders WHERE buyer_id = $1 AND ($2::text IS NULL OR id > $2)"
+            " ORDER BY id LIMIT $3",
+            buyer_id,
+            after,
+            limit,
+        )
+    )
+
+
+ORDER_FINAL = ("filled", "cancelled", "expired", "rejected")
+"""Order statuses that never change again."""
+
+
+async def apply_order_status(
+    conn: asyncpg.Connection, change: OrderStatusChanged, now: datetime
+) -> None:
+    """Set an order's status, fills and reason as billing or the book reports them.
+
+    An order that ended stays as it ended, and fills never go down: a late or redelivered
+    report cannot undo a newer one.
+    """
+    shortfall = change.shortfall
+    await conn.execute(
+        "UPDATE gateway.orders SET status = $3, filled_gpus = $4, remaining_gpus = $5,"
+        " reason = $6, shortfall_micros = $7, shortfall_currency = $8, updated_at = $9"
+        " WHERE id = $1 AND buyer_id = $2 AND status <> ALL($10::text[]) AND filled_gpus <= $4",
+        change.order_id,
+        change.buyer_id,
+        change.status.value,
+        change.filled_gpus,
+        change.remaining_gpus,
+        change.reason,
+        None if shortfall is None else to_micros(shortfall),
+        None if change.shortfall_currency is None else change.shortfall_currency.value,
+        now,
+        list(ORDER_FINAL),
+    )
+
+
+async def insert_fill(conn: asyncpg.Connection, trade: TradeExecuted) -> None:
+    """Keep one fill of a buyer's order (a redelivered trade is kept once)."""
+    await conn.execute(
+        "INSERT INTO gateway.order_fills (trade_id, order_id, buyer_id, gpus, price_micros,"
+        " currency, tier, billing, hours, executed_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trade_id) DO NOTHING",
+        trade.trade_id,
+        trade.order_id,
+        trade.buyer_id,
+        trade.gpus,
+        to_micros(trade.price_per_gpu_hour),
+        trade.currency.value,
+        trade.tier,
+        trade.billing,
+        trade.hours,
+        trade.executed_at,
+    )
+
+
+async def order_fills(
+    conn: asyncpg.Pool | asyncpg.Connection, buyer_id: str, order_id: str
+) -> list[asyncpg.Record]:
+    """The fills of one of the buyer's orders, oldest first."""
+    return list(
+        await conn.fetch(
+            "SELECT * FROM gateway.order_fills WHERE order_id = $1 AND buyer_id = $2 ORDER BY seq",
+            order_id,
+            buyer_id,
+        )
     )

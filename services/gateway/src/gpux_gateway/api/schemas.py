@@ -16,10 +16,12 @@ from pydantic import (
     PlainSerializer,
     StringConstraints,
     WithJsonSchema,
+    model_validator,
 )
 
 from gpux_common.contracts.accounts import AccountStatus, Role
 from gpux_common.contracts.offers import BillingGranularity, Tier
+from gpux_common.contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
 from gpux_common.money import Currency, DecimalAmount, to_decimal
 from gpux_gateway.domain.access import Scope
 
@@ -212,3 +214,83 @@ class Page(BaseModel, Generic[T]):
 
     items: list[T]
     next_cursor: str | None
+
+
+class OrderIn(Strict):
+    """A buyer's order for GPU-hours."""
+
+    gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
+    gpus: int = Field(ge=1, le=4096, description="How many GPUs to rent.")
+    type: OrderType = Field(description="`market` takes the best offers now; `limit` may rest.")
+    max_price_per_gpu_hour: Price | None = Field(
+        default=None, description="The limit (required for `limit`), or a `market` order's cap."
+    )
+    currency: Currency
+    tier: OrderTier = OrderTier.ANY
+    region: Region | None = None
+    hours: int | None = Field(
+        default=None, ge=1, le=8760, description="Rental length; absent = open-ended."
+    )
+    time_in_force: TimeInForce = TimeInForce.GTC
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="When a `gtd` order leaves the book (required for `gtd` only)."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OrderIn:
+        if self.type == OrderType.LIMIT and self.max_price_per_gpu_hour is None:
+            raise ValueError("max_price_per_gpu_hour: required for a limit order")
+        if self.time_in_force == TimeInForce.GTD and self.expires_at is None:
+            raise ValueError("expires_at: required for a gtd order")
+        if self.time_in_force != TimeInForce.GTD and self.expires_at is not None:
+            raise ValueError("expires_at: only for a gtd order")
+        if self.type == OrderType.MARKET and self.time_in_force == TimeInForce.GTD:
+            raise ValueError("time_in_force: a market order never rests, so it cannot be gtd")
+        return self
+
+
+class OrderOut(BaseModel):
+    """An order as its buyer sees it."""
+
+    id: str
+    gpu: str
+    gpus: int
+    filled_gpus: int
+    remaining_gpus: int = Field(description="Still open on the book (0 once the order ended).")
+    type: OrderType
+    max_price_per_gpu_hour: DecimalAmount | None
+    currency: Currency
+    tier: OrderTier
+    region: str | None
+    hours: int | None
+    time_in_force: TimeInForce
+    expires_at: datetime | None
+    status: OrderStatus = Field(
+        description="pending_funds, open, partially_filled, filled, cancelled, expired or rejected."
+    )
+    reason: str | None = Field(description="Why it was rejected or ended unfilled, when it was.")
+    shortfall: DecimalAmount | None = Field(
+        description="With `insufficient_funds`: how much is missing, in `shortfall_currency`."
+    )
+    shortfall_currency: Currency | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class OrderFillOut(BaseModel):
+    """One fill of an order: GPUs it got from one offer, at the resting side's price."""
+
+    trade_id: str
+    gpus: int
+    price_per_gpu_hour: DecimalAmount
+    currency: Currency
+    tier: Tier = Field(description="The offer's tier (an `any` order learns it here).")
+    billing: BillingGranularity
+    hours: int | None
+    executed_at: datetime
+
+
+class OrderDetailOut(OrderOut):
+    """An order with its fills, oldest first."""
+
+    fills: list[OrderFillOut]

@@ -1,4 +1,4 @@
-"""The command log, snapshots and offer owners in the ``matching`` schema.
+"""The command log, snapshots and offer and order owners in the ``matching`` schema.
 
 Commands are stored as JSON: their fields by name, instants as int epoch microseconds and
 FX rates as decimal strings, so a replay feeds the engine exactly what it was given.
@@ -131,3 +131,33 @@ async def owners(conn: asyncpg.Connection, offer_ids: Sequence[str]) -> dict[str
         list(offer_ids),
     )
     return {row["offer_id"]: (row["seller_id"], row["gpu"]) for row in rows}
+
+
+async def order_known(conn: asyncpg.Connection, order_id: str) -> bool:
+    """Whether the book was already given this order."""
+    found: bool = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM matching.orders WHERE order_id = $1)", order_id
+    )
+    return found
+
+
+async def save_order(conn: asyncpg.Connection, order_id: str, buyer_id: str, gpu: str) -> None:
+    """Remember an order's buyer and GPU (the engine's updates name neither)."""
+    await conn.execute(
+        "INSERT INTO matching.orders (order_id, buyer_id, gpu) VALUES ($1, $2, $3)"
+        " ON CONFLICT (order_id) DO NOTHING",
+        order_id,
+        buyer_id,
+        gpu,
+    )
+
+
+async def order_owners(
+    conn: asyncpg.Connection, order_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """(buyer id, gpu) of each known order."""
+    rows = await conn.fetch(
+        "SELECT order_id, buyer_id, gpu FROM matching.orders WHERE order_id = ANY($1::text[])",
+        list(order_ids),
+    )
+    return {row["order_id"]: (row["buyer_id"], row["gpu"]) for row in rows}

@@ -13,9 +13,10 @@ from faststream.kafka.annotations import KafkaMessage
 from gpux_common.broker import subscriber_options
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.offers import OfferAccepted, OfferWithdrawn
+from gpux_common.contracts.orders import OrderCancelRequested, OrderFunded
 from gpux_common.events import Envelope, EventCodec, decode_or_none
 from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES, PRICING_OFFERS, Topic
+from gpux_common.topics import FX_RATES, ORDERS_BOOK, PRICING_OFFERS, Topic
 from gpux_matching import handlers
 from gpux_matching.domain import Command
 
@@ -50,4 +51,9 @@ def matching_router(settings: GpuxSettings, book: handlers.Book) -> KafkaRouter:
         {"offer.accepted": handlers.plan_accepted, "offer.withdrawn": handlers.plan_withdrawn},
     )
     subscribe(FX_RATES, EventCodec(RatePublished), {"fx.rate_published": handlers.plan_rate})
+    subscribe(
+        ORDERS_BOOK,
+        EventCodec(OrderFunded, OrderCancelRequested),
+        {"order.funded": handlers.plan_funded, "order.cancel_requested": handlers.plan_cancel},
+    )
     return router

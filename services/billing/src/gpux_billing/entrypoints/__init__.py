@@ -1,0 +1,1 @@
+"""Billing's entrypoints: Kafka subscribers."""

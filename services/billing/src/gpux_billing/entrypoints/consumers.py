@@ -1,0 +1,84 @@
+"""Billing's subscribers: thin adapters from Kafka records to handlers, once per event."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import asyncpg
+from faststream.kafka import KafkaRouter
+from redis.asyncio import Redis
+
+from gpux_billing import handlers, read_model
+from gpux_billing.config import BillingSettings
+from gpux_billing.handlers import Wallet
+from gpux_common.clock import Clock
+from gpux_common.consumers import subscribe_once
+from gpux_common.contracts.billing import (
+    CreditRequested,
+    TopupConfirmRequested,
+    TopupRequested,
+)
+from gpux_common.contracts.orders import OrderCancelRequested, OrderPlaced, OrderStatusChanged
+from gpux_common.events import Envelope, EventCodec
+from gpux_common.topics import BILLING_COMMANDS, ORDERS_COMMANDS, ORDERS_STATUS, Topic
+
+Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[list[Wallet]]]
+
+
+def billing_router(
+    settings: BillingSettings, pool: asyncpg.Pool, redis: Redis, clock: Clock
+) -> KafkaRouter:
+    """Every subscriber of the billing service."""
+    router = KafkaRouter()
+
+    async def refresh(touched: list[Wallet]) -> None:
+        await read_model.to_redis(pool, redis, settings, clock, touched)
+
+    def subscribe(
+        topic: Topic, group: str, codec: EventCodec[Any], route: Mapping[str, Handler]
+    ) -> None:
+        async def dispatch(conn: asyncpg.Connection, envelope: Envelope[Any]) -> list[Wallet]:
+            handler = route.get(envelope.event_type)
+            return [] if handler is None else await handler(conn, envelope)
+
+        subscribe_once(
+            router,
+            settings,
+            topic=topic,
+            group=group,
+            codec=codec,
+            pool=pool,
+            schema=handlers.SCHEMA,
+            handle=dispatch,
+            after=refresh,
+        )
+
+    subscribe(
+        BILLING_COMMANDS,
+        "billing.commands",
+        EventCodec(CreditRequested, TopupRequested, TopupConfirmRequested),
+        {
+            "credit.requested": handlers.on_credit_requested,
+            "topup.requested": lambda c, e: handlers.on_topup_requested(c, e, settings.dev_topups),
+            "topup.confirm_requested": handlers.on_topup_confirm_requested,
+        },
+    )
+    subscribe(
+        ORDERS_COMMANDS,
+        "billing.orders",
+        EventCodec(OrderPlaced, OrderCancelRequested),
+        {
+            "order.placed": lambda c, e: handlers.on_order_placed(c, e, clock.now()),
+            "order.cancel_requested": lambda c, e: handlers.on_order_cancel_requested(
+                c, e, clock.now()
+            ),
+        },
+    )
+    subscribe(
+        ORDERS_STATUS,
+        "billing.orders.status",
+        EventCodec(OrderStatusChanged),
+        {"order.status_changed": lambda c, e: handlers.on_order_status(c, e, clock.now())},
+    )
+    return router

@@ -1,0 +1,312 @@
+"""Billing's handlers: each runs in one transaction with its inbox claim and outbox writes.
+
+Every handler returns the wallets ``(account, currency)`` whose balances it changed; the
+consumer refreshes their Redis read model after the commit (``balances.to_redis``).
+Ledger transfers take the causing event's ``occurred_at`` as their time, so handling the
+same command again (a crash before commit) builds the identical transfer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from gpux_billing.adapters import ledger_repository as ledger
+from gpux_billing.adapters import wallets
+from gpux_billing.domain import transfers
+from gpux_billing.domain.ledger import (
+    AccountKey,
+    AccountKind,
+    InsufficientFunds,
+    LedgerError,
+    Transfer,
+)
+from gpux_common import outbox
+from gpux_common.broker import Outgoing
+from gpux_common.contracts.billing import (
+    BalanceChanged,
+    CreditRequested,
+    TopupConfirmRequested,
+    TopupRequested,
+)
+from gpux_common.contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderPlaced,
+    OrderStatus,
+    OrderStatusChanged,
+    OrderType,
+)
+from gpux_common.events import Envelope, Payload, wrap
+from gpux_common.ids import stable_id
+from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
+from gpux_common.topics import BILLING_BALANCES, ORDERS_BOOK, ORDERS_STATUS, Topic
+
+SCHEMA = "billing"
+PRODUCER = "billing"
+DEV = "dev"
+MANUAL = "manual"
+PROVIDERS = {DEV, MANUAL}
+FIRST_PERIOD_HOURS = 1
+"""Holds cover the order's first billing period: one hour at its limit price."""
+RELEASING = {OrderStatus.CANCELLED, OrderStatus.EXPIRED, OrderStatus.REJECTED}
+
+Wallet = tuple[str, Currency]
+"""An (account, currency) whose balances changed."""
+
+
+def _out(
+    topic: Topic, key: str, payload: Payload, cause: Envelope[Any], event_id: str, now: datetime
+) -> Outgoing:
+    envelope = wrap(
+        payload,
+        producer=PRODUCER,
+        occurred_at=now,
+        event_id=event_id,
+        correlation_id=cause.correlation_id,
+        causation_id=cause.event_id,
+        trace=cause.trace,
+    )
+    return Outgoing(topic, key, envelope)
+
+
+async def balance_changed(
+    conn: asyncpg.Connection, account_id: str, currency: Currency, now: datetime
+) -> BalanceChanged:
+    """A wallet's available and held balances as this transaction sees them."""
+    available = await ledger.balance(conn, AccountKey(account_id, currency, AccountKind.AVAILABLE))
+    held = await ledger.balance(conn, AccountKey(account_id, currency, AccountKind.HELD))
+    return BalanceChanged(
+        account_id=account_id,
+        currency=currency,
+        available=canonical(from_micros(available)),
+        held=canonical(from_micros(held)),
+        as_of=now,
+    )
+
+
+def balance_key(account_id: str, currency: Currency) -> str:
+    """The compacted ``billing.balances`` key of a wallet."""
+    return f"{account_id}|{currency.value}"
+
+
+async def _announce(
+    conn: asyncpg.Connection,
+    cause: Envelope[Any],
+    wallets_: list[Wallet],
+    now: datetime,
+    extra: list[Outgoing] | None = None,
+) -> list[Wallet]:
+    """Write BalanceChanged for each touched wallet (plus ``extra``) to the outbox."""
+    # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
+    # later transaction's balance event is also later in the outbox.
+    messages = list(extra or [])
+    for account_id, currency in wallets_:
+        payload = await balance_changed(conn, account_id, currency, now)
+        event_id = stable_id(cause.event_id, "balance", account_id, currency.value)
+        messages.append(
+            _out(BILLING_BALANCES, balance_key(account_id, currency), payload, cause, event_id, now)
+        )
+    if messages:
+        await outbox.add(conn, SCHEMA, messages)
+    return wallets_
+
+
+async def _book_topup(
+    conn: asyncpg.Connection, topup: wallets.Topup, at: datetime, cause: Envelope[Any]
+) -> list[Wallet]:
+    if topup.account_id is None or topup.currency is None or topup.amount_micros is None:
+        return []  # only a confirmation so far: its request books it when it comes
+    transfer = transfers.topup(
+        f"topup:{topup.id}",
+        topup.account_id,
+        topup.currency,
+        topup.amount_micros,
+        at,
+        reference=f"top-up {topup.id} ({topup.provider})",
+    )
+    await ledger.post(conn, transfer)
+    await wallets.set_topup_status(conn, topup.id, "booked", None, at)
+    return await _announce(conn, cause, [(topup.account_id, topup.currency)], at)
+
+
+async def on_topup_requested(
+    conn: asyncpg.Connection, event: Envelope[TopupRequested], dev_topups: bool
+) -> list[Wallet]:
+    """Record a top-up; the dev provider (when enabled) or an earlier confirmation books it."""
+    request = event.payload
+    at = event.occurred_at
+    amount = to_micros(quantize(request.amount))
+    topup = await wallets.record_request(
+        conn,
+        request.topup_id,
+        request.account_id,
+        request.currency,
+        amount,
+        request.provider,
+        at,
+    )
+    if topup.status != "requested" or topup.account_id != request.account_id:
+        return []  # already booked or refused, or the id belongs to another account
+    if request.provider not in PROVIDERS or (request.provider == DEV and not dev_topups):
+        await wallets.set_topup_status(conn, topup.id, "rejected", "provider_disabled", at)
+        return []
+    if request.provider == DEV or topup.confirmed:
+        return await _book_topup(conn, topup, at, event)
+    return []  # manual: waits for the admin's confirmation
+
+
+async def on_topup_confirm_requested(
+    conn: asyncpg.Connection, event: Envelope[TopupConfirmRequested]
+) -> list[Wallet]:
+    """Book a manual top-up the admin confirmed (or remember the confirmation until it comes)."""
+    at = event.occurred_at
+    topup = await wallets.record_confirmation(conn, event.payload.topup_id, at)
+    if topup.status != "requested" or topup.account_id is None:
+        return []
+    if topup.provider not in PROVIDERS:
+        return []
+    return await _book_topup(conn, topup, at, event)
+
+
+async def on_credit_requested(
+    conn: asyncpg.Connection, event: Envelope[CreditRequested]
+) -> list[Wallet]:
+    """Book an admin credit: like a top-up, from top-up clearing to the wallet."""
+    credit = event.payload
+    at = event.occurred_at
+    transfer = transfers.topup(
+        f"credit:{credit.credit_id}",
+        credit.account_id,
+        credit.currency,
+        to_micros(quantize(credit.amount)),
+        at,
+        reference=f"credit by {credit.requested_by}: {credit.reference}"[:200],
+    )
+    await ledger.post(conn, transfer)
+    return await _announce(conn, event, [(credit.account_id, credit.currency)], at)
+
+
+def hold_micros(order: OrderPlaced) -> int | None:
+    """What an order's first period costs at its limit (or cap); None without a price."""
+    price = order.max_price_per_gpu_hour
+    if price is None:
+        return None
+    return to_micros(quantize(price * order.gpus * FIRST_PERIOD_HOURS))
+
+
+def _rejected(
+    order: OrderPlaced,
+    reason: str,
+    cause: Envelope[Any],
+    now: datetime,
+    shortfall_micros: int | None = None,
+) -> Outgoing:
+    payload = OrderStatusChanged(
+        order_id=order.order_id,
+        buyer_id=order.buyer_id,
+        gpu=order.gpu,
+        status=OrderStatus.REJECTED,
+        filled_gpus=0,
+        remaining_gpus=0,
+        reason=reason,
+        shortfall=None if shortfall_micros is None else canonical(from_micros(shortfall_micros)),
+        shortfall_currency=None if shortfall_micros is None else order.currency,
+    )
+    event_id = stable_id(cause.event_id, "rejected")
+    return _out(ORDERS_STATUS, order.gpu, payload, cause, event_id, now)
+
+
+async def on_order_placed(
+    conn: asyncpg.Connection, event: Envelope[OrderPlaced], now: datetime
+) -> list[Wallet]:
+    """Hold the first period of an order; answer ``order.funded`` or a rejection."""
+    order = event.payload
+    if await wallets.hold(conn, order.order_id) is not None:
+        return []  # the same order again (another command id): already funded
+    amount = hold_micros(order)
+    if amount is None:
+        reason = "market_needs_cap" if order.type is OrderType.MARKET else "price_required"
+        await outbox.add(conn, SCHEMA, [_rejected(order, reason, event, now)])
+        return []
+    transfer_id = f"hold:{order.order_id}"
+    try:
+        transfer: Transfer = transfers.hold(
+            transfer_id,
+            order.buyer_id,
+            order.currency,
+            amount,
+            event.occurred_at,
+            reference=f"order {order.order_id}"[:200],
+        )
+        async with conn.transaction():  # a savepoint: a refusal leaves the transaction usable
+            await ledger.post(conn, transfer)
+    except InsufficientFunds as exc:
+        rejection = _rejected(order, "insufficient_funds", event, now, exc.shortfall_micros)
+        await outbox.add(conn, SCHEMA, [rejection])
+        return []
+    except LedgerError as exc:
+        await outbox.add(conn, SCHEMA, [_rejected(order, exc.reason.value, event, now)])
+        return []
+    await wallets.record_hold(
+        conn,
+        order.order_id,
+        order.buyer_id,
+        order.gpu,
+        order.gpus,
+        order.currency,
+        amount,
+        event.occurred_at,
+    )
+    funded = OrderFunded(
+        order=order,
+        hold_id=transfer_id,
+        held=canonical(from_micros(amount)),
+        held_currency=order.currency,
+    )
+    message = _out(ORDERS_BOOK, order.gpu, funded, event, stable_id(event.event_id, "funded"), now)
+    return await _announce(conn, event, [(order.buyer_id, order.currency)], now, [message])
+
+
+async def on_order_cancel_requested(
+    conn: asyncpg.Connection, event: Envelope[OrderCancelRequested], now: datetime
+) -> list[Wallet]:
+    """Forward a cancel to the book unchanged, behind the order's funding (same partition)."""
+    request = event.payload
+    forward = _out(ORDERS_BOOK, request.gpu, request, event, stable_id(event.event_id, "book"), now)
+    await outbox.add(conn, SCHEMA, [forward])
+    return []
+
+
+def unfilled_micros(hold: wallets.Hold, filled_gpus: int) -> int:
+    """What is left to release of a hold once ``filled_gpus`` keep their share for leases."""
+    kept = hold.held_micros * min(filled_gpus, hold.gpus) // hold.gpus
+    return max(hold.held_micros - kept - hold.released_micros, 0)
+
+
+async def on_order_status(
+    conn: asyncpg.Connection, event: Envelope[OrderStatusChanged], now: datetime
+) -> list[Wallet]:
+    """Release the unfilled part of an order's hold when the book ends the order."""
+    change = event.payload
+    if event.producer == PRODUCER or change.status not in RELEASING:
+        return []
+    hold = await wallets.hold(conn, change.order_id)
+    if hold is None or hold.released_micros > 0:
+        return []  # never funded (billing rejected it), or released already
+    amount = unfilled_micros(hold, change.filled_gpus)
+    if amount == 0:
+        return []
+    transfer = transfers.release(
+        f"release:{hold.order_id}",
+        hold.buyer_id,
+        hold.currency,
+        amount,
+        event.occurred_at,
+        reference=f"order {hold.order_id} {change.status.value}"[:200],
+    )
+    await ledger.post(conn, transfer)
+    await wallets.record_release(conn, hold.order_id, amount, event.occurred_at)
+    return await _announce(conn, event, [(hold.buyer_id, hold.currency)], now)

@@ -1,0 +1,119 @@
+"""Wallets through the gateway: top-ups become billing commands, balances come from billing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+
+from gpux_billing.bootstrap import SPEC as BILLING
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import BILLING_COMMANDS
+from gpux_devinfra.testing.services import running
+
+from .conftest import ADMIN_KEY
+
+
+async def _commands_about(gateway: Any, topup_id: str, settle_s: float = 2.0) -> list[Any]:
+    """Every billing.commands record about one top-up (read from the start, no group)."""
+    consumer = AIOKafkaConsumer(
+        gateway.settings.topic(BILLING_COMMANDS),
+        bootstrap_servers=gateway.settings.kafka_bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+    )
+    await consumer.start()
+    found: list[Any] = []
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        quiet_since = None
+        while loop.time() < deadline:
+            batch = await consumer.getmany(timeout_ms=500)
+            records = [r for rs in batch.values() for r in rs]
+            for record in records:
+                body = json.loads(record.value)
+                if body["payload"].get("topup_id") == topup_id:
+                    found.append((record.key.decode(), body))
+            if found and not records:
+                quiet_since = quiet_since or loop.time()
+                if loop.time() - quiet_since > settle_s:
+                    break
+    finally:
+        await consumer.stop()
+    return found
+
+
+async def test_topup_is_one_command_for_billing(gateway: Any, sign_up: Any) -> None:
+    buyer = await sign_up(["buyer"])
+    body = {"amount": "25.00", "currency": "EUR"}
+    headers = {"Idempotency-Key": "topup-0001"}
+    async with gateway.client(buyer["key"]) as client:
+        first = await client.post("/v1/topups", json=body, headers=headers)
+        again = await client.post("/v1/topups", json=body, headers=headers)
+    assert first.status_code == 202, first.text
+    assert (again.status_code, again.content) == (first.status_code, first.content)
+    accepted = first.json()
+    assert accepted["status"] == "requested"
+    assert accepted["provider"] == "manual"
+    assert (accepted["amount"], accepted["currency"]) == ("25.00", "EUR")
+    commands = await _commands_about(gateway, accepted["topup_id"])
+    assert len(commands) == 1
+    key, command = commands[0]
+    assert key == buyer["id"]
+    assert command["event_type"] == "topup.requested"
+    assert command["payload"]["account_id"] == buyer["id"]
+    assert command["payload"]["amount"] == "25.00"
+
+
+async def test_topups_are_for_buyers_and_well_formed(gateway: Any, sign_up: Any) -> None:
+    seller = await sign_up(["seller"])
+    buyer = await sign_up(["buyer"])
+    async with gateway.client(seller["key"]) as client:
+        refused = await client.post("/v1/topups", json={"amount": "5", "currency": "USD"})
+        balances = await client.get("/v1/accounts/me/balances")
+    assert refused.status_code == 403
+    assert balances.status_code == 403
+    async with gateway.client(buyer["key"]) as client:
+        for amount in ("0", "-1", "1.001", "1000000", 5.5):
+            bad = await client.post("/v1/topups", json={"amount": amount, "currency": "USD"})
+            assert bad.status_code == 422, amount
+        bad = await client.post("/v1/topups", json={"amount": "5", "currency": "CHF"})
+        assert bad.status_code == 422
+        assert (await client.get("/v1/accounts/me/balances")).json() == []
+        confirm = await client.post("/v1/admin/topups/01ABC/confirm")
+    assert confirm.status_code == 403
+
+
+async def test_dev_topup_and_admin_confirmation_show_in_balances(
+    gateway: Any, sign_up: Any, gpux_settings: GpuxSettings
+) -> None:
+    buyer = await sign_up(["buyer"])
+    async with (
+        running(BILLING, gpux_settings, dev_topups=True),
+        gateway.client(buyer["key"]) as client,
+    ):
+        dev = await client.post(
+            "/v1/topups", json={"amount": "12.50", "currency": "USD", "provider": "dev"}
+        )
+        manual = await client.post("/v1/topups", json={"amount": "7.5", "currency": "USD"})
+        assert (dev.status_code, manual.status_code) == (202, 202)
+
+        async def wait_for(expected: Any) -> None:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 30
+            seen = (await client.get("/v1/accounts/me/balances")).json()
+            while seen != expected and loop.time() < deadline:
+                await asyncio.sleep(0.2)
+                seen = (await client.get("/v1/accounts/me/balances")).json()
+            assert seen == expected
+
+        await wait_for([{"currency": "USD", "available": "12.50", "held": "0.00"}])
+        async with gateway.client(ADMIN_KEY) as admin:
+            topup_id = manual.json()["topup_id"]
+            confirmed = await admin.post(f"/v1/admin/topups/{topup_id}/confirm")
+        assert confirmed.status_code == 202, confirmed.text
+        await wait_for([{"currency": "USD", "available": "20.00", "held": "0.00"}])

@@ -1,0 +1,347 @@
+"""The matching service's order path: funded orders in from orders.book, fills out.
+
+Offers are published as pricing would (``pricing.offers``), funded orders and cancels as
+billing would (``orders.book``); trades (``market.trades``), order statuses
+(``orders.status``) and offer statuses (``offers.status``) are read back from Kafka. Each
+test uses a GPU model of its own, so the scenarios share one book without meeting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import SystemClock
+from gpux_common.contracts.offers import (
+    BillingGranularity,
+    OfferAccepted,
+    OfferStatusChanged,
+    OfferSubmitted,
+    Tier,
+)
+from gpux_common.contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderPlaced,
+    OrderStatusChanged,
+    OrderTier,
+    OrderType,
+    TimeInForce,
+    TradeExecuted,
+)
+from gpux_common.events import EventCodec, Payload, wrap
+from gpux_common.ids import new_id
+from gpux_common.money import Currency
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import (
+    MARKET_TRADES,
+    OFFERS_STATUS,
+    ORDERS_BOOK,
+    ORDERS_STATUS,
+    PRICING_OFFERS,
+    Topic,
+)
+from gpux_devinfra.testing.services import running
+from gpux_matching.bootstrap import SPEC
+
+RUN = {"snapshot_every": 5, "expiry_interval_s": 0.2}
+
+
+async def publish(
+    settings: GpuxSettings, topic: Topic, producer: str, items: Sequence[tuple[str, Payload]]
+) -> None:
+    broker = make_broker(settings, producer)
+    await broker.start()
+    try:
+        now = SystemClock().now()
+        messages = [
+            Outgoing(topic, key, wrap(payload, producer=producer, occurred_at=now))
+            for key, payload in items
+        ]
+        await publish_many(broker, settings, messages)
+    finally:
+        await broker.stop()
+
+
+def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
+    return OfferSubmitted(
+        offer_id=new_id(),
+        seller_id="seller-1",
+        gpu=gpu,
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=Currency("EUR"),
+        tier=Tier.ON_DEMAND,
+        billing=BillingGranularity.HOUR,
+    )
+
+
+def order(
+    gpu: str,
+    gpus: int,
+    kind: OrderType,
+    price: str | None = None,
+    tif: TimeInForce = TimeInForce.GTC,
+    expires_in_s: float | None = None,
+) -> OrderPlaced:
+    expires = (
+        None if expires_in_s is None else SystemClock().now() + timedelta(seconds=expires_in_s)
+    )
+    return OrderPlaced(
+        order_id=new_id(),
+        buyer_id="buyer-1",
+        gpu=gpu,
+        gpus=gpus,
+        type=kind,
+        max_price_per_gpu_hour=None if price is None else Decimal(price),
+        currency=Currency("EUR"),
+        tier=OrderTier.ANY,
+        hours=2,
+        time_in_force=tif,
+        expires_at=expires,
+    )
+
+
+async def accept(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
+    items = [(o.gpu, OfferAccepted(offer=o, revision=1)) for o in offers]
+    await publish(settings, PRICING_OFFERS, "pricing", items)
+
+
+async def fund(settings: GpuxSettings, placed: OrderPlaced) -> None:
+    funded = OrderFunded(
+        order=placed, hold_id=new_id(), held=Decimal("100"), held_currency=Currency("EUR")
+    )
+    await publish(settings, ORDERS_BOOK, "billing", [(placed.gpu, funded)])
+
+
+async def cancel(settings: GpuxSettings, placed: OrderPlaced) -> None:
+    request = OrderCancelRequested(
+        order_id=placed.order_id, buyer_id=placed.buyer_id, gpu=placed.gpu
+    )
+    await publish(settings, ORDERS_BOOK, "billing", [(placed.gpu, request)])
+
+
+async def read(settings: GpuxSettings, topic: Topic, codec: EventCodec[Any]) -> list[Any]:
+    """Every payload the book published on ``topic``, in order."""
+    consumer = AIOKafkaConsumer(
+        settings.topic(topic),
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=settings.group(f"test-{new_id()}"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    found: list[Any] = []
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                batches = await consumer.getmany(timeout_ms=200)
+                for batch in batches.values():
+                    for record in batch:
+                        envelope = codec.decode(record.value)
+                        if envelope.producer == "matching":
+                            found.append(envelope.payload)
+                parts: set[TopicPartition] = consumer.assignment()
+                if parts:
+                    ends = await consumer.end_offsets(list(parts))
+                    positions = [await consumer.position(tp) for tp in parts]
+                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
+                        return found
+    finally:
+        await consumer.stop()
+
+
+async def eventually(
+    settings: GpuxSettings,
+    topic: Topic,
+    codec: EventCodec[Any],
+    check: Callable[[list[Any]], bool],
+    timeout_s: float = 20,
+) -> list[Any]:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        seen = await read(settings, topic, codec)
+        if check(seen) or asyncio.get_running_loop().time() > deadline:
+            return seen
+        await asyncio.sleep(0.3)
+
+
+OFFER_CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
+ORDER_CODEC: EventCodec[Any] = EventCodec(OrderStatusChanged)
+TRADE_CODEC: EventCodec[Any] = EventCodec(TradeExecuted)
+
+Status = tuple[str, str, int, int, str | None]
+
+
+def order_states(seen: list[OrderStatusChanged]) -> list[Status]:
+    return [(s.order_id, s.status.value, s.filled_gpus, s.remaining_gpus, s.reason) for s in seen]
+
+
+async def live(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
+    """Wait until the book reported every offer live (orders and offers are separate topics)."""
+    wanted = {(o.offer_id, "live", o.gpus) for o in offers}
+    seen = await eventually(
+        settings,
+        OFFERS_STATUS,
+        OFFER_CODEC,
+        lambda s: wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in s},
+    )
+    assert wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in seen}
+
+
+async def orders_until(settings: GpuxSettings, expected: Status) -> list[Status]:
+    seen = await eventually(
+        settings, ORDERS_STATUS, ORDER_CODEC, lambda s: expected in order_states(s)
+    )
+    return order_states(seen)
+
+
+async def trades_of(settings: GpuxSettings, order_id: str) -> list[TradeExecuted]:
+    return [t for t in await read(settings, MARKET_TRADES, TRADE_CODEC) if t.order_id == order_id]
+
+
+async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-market"
+    cheapest, second, dearer = offer(gpu, "0.30", 4), offer(gpu, "0.32", 4), offer(gpu, "0.50", 4)
+    placed = order(gpu, 8, OrderType.MARKET)
+    async with running(SPEC, settings, **RUN):
+        await accept(settings, dearer, second, cheapest)
+        await live(settings, dearer, second, cheapest)
+        await fund(settings, placed)
+        states = await orders_until(settings, (placed.order_id, "filled", 8, 0, None))
+        assert (placed.order_id, "filled", 8, 0, None) in states
+        trades = await trades_of(settings, placed.order_id)
+        assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
+            (cheapest.offer_id, 4, Decimal("0.30")),
+            (second.offer_id, 4, Decimal("0.32")),
+        ]
+        assert all(t.buyer_id == "buyer-1" and t.seller_id == "seller-1" for t in trades)
+        assert all(t.currency == "EUR" and t.hours == 2 and t.gpu == gpu for t in trades)
+        assert len({t.trade_id for t in trades}) == 2
+        offers = await eventually(
+            settings,
+            OFFERS_STATUS,
+            OFFER_CODEC,
+            lambda s: (second.offer_id, "exhausted") in {(x.offer_id, x.status.value) for x in s},
+        )
+        ended = {(x.offer_id, x.status.value, x.remaining_gpus) for x in offers}
+        assert (cheapest.offer_id, "exhausted", 0) in ended
+        assert (second.offer_id, "exhausted", 0) in ended
+        assert (dearer.offer_id, "exhausted", 0) not in ended
+
+        # A redelivered funding places nothing twice.
+        await fund(settings, placed)
+        await asyncio.sleep(1.0)
+        assert len(await trades_of(settings, placed.order_id)) == 2
+
+
+async def test_a_limit_bid_rests_then_fills_when_a_cheaper_offer_arrives(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-limit"
+    ask = offer(gpu, "0.40", 2)
+    placed = order(gpu, 2, OrderType.LIMIT, price="0.35")
+    async with running(SPEC, settings, **RUN):
+        await accept(settings, ask)
+        await live(settings, ask)
+        await fund(settings, placed)
+        states = await orders_until(settings, (placed.order_id, "open", 0, 2, None))
+        assert (placed.order_id, "open", 0, 2, None) in states
+        assert await trades_of(settings, placed.order_id) == []
+
+        cheaper = offer(gpu, "0.33", 2)
+        await accept(settings, cheaper)
+        states = await orders_until(settings, (placed.order_id, "filled", 2, 0, None))
+        assert (placed.order_id, "filled", 2, 0, None) in states
+        trades = await trades_of(settings, placed.order_id)
+        # The bid rested, so the trade is at its price.
+        assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
+            (cheaper.offer_id, 2, Decimal("0.35"))
+        ]
+
+
+async def test_cancel_releases_the_remainder(module_settings: GpuxSettings) -> None:
+    settings = module_settings
+    gpu = "gpu-cancel"
+    ask = offer(gpu, "0.25", 1)
+    placed = order(gpu, 4, OrderType.LIMIT, price="0.25")
+    async with running(SPEC, settings, **RUN):
+        await accept(settings, ask)
+        await live(settings, ask)
+        await fund(settings, placed)
+        partial = (placed.order_id, "partially_filled", 1, 3, None)
+        assert partial in await orders_until(settings, partial)
+        await cancel(settings, placed)
+        cancelled = (placed.order_id, "cancelled", 1, 0, "cancel_requested")
+        assert cancelled in await orders_until(settings, cancelled)
+        assert len(await trades_of(settings, placed.order_id)) == 1
+
+
+async def test_fok_that_cannot_fill_completely_fills_nothing(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-fok"
+    ask = offer(gpu, "0.20", 2)
+    placed = order(gpu, 5, OrderType.LIMIT, price="0.30", tif=TimeInForce.FOK)
+    async with running(SPEC, settings, **RUN):
+        await accept(settings, ask)
+        await live(settings, ask)
+        await fund(settings, placed)
+        killed = (placed.order_id, "cancelled", 0, 0, "fok_unfillable")
+        assert killed in await orders_until(settings, killed)
+        assert await trades_of(settings, placed.order_id) == []
+        offers = await read(settings, OFFERS_STATUS, OFFER_CODEC)
+        assert [x.status.value for x in offers if x.offer_id == ask.offer_id] == ["live"]
+
+
+async def test_an_expired_gtd_order_leaves_the_book_by_itself(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-gtd"
+    placed = order(gpu, 3, OrderType.LIMIT, price="0.10", tif=TimeInForce.GTD, expires_in_s=3)
+    late = order(gpu, 1, OrderType.LIMIT, price="0.10", tif=TimeInForce.GTD, expires_in_s=-1)
+    async with running(SPEC, settings, **RUN):
+        await fund(settings, placed)
+        await fund(settings, late)
+        rested = (placed.order_id, "open", 0, 3, None)
+        assert rested in await orders_until(settings, rested)
+        expired = (placed.order_id, "expired", 0, 0, None)
+        assert expired in await orders_until(settings, expired)
+        # Funded after its time: it never rests.
+        too_late = (late.order_id, "expired", 0, 0, "expired_on_arrival")
+        assert too_late in await orders_until(settings, too_late)
+
+
+async def test_a_resting_order_survives_a_restart_and_nothing_is_sent_twice(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-restart"
+    placed = order(gpu, 3, OrderType.LIMIT, price="0.60")
+    async with running(SPEC, settings, **RUN):
+        await fund(settings, placed)
+        rested = (placed.order_id, "open", 0, 3, None)
+        assert rested in await orders_until(settings, rested)
+    async with running(SPEC, settings, **RUN):
+        ask = offer(gpu, "0.55", 5)
+        await accept(settings, ask)
+        filled = (placed.order_id, "filled", 3, 0, None)
+        states = await orders_until(settings, filled)
+        assert [s for s in states if s[0] == placed.order_id] == [rested, filled]
+        trades = await trades_of(settings, placed.order_id)
+        assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
+            (ask.offer_id, 3, Decimal("0.60"))
+        ]
+        await live(settings, ask.model_copy(update={"gpus": 2}))
