@@ -187,6 +187,9 @@ async def test_offers_are_private_to_their_seller(
     async with gateway.client(bob["key"]) as client:
         assert (await client.get(f"/v1/offers/{offer['id']}")).status_code == 404
         assert (await client.get("/v1/offers")).json()["items"] == []
+        change = {"price_per_gpu_hour": "0.10"}
+        assert (await client.patch(f"/v1/offers/{offer['id']}", json=change)).status_code == 404
+        assert (await client.delete(f"/v1/offers/{offer['id']}")).status_code == 404
 
 
 async def test_offer_listing_is_paginated_by_cursor(
