@@ -11,3 +11,7 @@ PRICES_STREAM_MAX = 10_000
 
 BALANCES = "balances"
 """Hash per account (``balances:<account id>``): currency -> ``BalanceChanged`` JSON (billing)."""
+
+CANDLES = "prices:candles"
+"""String per book and interval (``prices:candles:<gpu>:<tier>:<interval>``): JSON with the
+latest 200 OHLC candles and the 24 h volume-weighted price, in every currency (pricing)."""

@@ -13,7 +13,17 @@ from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.ratelimit import RateLimiter
-from gpux_gateway.api import accounts, admin, catalog, offers, orders, prices, stream, wallets
+from gpux_gateway.api import (
+    accounts,
+    admin,
+    catalog,
+    history,
+    offers,
+    orders,
+    prices,
+    stream,
+    wallets,
+)
 from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
@@ -76,6 +86,7 @@ async def wire(runtime: Runtime) -> Wiring:
             stream.router(gw),
             catalog.router(gw, view),
             prices.router(gw),
+            history.router(gw),
             wallets.router(gw),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],

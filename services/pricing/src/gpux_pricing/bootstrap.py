@@ -6,10 +6,9 @@ from pathlib import Path
 
 from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
-from gpux_pricing import market_data
+from gpux_pricing import history, market_data
 from gpux_pricing.adapters import repository
 from gpux_pricing.config import PricingSettings
-from gpux_pricing.domain.validation import Band
 from gpux_pricing.entrypoints.consumers import pricing_router
 from gpux_pricing.fx_loader import publish_rates, read_rates
 from gpux_pricing.handlers import SCHEMA
@@ -21,7 +20,7 @@ async def wire(runtime: Runtime) -> Wiring:
     """Consumers, the FX loader and the outbox relay of the pricing service."""
     settings = runtime.settings
     assert isinstance(settings, PricingSettings)
-    band = Band(settings.band_low_eur, settings.band_high_eur)
+    band = settings.band_for
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
     rates = read_rates(settings.fx_file)
 
@@ -35,6 +34,11 @@ async def wire(runtime: Runtime) -> Wiring:
         for gpu, tier in await repository.books(runtime.pool):
             quotes = await market_data.book_quotes(runtime.pool, gpu, tier, now)
             await market_data.to_redis(runtime.redis, settings, quotes, stream=False)
+        rates = await repository.rate_table(runtime.pool)
+        traded = await runtime.pool.fetch("SELECT DISTINCT gpu, tier FROM pricing.trades")
+        for row in traded:
+            candles = await history.snapshot(runtime.pool, row["gpu"], row["tier"], rates, now)
+            await history.to_redis(runtime.redis, settings, candles)
 
     return Wiring(
         routers=[pricing_router(settings, runtime.pool, runtime.redis, runtime.clock, band)],

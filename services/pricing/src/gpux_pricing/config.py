@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import Field
 
 from gpux_common.settings import GpuxSettings
+from gpux_pricing.domain.validation import Band
 
 DEFAULT_FX_FILE = Path(__file__).resolve().parent / "data" / "fx_rates.toml"
 
@@ -19,3 +20,12 @@ class PricingSettings(GpuxSettings):
     fx_file: Path = Field(default=DEFAULT_FX_FILE, description="Rates the FX loader publishes.")
     band_low_eur: Decimal = Field(default=Decimal("0.01"), gt=0, description="Sanity band floor.")
     band_high_eur: Decimal = Field(default=Decimal("100"), gt=0, description="Sanity band top.")
+    bands: dict[str, tuple[Decimal, Decimal]] = Field(
+        default_factory=dict,
+        description='Per-GPU bands in EUR, e.g. GPUX_BANDS=\'{"h100-sxm": ["0.50", "20"]}\'.',
+    )
+
+    def band_for(self, gpu: str) -> Band:
+        """The sanity band of one GPU model (its own, else the default)."""
+        low, high = self.bands.get(gpu, (self.band_low_eur, self.band_high_eur))
+        return Band(low, high)

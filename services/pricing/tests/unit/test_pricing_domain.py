@@ -182,3 +182,11 @@ def test_candles_roll_open_high_low_close_and_vwap() -> None:
     assert candle.vwap == Decimal("0.40")
     later = roll(candle, start + timedelta(hours=1), Decimal("0.6"), 1)
     assert (later.open, later.gpus) == (Decimal("0.6"), 1)
+
+
+def test_each_gpu_may_have_its_own_sanity_band() -> None:
+    from gpux_pricing.config import PricingSettings
+
+    settings = PricingSettings(bands={"h100-sxm": (Decimal("0.50"), Decimal("20"))})
+    assert settings.band_for("h100-sxm") == Band(Decimal("0.50"), Decimal("20"))
+    assert settings.band_for("rtx-4090") == Band(Decimal("0.01"), Decimal("100"))

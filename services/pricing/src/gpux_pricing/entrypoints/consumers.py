@@ -20,6 +20,7 @@ from gpux_common.contracts.offers import (
     OfferSubmitted,
     OfferWithdrawalRequested,
 )
+from gpux_common.contracts.orders import TradeExecuted
 from gpux_common.contracts.prices import BestAskChanged
 from gpux_common.events import Envelope, EventCodec
 from gpux_common.settings import GpuxSettings
@@ -27,18 +28,23 @@ from gpux_common.topics import (
     ACCOUNTS,
     CATALOG_GPUS,
     FX_RATES,
+    MARKET_TRADES,
     OFFERS_COMMANDS,
     OFFERS_STATUS,
     Topic,
 )
-from gpux_pricing import handlers, market_data
+from gpux_pricing import handlers, history, market_data
 from gpux_pricing.domain.validation import Band
 
 Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[None]]
 
 
 def pricing_router(
-    settings: GpuxSettings, pool: asyncpg.Pool, redis: Redis, clock: Clock, band: Band
+    settings: GpuxSettings,
+    pool: asyncpg.Pool,
+    redis: Redis,
+    clock: Clock,
+    band_for: Callable[[str], Band],
 ) -> KafkaRouter:
     """Every subscriber of the pricing service."""
     router = KafkaRouter()
@@ -75,9 +81,11 @@ def pricing_router(
         OFFERS_COMMANDS,
         EventCodec(OfferSubmitted, OfferChangeRequested, OfferWithdrawalRequested),
         {
-            "offer.submitted": lambda c, e: handlers.on_offer_submitted(c, e, band, clock.now()),
+            "offer.submitted": lambda c, e: handlers.on_offer_submitted(
+                c, e, band_for(e.payload.gpu), clock.now()
+            ),
             "offer.change_requested": lambda c, e: handlers.on_offer_change_requested(
-                c, e, band, clock.now()
+                c, e, band_for(e.payload.gpu), clock.now()
             ),
             "offer.withdrawal_requested": lambda c, e: handlers.on_offer_withdrawal_requested(
                 c, e, clock.now()
@@ -103,5 +111,20 @@ def pricing_router(
         schema=handlers.SCHEMA,
         handle=book_status,
         after=publish_read_model,
+    )
+
+    async def publish_history(snapshot: history.Snapshot | None) -> None:
+        await history.to_redis(redis, settings, snapshot)
+
+    subscribe_once(
+        router,
+        settings,
+        topic=MARKET_TRADES,
+        group="pricing.market.trades",
+        codec=EventCodec(TradeExecuted),
+        pool=pool,
+        schema=handlers.SCHEMA,
+        handle=history.on_trade_executed,
+        after=publish_history,
     )
     return router

@@ -1,0 +1,212 @@
+"""Trades → pricing → OHLC candles and 24 h VWAP in PostgreSQL and Redis → the gateway.
+
+The matching service is stood in for by publishing the `trade.executed` events it publishes
+(producer `matching` on `market.trades`); pricing's handling, its tables, its Redis read
+model and the gateway's history endpoint are real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.contracts.orders import TradeExecuted
+from gpux_common.events import Envelope, wrap
+from gpux_common.money import Currency, quantize
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import MARKET_TRADES
+from gpux_devinfra.testing.services import running
+from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_pricing.bootstrap import SPEC as PRICING
+
+GPU = "rtx-4090"
+# Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
+TRADES = [
+    ("t1", "0.40", Currency.USD, 2, datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)),  # 0.368 EUR
+    ("t2", "0.50", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 20, tzinfo=UTC)),
+    ("t3", "0.30", Currency.GBP, 1, datetime(2026, 11, 28, 10, 0, 40, tzinfo=UTC)),  # 0.354 EUR
+    ("t4", "0.46", Currency.EUR, 2, datetime(2026, 11, 28, 10, 1, 10, tzinfo=UTC)),
+]
+IN_EUR = [Decimal("0.368"), Decimal("0.50"), Decimal("0.354"), Decimal("0.46")]
+
+
+@pytest.fixture(scope="module")
+async def stack(module_settings: GpuxSettings) -> AsyncIterator[tuple[str, GpuxSettings]]:
+    async with (
+        running(PRICING, module_settings),
+        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
+    ):
+        yield url, module_settings
+
+
+def trade(
+    trade_id: str, price: str, currency: Currency, gpus: int, at: datetime, tier: str
+) -> Envelope[TradeExecuted]:
+    payload = TradeExecuted(
+        trade_id=trade_id,
+        order_id=f"order-{trade_id}",
+        offer_id=f"offer-{trade_id}",
+        buyer_id="buyer",
+        seller_id="seller",
+        gpu=GPU,
+        tier=tier,
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=currency,
+        billing="hour",
+        executed_at=at,
+    )
+    return wrap(payload, producer="matching", occurred_at=at)
+
+
+async def publish(settings: GpuxSettings, envelopes: list[Envelope[TradeExecuted]]) -> None:
+    broker = make_broker(settings, "matching")
+    await broker.start()
+    try:
+        await publish_many(broker, settings, [Outgoing(MARKET_TRADES, GPU, e) for e in envelopes])
+    finally:
+        await broker.stop()
+
+
+async def eventually(
+    client: httpx.AsyncClient, path: str, check: Callable[[Any], bool], timeout_s: float = 20
+) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        body = (await client.get(path)).json()
+        if check(body) or asyncio.get_running_loop().time() > deadline:
+            return body
+        await asyncio.sleep(0.2)
+
+
+async def rates_loaded(settings: GpuxSettings, timeout_s: float = 20) -> None:
+    """Pricing publishes its FX file at start and consumes it; trades need those rates."""
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while await conn.fetchval("SELECT count(*) FROM pricing.fx_rates") < 2:
+            assert asyncio.get_running_loop().time() < deadline, "no FX rates in pricing"
+            await asyncio.sleep(0.2)
+    finally:
+        await conn.close()
+
+
+def ohlc(candle: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, Decimal, int]:
+    return (
+        Decimal(candle["open"]),
+        Decimal(candle["high"]),
+        Decimal(candle["low"]),
+        Decimal(candle["close"]),
+        candle["gpus"],
+    )
+
+
+async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]) -> None:
+    url, settings = stack
+    await rates_loaded(settings)
+    envelopes = [trade(i, p, c, g, at, "on_demand") for i, p, c, g, at in TRADES]
+    await publish(settings, envelopes)
+
+    minute = f"/v1/prices/{GPU}/history?interval=1m&currency=EUR"
+    hour = f"/v1/prices/{GPU}/history?interval=1h&currency=EUR&tier=on_demand"
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        body = await eventually(
+            client, hour, lambda b: bool(b["candles"]) and b["candles"][-1]["gpus"] == 6
+        )
+        assert (body["gpu"], body["tier"], body["interval"]) == (GPU, "on_demand", "1h")
+        assert body["currency"] == "EUR"
+        assert len(body["candles"]) == 1
+        assert body["candles"][0]["start"] == "2026-11-28T10:00:00Z"
+        assert ohlc(body["candles"][0]) == (
+            Decimal("0.368"),
+            Decimal("0.5"),
+            Decimal("0.354"),
+            Decimal("0.46"),
+            6,
+        )
+        gpus = [g for *_, g, _ in TRADES]
+        expected_vwap = quantize(
+            sum((p * g for p, g in zip(IN_EUR, gpus, strict=True)), Decimal(0)) / sum(gpus)
+        )
+        assert expected_vwap == Decimal("0.418333")
+        assert Decimal(body["vwap_24h"]) == expected_vwap
+
+        minutes = (await client.get(minute)).json()
+        assert [c["start"] for c in minutes["candles"]] == [
+            "2026-11-28T10:00:00Z",
+            "2026-11-28T10:01:00Z",
+        ]
+        assert ohlc(minutes["candles"][0]) == (
+            Decimal("0.368"),
+            Decimal("0.5"),
+            Decimal("0.354"),
+            Decimal("0.354"),
+            4,
+        )
+        assert ohlc(minutes["candles"][1]) == (Decimal("0.46"),) * 4 + (2,)
+
+        usd = (await client.get(f"/v1/prices/{GPU}/history?interval=1d&currency=USD")).json()
+        assert usd["currency"] == "USD"
+        assert Decimal(usd["candles"][0]["close"]) == Decimal("0.5")  # 0.46 EUR / 0.92
+
+        # The same event again, the same trade under a new event id, and an older trade that
+        # arrives late: none of them moves the close; only the late one adds volume.
+        late = trade(
+            "t0", "0.10", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 1, tzinfo=UTC), "on_demand"
+        )
+        again = trade(*TRADES[0], "on_demand")
+        marker = trade("m1", "0.40", Currency.EUR, 1, TRADES[3][4], "interruptible")
+        await publish(settings, [envelopes[0], again, marker])
+        interruptible = f"/v1/prices/{GPU}/history?interval=1m&currency=EUR&tier=interruptible"
+        await eventually(client, interruptible, lambda b: bool(b["candles"]))
+        assert (await client.get(minute)).json() == minutes
+        assert (await client.get(hour)).json() == body
+
+        await publish(settings, [late])
+        after = await eventually(
+            client, hour, lambda b: b["candles"] and b["candles"][-1]["gpus"] == 7
+        )
+        assert ohlc(after["candles"][0]) == (
+            Decimal("0.368"),
+            Decimal("0.5"),
+            Decimal("0.1"),
+            Decimal("0.46"),
+            7,
+        )
+
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        rows = await conn.fetch(
+            "SELECT trade_id, price, traded_price, traded_currency FROM pricing.trades"
+            " WHERE tier = 'on_demand' ORDER BY trade_id"
+        )
+    finally:
+        await conn.close()
+    assert [r["trade_id"] for r in rows] == ["t0", "t1", "t2", "t3", "t4"]
+    assert rows[1]["price"] == Decimal("0.368")
+    assert (rows[1]["traded_price"], rows[1]["traded_currency"]) == (Decimal("0.40"), "USD")
+
+
+async def test_a_restart_rebuilds_the_candles_read_model(stack: tuple[str, GpuxSettings]) -> None:
+    from redis.asyncio import Redis
+
+    from gpux_common.redis_keys import CANDLES
+
+    _, settings = stack
+    redis = Redis.from_url(settings.redis_url)
+    keys = [k async for k in redis.scan_iter(match=settings.redis_key(CANDLES, "*"))]
+    assert keys, "the first test wrote candles"
+    before = {k: await redis.get(k) for k in keys}
+    await redis.delete(*keys)
+    async with running(PRICING, settings):
+        after = {k: await redis.get(k) for k in keys}
+    await redis.aclose()
+    assert after == before
