@@ -8,6 +8,7 @@ handling of them, its events, its Redis read model and the gateway's endpoints a
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
@@ -182,6 +183,24 @@ async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
         assert Decimal(first["cost"]) == (
             Decimal(str(first["gpu_hours"])) * Decimal("0.513043")
         ).quantize(Decimal("0.000001"))
+
+
+async def test_quote_changes_reach_the_live_price_stream(
+    stack: tuple[str, GpuxSettings],
+) -> None:
+    url, _ = stack
+    events: list[dict[str, Any]] = []
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=20) as client,
+        client.stream("GET", "/v1/stream/prices", headers={"Last-Event-ID": "0-0"}) as stream,
+    ):
+        async for line in stream.aiter_lines():
+            if line.startswith("data:"):
+                events.append(json.loads(line[5:]))
+                if len(events) >= 3:
+                    break
+    assert all(e["gpu"] == "rtx-4090" for e in events)
+    assert {e["region"] for e in events} >= {"*"}
 
 
 async def test_restart_rebuilds_the_read_model_with_the_same_best_asks(
