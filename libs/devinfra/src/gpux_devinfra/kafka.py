@@ -144,7 +144,12 @@ def _cluster_id() -> str:
 
 def answers(bootstrap: str = f"127.0.0.1:{PORT}") -> bool:
     """Whether the broker answers a metadata request."""
+    import logging
+
     from aiokafka.admin import AIOKafkaAdminClient
+
+    # While the broker starts, every probe fails by design: keep aiokafka from printing it.
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
 
     async def probe() -> bool:
         admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
