@@ -123,6 +123,13 @@ ORDERS_COMMANDS = Topic(
     "Buyers' order commands from the gateway.",
     _WEEK_MS,
 )
+MARKET_SESSIONS = Topic(
+    "market.sessions",
+    "* or gpu id",
+    1,
+    Cleanup.COMPACT,
+    "Market sessions: open or halted, for all GPUs (*) or one.",
+)
 SMOKE_PINGS = Topic(
     "smoke.pings",
     "ping id",
@@ -147,6 +154,7 @@ REGISTRY: tuple[Topic, ...] = (
     MARKET_TRADES,
     BILLING_COMMANDS,
     BILLING_BALANCES,
+    MARKET_SESSIONS,
     SMOKE_PINGS,
 )
 """Every topic, in the order docs/ARCHITECTURE.md lists them."""

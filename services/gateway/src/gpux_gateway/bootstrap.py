@@ -18,6 +18,7 @@ from gpux_gateway.api import (
     admin,
     catalog,
     history,
+    market,
     offers,
     orders,
     prices,
@@ -28,6 +29,8 @@ from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
+from gpux_gateway.readmodels.market import load_end_offsets as load_market_end_offsets
+from gpux_gateway.readmodels.market import market_router, market_view
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
 from gpux_gateway.readmodels.orders_consumer import orders_status_router
 
@@ -72,9 +75,11 @@ async def wire(runtime: Runtime) -> Wiring:
     gw = make_gateway(runtime)
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
     view = catalog_view(runtime.settings)
+    sessions = market_view(runtime.settings)
     return Wiring(
         routers=[
             catalog_router(view),
+            market_router(sessions),
             offers_status_router(runtime.settings, runtime.pool, runtime.clock),
             orders_status_router(runtime.settings, runtime.pool, runtime.clock),
         ],
@@ -88,9 +93,13 @@ async def wire(runtime: Runtime) -> Wiring:
             prices.router(gw),
             history.router(gw),
             wallets.router(gw),
+            market.router(gw, sessions),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],
-        on_started=[lambda: load_end_offsets(runtime.settings, view)],
+        on_started=[
+            lambda: load_end_offsets(runtime.settings, view),
+            lambda: load_market_end_offsets(runtime.settings, sessions),
+        ],
         configure_app=lambda app: configure(gw, app),
     )
 

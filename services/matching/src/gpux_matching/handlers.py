@@ -1,9 +1,11 @@
 """The matching service around its pure engine: commands in, status events out, exactly once.
 
 Inputs: accepted and withdrawn offers (``pricing.offers``), FX rates (``fx.rates``), funded
-orders and cancels (``orders.book``). The engine lives in memory. One lock serialises every
-command: apply it to the engine, then, in one transaction, claim the input in the inbox,
-append the command to ``matching.commands``, write its ``trade.executed``,
+orders and cancels (``orders.book``), market sessions (``market.sessions``, kept in
+``matching.market_state``: while a GPU or the whole market is halted, a funded order for it is
+rejected with ``market_halted`` and never reaches the engine). The engine lives in memory. One
+lock serialises every command: apply it to the engine, then, in one transaction, claim the
+input in the inbox, append the command to ``matching.commands``, write its ``trade.executed``,
 ``order.status_changed`` and ``offer.status_changed`` events to the outbox and, every
 ``snapshot_every`` commands, a snapshot. If that transaction fails, the engine holds a change
 the database does not: it is rebuilt from the database (latest snapshot + the log after it)
@@ -27,6 +29,7 @@ from gpux_common import outbox
 from gpux_common.broker import Outgoing
 from gpux_common.clock import Clock
 from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.market import ALL_GPUS, HALTED_REASON, MarketState, MarketStateChanged
 from gpux_common.contracts.offers import (
     OfferAccepted,
     OfferStatus,
@@ -36,6 +39,7 @@ from gpux_common.contracts.offers import (
 from gpux_common.contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
+    OrderPlaced,
     OrderStatus,
     OrderStatusChanged,
     TradeExecuted,
@@ -433,6 +437,9 @@ async def plan_funded(
     if await store.order_known(conn, order.order_id):
         return None
     await store.save_order(conn, order.order_id, order.buyer_id, order.gpu)
+    if await market_halted(conn, order.gpu):
+        await outbox.add(conn, SCHEMA, [halted_rejection(event, order, book.clock.now())])
+        return None
     price = order.max_price_per_gpu_hour
     return PlaceOrder(
         now=epoch_micros(book.clock.now()),
@@ -458,3 +465,61 @@ async def plan_cancel(
     if book.engine.order(event.payload.order_id) is None:
         return None
     return CancelOrder(now=epoch_micros(book.clock.now()), order_id=event.payload.order_id)
+
+
+# Market sessions ------------------------------------------------------------------------------
+
+
+async def record_market_state(
+    conn: asyncpg.Connection, event: Envelope[MarketStateChanged]
+) -> None:
+    """Keep the latest state per scope (an older change than the one stored is ignored)."""
+    changed = event.payload
+    await conn.execute(
+        """
+        INSERT INTO matching.market_state (scope, state, reason, changed_at)
+        VALUES ($1, $2, $3, $4)
+        ON CONFLICT (scope) DO UPDATE
+            SET state = EXCLUDED.state, reason = EXCLUDED.reason, changed_at = EXCLUDED.changed_at
+            WHERE matching.market_state.changed_at <= EXCLUDED.changed_at
+        """,
+        changed.scope,
+        changed.state.value,
+        changed.reason,
+        changed.changed_at,
+    )
+    log.info("market state", extra={"scope": changed.scope, "state": changed.state.value})
+
+
+async def market_halted(conn: asyncpg.Connection, gpu: str) -> bool:
+    """True while the whole market or this GPU model is halted (no row: open)."""
+    halted = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM matching.market_state"
+        " WHERE scope = ANY($1::text[]) AND state = $2)",
+        [ALL_GPUS, gpu],
+        MarketState.HALTED.value,
+    )
+    return bool(halted)
+
+
+def halted_rejection(event: Envelope[OrderFunded], order: OrderPlaced, now: datetime) -> Outgoing:
+    """The ``rejected`` status of a funded order that arrived while its market was halted."""
+    changed = OrderStatusChanged(
+        order_id=order.order_id,
+        buyer_id=order.buyer_id,
+        gpu=order.gpu,
+        status=OrderStatus.REJECTED,
+        filled_gpus=0,
+        remaining_gpus=order.gpus,
+        reason=HALTED_REASON,
+    )
+    envelope = wrap(
+        changed,
+        producer=PRODUCER,
+        occurred_at=now,
+        event_id=stable_id(event.event_id, "order", order.order_id, HALTED_REASON),
+        correlation_id=event.correlation_id,
+        causation_id=event.event_id,
+        trace=event.trace,
+    )
+    return Outgoing(ORDERS_STATUS, order.gpu, envelope)

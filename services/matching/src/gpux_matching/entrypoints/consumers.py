@@ -11,12 +11,14 @@ from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
 
 from gpux_common.broker import subscriber_options
+from gpux_common.consumers import subscribe_once
 from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.market import MarketStateChanged
 from gpux_common.contracts.offers import OfferAccepted, OfferWithdrawn
 from gpux_common.contracts.orders import OrderCancelRequested, OrderFunded
 from gpux_common.events import Envelope, EventCodec, decode_or_none
 from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_common.topics import FX_RATES, MARKET_SESSIONS, ORDERS_BOOK, PRICING_OFFERS, Topic
 from gpux_matching import handlers
 from gpux_matching.domain import Command
 
@@ -55,5 +57,16 @@ def matching_router(settings: GpuxSettings, book: handlers.Book) -> KafkaRouter:
         ORDERS_BOOK,
         EventCodec(OrderFunded, OrderCancelRequested),
         {"order.funded": handlers.plan_funded, "order.cancel_requested": handlers.plan_cancel},
+    )
+    # Not a book command: the state goes to matching.market_state, read by plan_funded.
+    subscribe_once(
+        router,
+        settings,
+        topic=MARKET_SESSIONS,
+        group="matching.market.sessions",
+        codec=EventCodec(MarketStateChanged),
+        pool=book.pool,
+        schema=handlers.SCHEMA,
+        handle=handlers.record_market_state,
     )
     return router

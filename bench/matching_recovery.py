@@ -1,0 +1,243 @@
+"""Matching recovery benchmark: how long a restart takes to rebuild a big book.
+
+    uv run python bench/matching_recovery.py [--orders N] [--offers M] [--replay K] [--seed S]
+                                             [--db [URL]]
+
+Builds an engine through the pure domain with N resting orders (default 100,000) and M
+resting offers (default 1,000) that do not cross, then measures with ``time.perf_counter``
+what the service does on start-up (``Book._rebuild``): snapshot → JSON → parse → restore, and
+the replay of K logged commands after the snapshot (default 1,000: orders, some of which
+trade, offers, cancels), decoded from their logged JSON as ``store.commands_after`` does.
+With ``--db`` it also writes the snapshot as jsonb to a scratch table in PostgreSQL
+(``GPUX_DATABASE_URL``, or the local default of ``uv run gpux infra up``), then times
+load (asyncpg fetch of the row) + parse + restore end to end; the scratch table is dropped
+afterwards. Prints a table of the figures against the issue's target: a restart's rebuild
+under 10 s. Not a timed test: it only reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gpux_matching.adapters.store import decode_command, encode_command
+from gpux_matching.domain import (
+    AddOffer,
+    CancelOrder,
+    Command,
+    MatchingEngine,
+    PlaceOrder,
+    apply,
+)
+
+TARGET_S = 10.0
+GPUS = ("h100", "a100", "l40s", "rtx4090")
+DEFAULT_DB = "postgresql://gpux:gpux@127.0.0.1:25432/gpux"
+TABLE = "bench_matching_recovery"
+NOW = 1_800_000_000_000_000
+
+
+def build(orders: int, offers: int, rng: random.Random) -> tuple[MatchingEngine, list[str]]:
+    """A book with resting bids priced 0.10-0.49 and asks 0.50-0.99 (nothing crosses)."""
+    engine = MatchingEngine({"EUR": 1_000_000})
+    for i in range(offers):
+        apply(
+            engine,
+            AddOffer(
+                now=NOW,
+                offer_id=f"offer-{i}",
+                seller_id=f"seller-{i % 97}",
+                gpu=GPUS[i % len(GPUS)],
+                tier="on_demand",
+                price_micros=rng.randrange(500_000, 1_000_000, 100),
+                currency="EUR",
+                gpus=rng.randint(1, 64),
+            ),
+        )
+    order_ids = []
+    for i in range(orders):
+        order_id = f"order-{i}"
+        result = apply(
+            engine,
+            PlaceOrder(
+                now=NOW,
+                order_id=order_id,
+                buyer_id=f"buyer-{i % 1009}",
+                gpu=GPUS[i % len(GPUS)],
+                gpus=rng.randint(1, 16),
+                currency="EUR",
+                order_type="limit",
+                price_micros=rng.randrange(100_000, 500_000, 100),
+                hours=rng.randint(1, 24),
+            ),
+        )
+        assert not result.fills, "the seeded book should not cross"
+        order_ids.append(order_id)
+    return engine, order_ids
+
+
+def logged_commands(count: int, order_ids: list[str], rng: random.Random) -> list[tuple[str, str]]:
+    """``count`` commands as the service logs them (kind, JSON): new bids (a tenth of them
+    crossing), new offers (a tenth crossing) and cancels of resting orders."""
+    log: list[tuple[str, str]] = []
+    for i in range(count):
+        roll = rng.random()
+        gpu = GPUS[i % len(GPUS)]
+        command: Command
+        if roll < 0.5:
+            crossing = rng.random() < 0.1
+            low, high = (550_000, 1_000_000) if crossing else (100_000, 500_000)
+            command = PlaceOrder(
+                now=NOW + i,
+                order_id=f"replay-order-{i}",
+                buyer_id=f"buyer-{i % 1009}",
+                gpu=gpu,
+                gpus=rng.randint(1, 16),
+                currency="EUR",
+                order_type="limit",
+                price_micros=rng.randrange(low, high, 100),
+                hours=rng.randint(1, 24),
+            )
+        elif roll < 0.8:
+            crossing = rng.random() < 0.1
+            low, high = (300_000, 500_000) if crossing else (500_000, 1_000_000)
+            command = AddOffer(
+                now=NOW + i,
+                offer_id=f"replay-offer-{i}",
+                seller_id=f"seller-{i % 97}",
+                gpu=gpu,
+                tier="on_demand",
+                price_micros=rng.randrange(low, high, 100),
+                currency="EUR",
+                gpus=rng.randint(1, 64),
+            )
+        else:
+            command = CancelOrder(now=NOW + i, order_id=rng.choice(order_ids))
+        log.append(encode_command(command))
+    return log
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+async def database_round(url: str, body: str) -> tuple[float, float, float, int]:
+    """(write s, fetch s, parse+restore s, stored bytes) through a scratch jsonb table."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        await conn.execute(f"CREATE TABLE {TABLE} (seq bigint PRIMARY KEY, body jsonb NOT NULL)")
+        start = time.perf_counter()
+        await conn.execute(f"INSERT INTO {TABLE} (seq, body) VALUES (1, $1::jsonb)", body)
+        write_s = time.perf_counter() - start
+        start = time.perf_counter()
+        row = await conn.fetchrow(f"SELECT seq, body FROM {TABLE} ORDER BY seq DESC LIMIT 1")
+        fetch_s = time.perf_counter() - start
+        assert row is not None
+        start = time.perf_counter()
+        MatchingEngine.restore(json.loads(row["body"]))
+        restore_s = time.perf_counter() - start
+        size = await conn.fetchval(f"SELECT pg_column_size(body) FROM {TABLE} WHERE seq = 1")
+        return write_s, fetch_s, restore_s, int(size)
+    finally:
+        await conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        await conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--orders", type=int, default=100_000)
+    parser.add_argument("--offers", type=int, default=1_000)
+    parser.add_argument("--replay", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=6)
+    parser.add_argument(
+        "--db",
+        nargs="?",
+        const="",
+        default=None,
+        help="also round-trip the snapshot through PostgreSQL (URL, else GPUX_DATABASE_URL "
+        "or the local default)",
+    )
+    args = parser.parse_args()
+    if not (1 <= args.orders <= 2_000_000 and 0 <= args.offers <= 100_000):
+        parser.error("--orders must be 1..2,000,000 and --offers 0..100,000")
+    rng = random.Random(args.seed)
+
+    print(f"building a book of {args.orders:,} orders and {args.offers:,} offers…", file=sys.stderr)
+    build_s, (engine, order_ids) = timed(lambda: build(args.orders, args.offers, rng))
+    log = logged_commands(args.replay, order_ids, rng)
+
+    snapshot_s, plain = timed(engine.snapshot)
+    dumps_s, body = timed(lambda: json.dumps(plain))
+    loads_s, parsed = timed(lambda: json.loads(body))
+    restore_s, restored = timed(lambda: MatchingEngine.restore(parsed))
+
+    def replay() -> int:
+        fills = 0
+        for kind, text in log:
+            fills += len(apply(restored, decode_command(kind, text)).fills)
+        return fills
+
+    replay_s, fills = timed(replay)
+    # The restored engine must behave like the original: same commands, same fills.
+    original_fills = sum(len(apply(engine, decode_command(k, t)).fills) for k, t in log)
+    assert fills == original_fills, (fills, original_fills)
+    assert restored.snapshot() == engine.snapshot(), "restore + replay diverged"
+
+    rows: list[tuple[str, float]] = [
+        ("engine.snapshot() → plain data", snapshot_s),
+        ("json.dumps (what the service writes)", dumps_s),
+        ("json.loads (what the service reads)", loads_s),
+        ("MatchingEngine.restore", restore_s),
+        (f"replay {args.replay:,} logged commands (decode + apply)", replay_s),
+    ]
+    rebuild_s = loads_s + restore_s + replay_s
+    db: tuple[float, float, float, int] | None = None
+    if args.db is not None:
+        url = args.db or os.environ.get("GPUX_DATABASE_URL") or DEFAULT_DB
+        db = asyncio.run(database_round(url, body))
+
+    console = Console()
+    table = Table(
+        title=f"matching recovery: {args.orders:,} resting orders, {args.offers:,} offers, "
+        f"snapshot {len(body) / 1e6:.1f} MB JSON"
+    )
+    table.add_column("step")
+    table.add_column("seconds", justify="right")
+    for name, seconds in rows:
+        table.add_row(name, f"{seconds:.3f}")
+    table.add_row("[b]rebuild in memory (loads + restore + replay)[/b]", f"[b]{rebuild_s:.3f}[/b]")
+    if db is not None:
+        write_s, fetch_s, db_restore_s, size = db
+        table.add_row(f"PostgreSQL: write jsonb ({size / 1e6:.1f} MB stored)", f"{write_s:.3f}")
+        table.add_row("PostgreSQL: fetch latest snapshot row", f"{fetch_s:.3f}")
+        table.add_row("PostgreSQL: json.loads + restore of the fetched row", f"{db_restore_s:.3f}")
+        end_to_end = fetch_s + db_restore_s + replay_s
+        table.add_row(
+            "[b]rebuild from PostgreSQL (fetch + restore + replay)[/b]", f"[b]{end_to_end:.3f}[/b]"
+        )
+        rebuild_s = end_to_end
+    console.print(table)
+    console.print(
+        f"built in {build_s:.1f} s; replay made {fills} fills; "
+        f"target < {TARGET_S:.0f} s: {'met' if rebuild_s < TARGET_S else 'MISSED'} "
+        f"({rebuild_s:.2f} s, {rebuild_s / TARGET_S:.0%} of the budget)"
+    )
+
+
+if __name__ == "__main__":
+    main()

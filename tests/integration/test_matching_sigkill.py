@@ -1,0 +1,378 @@
+"""Matching survives SIGKILL mid-stream: every trade exactly once, as the pure engine says.
+
+``python -m gpux_matching`` runs as a real process (snapshots every 50 commands). Ten offers
+go to ``pricing.offers`` and, once the book has logged them, 300 funded orders (limit and
+market, with and without a cap, 1-6 GPUs) to ``orders.book`` in one go, all keyed by one GPU
+model so that each topic is one ordered partition. While the service consumes, it is killed
+with SIGKILL three times, each a seeded random 0.1-0.6 s after it resumed consuming, and
+restarted each time; then it is left to finish. The expected trades come from the pure
+engine fed the same commands in the same order. ``market.trades`` must hold exactly those
+trades (a republished outbox row may appear twice, but only as an exact copy with the same
+event id), and ``matching.commands`` must hold every input exactly once, in publication order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, cast
+
+import asyncpg
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import SystemClock
+from gpux_common.contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
+from gpux_common.contracts.orders import (
+    OrderFunded,
+    OrderPlaced,
+    OrderTier,
+    OrderType,
+    TimeInForce,
+)
+from gpux_common.events import Payload, wrap
+from gpux_common.ids import new_id
+from gpux_common.money import Currency, to_micros
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
+
+SEED = 20261129
+GPU = "gpu-sigkill"
+OFFERS = 10
+ORDERS = 300
+KILLS = 3
+TEST_DEADLINE_S = 85.0
+QUIET_S = 3.0
+
+# Trade fields that come from the matching itself (executed_at is the service's clock).
+Key = tuple[str, str, str, int, Decimal]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(settings: GpuxSettings) -> dict[str, str]:
+    return {
+        **os.environ,
+        "GPUX_ENV": "test",
+        "GPUX_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
+        "GPUX_DATABASE_URL": settings.database_url.get_secret_value(),
+        "GPUX_REDIS_URL": settings.redis_url,
+        "GPUX_NAMESPACE": settings.namespace,
+        "GPUX_CONNECT_TIMEOUT_S": "5",
+        "GPUX_HTTP_PORT": str(_free_port()),
+        "GPUX_SNAPSHOT_EVERY": "50",
+        "GPUX_EXPIRY_INTERVAL_S": "0.5",
+    }
+
+
+class Service:
+    """The matching process; its output (all runs) goes to one log file."""
+
+    def __init__(self, settings: GpuxSettings, log_path: Path) -> None:
+        self.settings = settings
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        with self.log_path.open("ab") as log:
+            log.write(f"\n=== start {self.starts} ===\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "gpux_matching"],
+                env=_env(self.settings),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        assert self.proc.poll() is None, f"the service died by itself:\n{self.tail()}"
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def tail(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+
+def _offers(rng: random.Random) -> list[OfferSubmitted]:
+    return [
+        OfferSubmitted(
+            offer_id=f"off-{i:02d}-{new_id()}",
+            seller_id=f"seller-{i % 3}",
+            gpu=GPU,
+            gpus=rng.randint(30, 80),
+            price_per_gpu_hour=Decimal(rng.randint(30, 70)) / 100,
+            currency=Currency("EUR"),
+            tier=Tier.ON_DEMAND,
+            billing=BillingGranularity.HOUR,
+        )
+        for i in range(OFFERS)
+    ]
+
+
+def _orders(rng: random.Random) -> list[OrderPlaced]:
+    placed = []
+    for i in range(ORDERS):
+        roll = rng.random()
+        if roll < 0.6:
+            kind, price = OrderType.LIMIT, Decimal(rng.randint(20, 75)) / 100
+        elif roll < 0.85:
+            kind, price = OrderType.MARKET, Decimal(rng.randint(35, 90)) / 100
+        else:
+            kind, price = OrderType.MARKET, None
+        placed.append(
+            OrderPlaced(
+                order_id=f"ord-{i:03d}-{new_id()}",
+                buyer_id=f"buyer-{i % 7}",
+                gpu=GPU,
+                gpus=rng.randint(1, 6),
+                type=kind,
+                max_price_per_gpu_hour=price,
+                currency=Currency("EUR"),
+                tier=OrderTier.ANY,
+                hours=rng.randint(1, 4),
+                time_in_force=TimeInForce.GTC,
+            )
+        )
+    return placed
+
+
+async def _publish(
+    settings: GpuxSettings, topic: Topic, producer: str, payloads: list[Payload]
+) -> None:
+    broker = make_broker(settings, producer)
+    await broker.start()
+    try:
+        now = SystemClock().now()
+        messages = [
+            Outgoing(topic, GPU, wrap(p, producer=producer, occurred_at=now)) for p in payloads
+        ]
+        await publish_many(broker, settings, messages)
+    finally:
+        await broker.stop()
+
+
+def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counter[Key]:
+    """The trades of the pure engine fed the service's commands, in the same order."""
+    engine = MatchingEngine({"EUR": 1_000_000})
+    commands: list[Command] = [
+        AddOffer(
+            now=1,
+            offer_id=o.offer_id,
+            seller_id=o.seller_id,
+            gpu=o.gpu,
+            tier=str(o.tier),
+            price_micros=to_micros(o.price_per_gpu_hour),
+            currency=str(o.currency),
+            gpus=o.gpus,
+            billing=str(o.billing),
+        )
+        for o in offers
+    ]
+    commands += [
+        PlaceOrder(
+            now=2,
+            order_id=o.order_id,
+            buyer_id=o.buyer_id,
+            gpu=o.gpu,
+            gpus=o.gpus,
+            currency=str(o.currency),
+            order_type=str(o.type),
+            price_micros=(
+                None if o.max_price_per_gpu_hour is None else to_micros(o.max_price_per_gpu_hour)
+            ),
+            tier=str(o.tier),
+            hours=o.hours,
+            time_in_force=str(o.time_in_force),
+        )
+        for o in orders
+    ]
+    trades: Counter[Key] = Counter()
+    for command in commands:
+        for fill in apply(engine, command).fills:
+            price = Decimal(fill.price_micros) / 1_000_000
+            trades[(fill.trade_id, fill.order_id, fill.offer_id, fill.gpus, price)] += 1
+    return trades
+
+
+async def _read_trades(settings: GpuxSettings) -> list[tuple[str, dict[str, Any]]]:
+    """(event id, payload as JSON) of every record the service put on ``market.trades``."""
+    consumer = AIOKafkaConsumer(
+        settings.topic(MARKET_TRADES),
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=settings.group(f"test-{new_id()}"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    found: list[tuple[str, dict[str, Any]]] = []
+    try:
+        async with asyncio.timeout(20):
+            while True:
+                batches = await consumer.getmany(timeout_ms=300)
+                for batch in batches.values():
+                    for record in batch:
+                        body = json.loads(cast(bytes, record.value))
+                        if body.get("producer") == "matching":
+                            found.append((body["event_id"], body["payload"]))
+                parts: set[TopicPartition] = consumer.assignment()
+                if parts:
+                    ends = await consumer.end_offsets(list(parts))
+                    positions = [await consumer.position(tp) for tp in parts]
+                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
+                        return found
+    finally:
+        await consumer.stop()
+
+
+async def _logged(conn: asyncpg.Connection) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        rows = await conn.fetch("SELECT kind, body FROM matching.commands ORDER BY seq")
+    except asyncpg.UndefinedTableError:
+        return []
+    return [(row["kind"], json.loads(row["body"])) for row in rows]
+
+
+async def _unpublished(conn: asyncpg.Connection) -> int:
+    try:
+        n = await conn.fetchval("SELECT count(*) FROM matching.outbox WHERE published_at IS NULL")
+    except asyncpg.UndefinedTableError:
+        return -1
+    return int(n)
+
+
+async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
+    module_settings: GpuxSettings, tmp_path: Path
+) -> None:
+    settings = module_settings
+    rng = random.Random(SEED)
+    offers, orders = _offers(rng), _orders(rng)
+    expected = _expected(offers, orders)
+    assert expected, "the seeded stream should trade"
+    begun = time.monotonic()
+
+    def left() -> float:
+        return TEST_DEADLINE_S - (time.monotonic() - begun)
+
+    service = Service(settings, tmp_path / "matching.log")
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        service.start()
+        await _publish(
+            settings,
+            PRICING_OFFERS,
+            "pricing",
+            [OfferAccepted(offer=o, revision=1) for o in offers],
+        )
+        # Offers and orders are separate topics: let the book log every offer first, so that
+        # the order of commands (and so the trades) is defined.
+        while len(await _logged(conn)) < OFFERS:
+            assert left() > 40, f"the offers were never logged:\n{service.tail()}"
+            assert service.proc is not None
+            assert service.proc.poll() is None, service.tail()
+            await asyncio.sleep(0.2)
+
+        funded = [
+            OrderFunded(
+                order=o, hold_id=new_id(), held=Decimal("1000"), held_currency=Currency("EUR")
+            )
+            for o in orders
+        ]
+        await _publish(settings, ORDERS_BOOK, "billing", list(funded))
+
+        # Each kill comes a random 0.1-0.6 s after the (re)started service has logged a new
+        # command, so that it lands mid-consumption rather than during start-up.
+        kills_at: list[int] = []
+        for _ in range(KILLS):
+            before = kills_at[-1] if kills_at else OFFERS
+            while len(await _logged(conn)) <= before:
+                assert left() > 45, f"no progress after a restart:\n{service.tail()}"
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(rng.uniform(0.1, 0.6))
+            kills_at.append(len(await _logged(conn)))
+            service.kill()
+            service.start()
+
+        # Let it finish: every input logged, the outbox drained, and the trades on Kafka
+        # unchanged for QUIET_S seconds.
+        total = OFFERS + ORDERS
+        seen: list[tuple[str, dict[str, Any]]] = []
+        quiet_since = time.monotonic()
+        while True:
+            assert left() > 0, (
+                f"not done in time: {len(await _logged(conn))}/{total} commands logged, "
+                f"{await _unpublished(conn)} unpublished, {len(seen)} trade records, "
+                f"kills at {kills_at}\n{service.tail()}"
+            )
+            now_seen = await _read_trades(settings)
+            if len(now_seen) != len(seen):
+                seen, quiet_since = now_seen, time.monotonic()
+            done = len(await _logged(conn)) >= total and await _unpublished(conn) == 0
+            if done and time.monotonic() - quiet_since >= QUIET_S:
+                break
+            await asyncio.sleep(0.5)
+
+        # The service's own record: every input applied exactly once, in publication order.
+        logged = await _logged(conn)
+        assert [k for k, _ in logged].count("add_offer") == OFFERS
+        assert [b["offer_id"] for k, b in logged if k == "add_offer"] == [
+            o.offer_id for o in offers
+        ]
+        placed = [b["order_id"] for k, b in logged if k == "place_order"]
+        assert len(placed) == len(set(placed)), "an order was applied twice"
+        assert placed == [o.order_id for o in orders]
+        assert len(logged) == total, Counter(k for k, _ in logged)
+        inbox = await conn.fetchval("SELECT count(*) FROM matching.inbox")
+        assert inbox == total
+
+        # market.trades: duplicates only as exact copies of one outbox row.
+        by_trade: dict[str, set[tuple[str, str]]] = {}
+        for event_id, payload in seen:
+            copy = (event_id, json.dumps(payload, sort_keys=True))
+            by_trade.setdefault(payload["trade_id"], set()).add(copy)
+        differing = {t: copies for t, copies in by_trade.items() if len(copies) > 1}
+        assert not differing, f"a trade id was published with different contents: {differing}"
+
+        got: Counter[Key] = Counter()
+        for copies in by_trade.values():
+            ((_, body),) = copies
+            p = json.loads(body)
+            key = (p["trade_id"], p["order_id"], p["offer_id"], p["gpus"])
+            got[(*key, Decimal(p["price_per_gpu_hour"]))] += 1
+        assert set(by_trade) == {k[0] for k in expected}
+        assert got == expected
+        assert service.starts == KILLS + 1
+        print(
+            f"\n{len(expected)} trades, {len(seen)} trade records, "
+            f"{len(seen) - len(by_trade)} exact duplicates, kills after {kills_at} commands, "
+            f"{time.monotonic() - begun:.1f} s"
+        )
+    finally:
+        await conn.close()
+        service.stop()
