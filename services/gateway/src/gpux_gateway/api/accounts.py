@@ -8,14 +8,19 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import AccountChanged, AccountStatus, Role
+from gpux_common.contracts.accounts import AccountChanged, AccountStatus
 from gpux_common.ids import new_id
 from gpux_common.outbox import add as add_to_outbox
 from gpux_common.problems import ProblemError
 from gpux_common.topics import ACCOUNTS
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.repository import AccountRow, KeyRow
-from gpux_gateway.api.auth import anonymous_limit, principal_dependency, problem_from
+from gpux_gateway.api.auth import (
+    account_id_for,
+    anonymous_limit,
+    principal_dependency,
+    problem_from,
+)
 from gpux_gateway.api.common import create_once, envelope
 from gpux_gateway.api.schemas import (
     AccountOut,
@@ -128,7 +133,7 @@ def router(gw: Gateway) -> APIRouter:
 
     @api.get("/me", response_model=AccountOut, summary="The calling account")
     async def me(who: Annotated[Principal, Depends(principal)]) -> AccountOut:
-        account_id = _account_of(who, Scope.READ)
+        account_id = account_id_for(who, Scope.READ)
         account = await repository.get_account(gw.pool, account_id)
         if account is None:  # pragma: no cover - a key always has its account
             raise ProblemError(404, "not-found", "Not found", "no such account")
@@ -136,7 +141,7 @@ def router(gw: Gateway) -> APIRouter:
 
     @api.get("/me/keys", response_model=list[KeyOut], summary="The account's API keys")
     async def list_keys(who: Annotated[Principal, Depends(principal)]) -> list[KeyOut]:
-        account_id = _account_of(who, Scope.READ)
+        account_id = account_id_for(who, Scope.READ)
         return [key_out(k) for k in await repository.list_keys(gw.pool, account_id)]
 
     @api.post("/me/keys", status_code=201, response_model=KeyCreated, summary="Create an API key")
@@ -147,7 +152,7 @@ def router(gw: Gateway) -> APIRouter:
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
         idem = check_key(idempotency_key)
-        account_id = _account_of(who, Scope.KEYS_MANAGE)
+        account_id = account_id_for(who, Scope.KEYS_MANAGE)
         try:
             scopes = scopes_for_new_key(who.roles, body.scopes)
         except AccessError as exc:
@@ -172,16 +177,9 @@ def router(gw: Gateway) -> APIRouter:
     async def revoke_key(
         key_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> Response:
-        account_id = _account_of(who, Scope.KEYS_MANAGE)
+        account_id = account_id_for(who, Scope.KEYS_MANAGE)
         if not await repository.revoke_key(gw.pool, account_id, key_id, gw.clock.now()):
             raise ProblemError(404, "not-found", "Not found", "no such key")
         return Response(status_code=204)
 
     return api
-
-
-def _account_of(who: Principal, scope: Scope, role: Role | None = None) -> str:
-    try:
-        return who.require(scope, role)
-    except AccessError as exc:
-        raise problem_from(exc) from None

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from gpux_common.contracts.accounts import AccountStatus
+from gpux_common.contracts.accounts import AccountStatus, Role
 from gpux_common.problems import ProblemError
 from gpux_gateway.adapters import repository
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain import keys
-from gpux_gateway.domain.access import AccessError, Principal
+from gpux_gateway.domain.access import AccessError, Principal, Scope
 
 bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer gpx_…`")
 
@@ -93,3 +93,11 @@ def anonymous_limit(gw: Gateway) -> Callable[..., Awaitable[None]]:
         response.headers.update(verdict.headers)
 
     return limit
+
+
+def account_id_for(who: Principal, scope: Scope, role: Role | None = None) -> str:
+    """The caller's account id, if it holds the role and the scope; else a 403 problem."""
+    try:
+        return who.require(scope, role)
+    except AccessError as exc:
+        raise problem_from(exc) from None

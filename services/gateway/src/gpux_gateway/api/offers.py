@@ -19,8 +19,7 @@ from gpux_common.outbox import add as add_to_outbox
 from gpux_common.problems import ProblemError
 from gpux_common.topics import OFFERS_COMMANDS
 from gpux_gateway.adapters import repository
-from gpux_gateway.api.accounts import _account_of
-from gpux_gateway.api.auth import principal_dependency
+from gpux_gateway.api.auth import account_id_for, principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
 from gpux_gateway.api.schemas import (
     Cursor,
@@ -73,7 +72,7 @@ def router(gw: Gateway) -> APIRouter:
         who: Annotated[Principal, Depends(principal)],
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
-        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
         idem = check_key(idempotency_key)
         problem = check_window(body.available_until, gw.clock.now())
         if problem:
@@ -97,7 +96,7 @@ def router(gw: Gateway) -> APIRouter:
         who: Annotated[Principal, Depends(principal)],
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
-        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
         idem = check_key(idempotency_key)
         now = gw.clock.now()
         for position, offer in enumerate(body.offers):
@@ -151,7 +150,7 @@ def router(gw: Gateway) -> APIRouter:
     async def change(
         offer_id: ResourceId, body: OfferChange, who: Annotated[Principal, Depends(principal)]
     ) -> OfferOut:
-        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
         if body.price_per_gpu_hour is None and body.gpus is None:
             raise ProblemError(
                 422, "validation-error", "Request validation failed", "change price or gpus"
@@ -171,7 +170,7 @@ def router(gw: Gateway) -> APIRouter:
     async def withdraw(
         offer_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> OfferOut:
-        seller_id = _account_of(who, Scope.OFFERS_WRITE, Role.SELLER)
+        seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
         row = await _own_open_offer(seller_id, offer_id)
         command = OfferWithdrawalRequested(offer_id=offer_id, seller_id=seller_id, gpu=row["gpu"])
         await _command(row, command)
@@ -183,7 +182,7 @@ def router(gw: Gateway) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=100)] = 50,
         cursor: Cursor = None,
     ) -> Page[OfferOut]:
-        seller_id = _account_of(who, Scope.READ, Role.SELLER)
+        seller_id = account_id_for(who, Scope.READ, Role.SELLER)
         rows = await repository.list_offers(gw.pool, seller_id, cursor, limit + 1)
         items = [offer_out(r) for r in rows[:limit]]
         next_cursor = items[-1].id if len(rows) > limit else None
@@ -193,7 +192,7 @@ def router(gw: Gateway) -> APIRouter:
     async def get_offer(
         offer_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> OfferOut:
-        seller_id = _account_of(who, Scope.READ, Role.SELLER)
+        seller_id = account_id_for(who, Scope.READ, Role.SELLER)
         row = await repository.get_offer(gw.pool, seller_id, offer_id)
         if row is None:
             raise ProblemError(404, "not-found", "Not found", "no such offer")

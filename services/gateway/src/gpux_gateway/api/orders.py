@@ -15,8 +15,7 @@ from gpux_common.outbox import add as add_to_outbox
 from gpux_common.problems import ProblemError
 from gpux_common.topics import ORDERS_COMMANDS
 from gpux_gateway.adapters import repository
-from gpux_gateway.api.accounts import _account_of
-from gpux_gateway.api.auth import principal_dependency
+from gpux_gateway.api.auth import account_id_for, principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
 from gpux_gateway.api.schemas import (
     Cursor,
@@ -86,7 +85,7 @@ def router(gw: Gateway) -> APIRouter:
         who: Annotated[Principal, Depends(principal)],
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
-        buyer_id = _account_of(who, Scope.ORDERS_WRITE, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
         idem = check_key(idempotency_key)
         if body.expires_at is not None:
             now = gw.clock.now()
@@ -116,7 +115,7 @@ def router(gw: Gateway) -> APIRouter:
     async def cancel(
         order_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> OrderOut:
-        buyer_id = _account_of(who, Scope.ORDERS_WRITE, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
         row = await repository.get_order(gw.pool, buyer_id, order_id)
         if row is None:
             raise ProblemError(404, "not-found", "Not found", "no such order")
@@ -134,7 +133,7 @@ def router(gw: Gateway) -> APIRouter:
         limit: Annotated[int, Query(ge=1, le=100)] = 50,
         cursor: Cursor = None,
     ) -> Page[OrderOut]:
-        buyer_id = _account_of(who, Scope.READ, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
         rows = await repository.list_orders(gw.pool, buyer_id, cursor, limit + 1)
         items = [order_out(r) for r in rows[:limit]]
         next_cursor = items[-1].id if len(rows) > limit else None
@@ -148,7 +147,7 @@ def router(gw: Gateway) -> APIRouter:
     async def get_order(
         order_id: ResourceId, who: Annotated[Principal, Depends(principal)]
     ) -> OrderDetailOut:
-        buyer_id = _account_of(who, Scope.READ, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
         row = await repository.get_order(gw.pool, buyer_id, order_id)
         if row is None:
             raise ProblemError(404, "not-found", "Not found", "no such order")

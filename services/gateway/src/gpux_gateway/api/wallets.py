@@ -15,8 +15,7 @@ from gpux_common.ids import new_id
 from gpux_common.money import Currency, DecimalAmount, canonical
 from gpux_common.outbox import add as add_to_outbox
 from gpux_common.topics import BILLING_COMMANDS
-from gpux_gateway.api.accounts import _account_of
-from gpux_gateway.api.auth import principal_dependency, problem_from
+from gpux_gateway.api.auth import account_id_for, principal_dependency, problem_from
 from gpux_gateway.api.common import command_id, create_once, envelope
 from gpux_gateway.api.schemas import CreditAmount, ResourceId, Strict
 from gpux_gateway.context import Gateway
@@ -85,7 +84,7 @@ def router(gw: Gateway) -> APIRouter:
         who: Annotated[Principal, Depends(principal)],
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
-        buyer_id = _account_of(who, Scope.WALLET_WRITE, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
         idem = check_key(idempotency_key)
 
         async def create(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]]:
@@ -122,7 +121,7 @@ def router(gw: Gateway) -> APIRouter:
         ),
     )
     async def balances(who: Annotated[Principal, Depends(principal)]) -> list[BalanceOut]:
-        buyer_id = _account_of(who, Scope.READ, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
         return [
             BalanceOut(
                 currency=b.currency, available=canonical(b.available), held=canonical(b.held)
