@@ -7,11 +7,14 @@ problem document's status, title and detail, or why the API could not be reached
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 API_URL_ENV = "GPUX_API_URL"
+API_KEY_ENV = "GPUX_API_KEY"
+MAX_PAGES = 100
 
 
 class ApiError(Exception):
@@ -32,7 +35,7 @@ def problem_line(response: httpx.Response) -> str:
 
 
 class ApiClient:
-    """The catalog endpoints of one gateway."""
+    """The catalog, market, order and wallet endpoints of one gateway."""
 
     def __init__(
         self,
@@ -49,6 +52,10 @@ class ApiClient:
 
     def __exit__(self, *_: object) -> None:
         self._http.close()
+
+    def authorize(self, api_key: str) -> None:
+        """Send `Authorization: Bearer <api_key>` with every later call."""
+        self._http.headers["Authorization"] = f"Bearer {api_key}"
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
@@ -70,4 +77,57 @@ class ApiClient:
     def estimate(self, body: dict[str, Any]) -> dict[str, Any]:
         """A fine-tuning estimate (POST /v1/estimates)."""
         answer: dict[str, Any] = self._call("POST", "/v1/estimates", json=body)
+        return answer
+
+    def _pages(self, path: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list, following `next_cursor`."""
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": 100}
+        for _ in range(MAX_PAGES):
+            page = self._call("GET", path, params=params)
+            items.extend(page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+            params = {"limit": 100, "cursor": cursor}
+        return items
+
+    def prices(self, currency: str) -> list[dict[str, Any]]:
+        """Every book's best ask, in `currency` (GET /v1/prices)."""
+        items: list[dict[str, Any]] = self._call(
+            "GET", "/v1/prices", params={"currency": currency}
+        )["items"]
+        return items
+
+    def push_offer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Offer GPU-hours (POST /v1/offers)."""
+        answer: dict[str, Any] = self._call("POST", "/v1/offers", json=body)
+        return answer
+
+    def offers(self) -> list[dict[str, Any]]:
+        """The seller's offers, every page (GET /v1/offers)."""
+        return self._pages("/v1/offers")
+
+    def withdraw_offer(self, offer_id: str) -> dict[str, Any]:
+        """Withdraw an offer (DELETE /v1/offers/{id})."""
+        answer: dict[str, Any] = self._call("DELETE", f"/v1/offers/{quote(offer_id, safe='')}")
+        return answer
+
+    def place_order(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Order GPU-hours (POST /v1/orders)."""
+        answer: dict[str, Any] = self._call("POST", "/v1/orders", json=body)
+        return answer
+
+    def orders(self) -> list[dict[str, Any]]:
+        """The buyer's orders, every page (GET /v1/orders)."""
+        return self._pages("/v1/orders")
+
+    def balances(self) -> list[dict[str, Any]]:
+        """The wallet per currency (GET /v1/accounts/me/balances)."""
+        answer: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/balances")
+        return answer
+
+    def topup(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Ask for a top-up (POST /v1/topups)."""
+        answer: dict[str, Any] = self._call("POST", "/v1/topups", json=body)
         return answer

@@ -4,17 +4,34 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 
+from gpux_common.contracts.offers import BillingGranularity, Tier
+from gpux_common.contracts.orders import OrderTier
 from gpux_devinfra import infra
-from gpux_devinfra.api_client import API_URL_ENV, DEFAULT_API_URL, ApiClient, ApiError
+from gpux_devinfra.api_client import (
+    API_KEY_ENV,
+    API_URL_ENV,
+    DEFAULT_API_URL,
+    ApiClient,
+    ApiError,
+)
 from gpux_devinfra.catalog_tables import breakdown_table, fits_table, gpu_table
+from gpux_devinfra.market_tables import (
+    balances_table,
+    offers_table,
+    order_reason,
+    orders_table,
+    prices_table,
+)
 from gpux_devinfra.system import InfraError, console
 
 app = typer.Typer(help="gpux: an open exchange for GPU-hours.", no_args_is_help=True)
@@ -88,10 +105,12 @@ def make_client(api: str) -> ApiClient:
     return ApiClient(api)
 
 
-def _ask(api: str, call: Callable[[ApiClient], T]) -> T:
+def _ask(api: str, call: Callable[[ApiClient], T], key: str | None = None) -> T:
     """Run one API call; an error ends the command with one line and exit code 1."""
     try:
         with make_client(api) as client:
+            if key:
+                client.authorize(key)
             return call(client)
     except ApiError as exc:
         typer.echo(f"gpux: {exc}", err=True)
@@ -148,6 +167,224 @@ def fit_command(
     out.print(fits_table(answer))
     fitting = [g["gpu_name"] for g in answer["gpus"] if g["fits"]]
     out.print(f"fits on {len(fitting)} of {len(answer['gpus'])} GPU models")
+
+
+ApiKey = Annotated[
+    str | None,
+    typer.Option("--key", envvar=API_KEY_ENV, help="API key (gpx_...).", show_default=False),
+]
+CurrencyOpt = Annotated[str, typer.Option(help="Currency code, e.g. USD or EUR.")]
+_DECIMAL = re.compile(r"^\d{1,12}(?:\.\d{1,12})?$")
+
+offer_app = typer.Typer(
+    help="Sell GPU-hours: push, list and withdraw offers.", no_args_is_help=True
+)
+order_app = typer.Typer(help="Buy GPU-hours.", no_args_is_help=True)
+app.add_typer(offer_app, name="offer")
+app.add_typer(order_app, name="order")
+
+
+def _need_key(key: str | None) -> str:
+    if not key:
+        typer.echo(f"gpux: this command needs an API key: --key or {API_KEY_ENV}", err=True)
+        raise typer.Exit(1)
+    return key
+
+
+def _amount(value: str | None, name: str) -> str | None:
+    """A decimal string as typed (`0.40`): checked, never turned into a float."""
+    if value is None:
+        return None
+    if not _DECIMAL.match(value.strip()):
+        raise typer.BadParameter(f"{value!r} is not a decimal amount such as 0.40", param_hint=name)
+    return value.strip()
+
+
+def _currency(value: str) -> str:
+    return value.strip().upper()
+
+
+@app.command("prices")
+def prices_command(
+    currency: CurrencyOpt = "USD",
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Re-render every 2 s (Ctrl-C stops).")
+    ] = False,
+    api: ApiUrl = DEFAULT_API_URL,
+    as_json: AsJson = False,
+) -> None:
+    """Every book's best ask per GPU-hour (GET /v1/prices)."""
+    wanted = _currency(currency)
+    items = _ask(api, lambda client: client.prices(wanted))
+    if as_json and not watch:
+        _print_json(items)
+        return
+    if not watch:
+        Console().print(prices_table(items, wanted))
+        return
+    try:
+        with Live(prices_table(items, wanted), refresh_per_second=4) as live:
+            while True:
+                time.sleep(2)
+                items = _ask(api, lambda client: client.prices(wanted))
+                live.update(prices_table(items, wanted))
+    except KeyboardInterrupt:
+        return
+
+
+@offer_app.command("push")
+def offer_push(
+    gpu: Annotated[str, typer.Option(help="Catalog id of the GPU model, e.g. rtx-4090.")],
+    gpus: Annotated[int, typer.Option(min=1, help="How many GPUs are offered.")],
+    price: Annotated[str, typer.Option(help="Asking price per GPU-hour, e.g. 0.40.")],
+    currency: CurrencyOpt,
+    tier: Annotated[Tier, typer.Option(help="on_demand or interruptible.")],
+    billing: Annotated[BillingGranularity, typer.Option(help="hour or second.")],
+    key: ApiKey = None,
+    api: ApiUrl = DEFAULT_API_URL,
+    as_json: AsJson = False,
+) -> None:
+    """Offer GPU-hours (POST /v1/offers); the offer starts `pending`."""
+    body = {
+        "gpu": gpu,
+        "gpus": gpus,
+        "price_per_gpu_hour": _amount(price, "--price"),
+        "currency": _currency(currency),
+        "tier": tier.value,
+        "billing": billing.value,
+    }
+    offer = _ask(api, lambda client: client.push_offer(body), _need_key(key))
+    if as_json:
+        _print_json(offer)
+        return
+    Console().print(offers_table([offer]))
+
+
+@offer_app.command("list")
+def offer_list(key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False) -> None:
+    """Your offers (GET /v1/offers)."""
+    offers = _ask(api, lambda client: client.offers(), _need_key(key))
+    if as_json:
+        _print_json(offers)
+        return
+    Console().print(offers_table(offers))
+
+
+@offer_app.command("withdraw")
+def offer_withdraw(
+    offer_id: Annotated[str, typer.Argument(metavar="ID", help="The offer's id.")],
+    key: ApiKey = None,
+    api: ApiUrl = DEFAULT_API_URL,
+    as_json: AsJson = False,
+) -> None:
+    """Withdraw an offer (DELETE /v1/offers/ID); the book confirms with `withdrawn`."""
+    offer = _ask(api, lambda client: client.withdraw_offer(offer_id), _need_key(key))
+    if as_json:
+        _print_json(offer)
+        return
+    print(f"offer {offer['id']}: withdrawal requested (status {offer['status']})")
+
+
+@order_app.command("buy")
+def order_buy(
+    gpu: Annotated[str, typer.Option(help="Catalog id of the GPU model, e.g. rtx-4090.")],
+    gpus: Annotated[int, typer.Option(min=1, help="How many GPUs to rent.")],
+    currency: CurrencyOpt,
+    market: Annotated[bool, typer.Option("--market", help="Take the best offers now.")] = False,
+    cap: Annotated[
+        str | None, typer.Option(help="A market order's highest price per GPU-hour.")
+    ] = None,
+    limit: Annotated[
+        str | None, typer.Option(help="A limit order's price per GPU-hour (may rest).")
+    ] = None,
+    tier: Annotated[OrderTier, typer.Option(help="on_demand, interruptible or any.")] = (
+        OrderTier.ANY
+    ),
+    hours: Annotated[int | None, typer.Option(min=1, help="Rental length in hours.")] = None,
+    key: ApiKey = None,
+    api: ApiUrl = DEFAULT_API_URL,
+    as_json: AsJson = False,
+) -> None:
+    """Order GPU-hours (POST /v1/orders): `--market [--cap PRICE]` or `--limit PRICE`."""
+    if market == (limit is not None):
+        raise typer.BadParameter("give either --market or --limit PRICE", param_hint="--market")
+    if cap is not None and not market:
+        raise typer.BadParameter("--cap is for a --market order", param_hint="--cap")
+    body: dict[str, Any] = {
+        "gpu": gpu,
+        "gpus": gpus,
+        "type": "market" if market else "limit",
+        "currency": _currency(currency),
+        "tier": tier.value,
+    }
+    price = _amount(cap, "--cap") if market else _amount(limit, "--limit")
+    if price is not None:
+        body["max_price_per_gpu_hour"] = price
+    if hours is not None:
+        body["hours"] = hours
+    order = _ask(api, lambda client: client.place_order(body), _need_key(key))
+    if as_json:
+        _print_json(order)
+        return
+    print(f"order {order['id']}: {order_reason(order)}")
+
+
+@app.command("orders")
+def orders_command(
+    key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False
+) -> None:
+    """Your orders (GET /v1/orders)."""
+    orders = _ask(api, lambda client: client.orders(), _need_key(key))
+    if as_json:
+        _print_json(orders)
+        return
+    Console().print(orders_table(orders))
+
+
+@app.command("balance")
+def balance_command(
+    key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False
+) -> None:
+    """Your wallet: available and held per currency (GET /v1/accounts/me/balances)."""
+    balances = _ask(api, lambda client: client.balances(), _need_key(key))
+    if as_json:
+        _print_json(balances)
+        return
+    Console().print(balances_table(balances))
+
+
+class TopupProvider(StrEnum):
+    """How a top-up is paid."""
+
+    MANUAL = "manual"
+    DEV = "dev"
+
+
+@app.command("topup")
+def topup_command(
+    amount: Annotated[str, typer.Argument(help="Amount, e.g. 100.00.")],
+    currency: Annotated[str, typer.Argument(help="Currency code, e.g. EUR.")],
+    provider: Annotated[TopupProvider, typer.Option(help="manual or dev.")] = (
+        TopupProvider.MANUAL
+    ),
+    key: ApiKey = None,
+    api: ApiUrl = DEFAULT_API_URL,
+    as_json: AsJson = False,
+) -> None:
+    """Ask for a top-up of your wallet (POST /v1/topups)."""
+    body = {
+        "amount": _amount(amount, "AMOUNT"),
+        "currency": _currency(currency),
+        "provider": provider.value,
+    }
+    answer = _ask(api, lambda client: client.topup(body), _need_key(key))
+    if as_json:
+        _print_json(answer)
+        return
+    print(
+        f"top-up {answer['topup_id']}: {answer['amount']} {answer['currency']}"
+        f" {answer['status']} ({answer['provider']})"
+    )
 
 
 def main() -> None:
