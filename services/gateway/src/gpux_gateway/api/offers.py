@@ -33,7 +33,7 @@ from gpux_gateway.api.schemas import (
 )
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
-from gpux_gateway.domain.offers import check_window
+from gpux_gateway.domain.windows import check_window
 from gpux_gateway.idempotency import IdemKey, check_key
 
 CLOSED = {"rejected", "withdrawn", "exhausted", "expired"}

@@ -28,7 +28,7 @@ from gpux_gateway.api.schemas import (
 )
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
-from gpux_gateway.domain.offers import MAX_WINDOW
+from gpux_gateway.domain.windows import check_window
 from gpux_gateway.idempotency import IdemKey, check_key
 
 
@@ -87,15 +87,9 @@ def router(gw: Gateway) -> APIRouter:
     ) -> JSONResponse:
         buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
         idem = check_key(idempotency_key)
-        if body.expires_at is not None:
-            now = gw.clock.now()
-            problem = None
-            if body.expires_at <= now:
-                problem = "expires_at: must be in the future"
-            elif body.expires_at - now > MAX_WINDOW:
-                problem = "expires_at: at most 366 days ahead"
-            if problem:
-                raise ProblemError(422, "validation-error", "Request validation failed", problem)
+        problem = check_window(body.expires_at, gw.clock.now(), field="expires_at")
+        if problem:
+            raise ProblemError(422, "validation-error", "Request validation failed", problem)
         event_id = command_id(buyer_id, idem, "order")
 
         async def create(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]]:
