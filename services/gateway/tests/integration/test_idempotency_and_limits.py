@@ -8,39 +8,20 @@ from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer
 
 from gpux_common.topics import OFFERS_COMMANDS
+from gpux_devinfra.testing.kafka import published
 
 
 async def _commands_for(gateway: Any, offer_id: str, settle_s: float = 3.0) -> list[dict[str, Any]]:
-    """Every offers.commands record about one offer (read from the start, in a fresh group)."""
-    consumer = AIOKafkaConsumer(
-        gateway.settings.topic(OFFERS_COMMANDS),
-        bootstrap_servers=gateway.settings.kafka_bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
+    """Every offers.commands record about one offer."""
+    found = await published(
+        gateway.settings,
+        OFFERS_COMMANDS,
+        lambda body: body["payload"]["offer_id"] == offer_id,
+        settle_s=settle_s,
     )
-    await consumer.start()
-    found: list[dict[str, Any]] = []
-    try:
-        deadline = asyncio.get_running_loop().time() + 20
-        quiet_since = None
-        while asyncio.get_running_loop().time() < deadline:
-            batch = await consumer.getmany(timeout_ms=500)
-            records = [r for rs in batch.values() for r in rs]
-            for record in records:
-                body = json.loads(record.value)
-                if body["payload"]["offer_id"] == offer_id:
-                    found.append(body)
-            if found and not records:
-                quiet_since = quiet_since or asyncio.get_running_loop().time()
-                if asyncio.get_running_loop().time() - quiet_since > settle_s:
-                    break
-    finally:
-        await consumer.stop()
-    return found
+    return [record.body for record in found]
 
 
 async def test_replay_returns_identical_response_and_publishes_once(

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
-
-from aiokafka import AIOKafkaConsumer
 
 from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
 from gpux_common.events import Payload, wrap
 from gpux_common.money import Currency
 from gpux_common.topics import MARKET_TRADES, ORDERS_COMMANDS, ORDERS_STATUS, Topic
+from gpux_devinfra.testing.kafka import published
 
 ORDER: dict[str, Any] = {
     "gpu": "rtx-4090",
@@ -28,34 +26,14 @@ ORDER: dict[str, Any] = {
 
 
 async def _commands_for(gateway: Any, order_id: str, settle_s: float = 2.0) -> list[dict[str, Any]]:
-    """Every orders.commands record about one order (read from the start, no group)."""
-    consumer = AIOKafkaConsumer(
-        gateway.settings.topic(ORDERS_COMMANDS),
-        bootstrap_servers=gateway.settings.kafka_bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
+    """Every orders.commands record about one order."""
+    found = await published(
+        gateway.settings,
+        ORDERS_COMMANDS,
+        lambda body: body["payload"]["order_id"] == order_id,
+        settle_s=settle_s,
     )
-    await consumer.start()
-    found: list[dict[str, Any]] = []
-    try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        quiet_since = None
-        while loop.time() < deadline:
-            batch = await consumer.getmany(timeout_ms=500)
-            records = [r for rs in batch.values() for r in rs]
-            for record in records:
-                body = json.loads(record.value)
-                if body["payload"]["order_id"] == order_id:
-                    found.append(body)
-            if found and not records:
-                quiet_since = quiet_since or loop.time()
-                if loop.time() - quiet_since > settle_s:
-                    break
-    finally:
-        await consumer.stop()
-    return found
+    return [record.body for record in found]
 
 
 async def _publish(gateway: Any, topic: Topic, key: str, *payloads: Payload) -> None:

@@ -3,48 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
-
-from aiokafka import AIOKafkaConsumer
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import BILLING_COMMANDS
+from gpux_devinfra.testing.kafka import published
 from gpux_devinfra.testing.services import running
 
 from .conftest import ADMIN_KEY
 
 
 async def _commands_about(gateway: Any, topup_id: str, settle_s: float = 2.0) -> list[Any]:
-    """Every billing.commands record about one top-up (read from the start, no group)."""
-    consumer = AIOKafkaConsumer(
-        gateway.settings.topic(BILLING_COMMANDS),
-        bootstrap_servers=gateway.settings.kafka_bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
+    """Every billing.commands record about one top-up, as (key, envelope)."""
+    found = await published(
+        gateway.settings,
+        BILLING_COMMANDS,
+        lambda body: body["payload"].get("topup_id") == topup_id,
+        settle_s=settle_s,
     )
-    await consumer.start()
-    found: list[Any] = []
-    try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        quiet_since = None
-        while loop.time() < deadline:
-            batch = await consumer.getmany(timeout_ms=500)
-            records = [r for rs in batch.values() for r in rs]
-            for record in records:
-                body = json.loads(record.value)
-                if body["payload"].get("topup_id") == topup_id:
-                    found.append((record.key.decode(), body))
-            if found and not records:
-                quiet_since = quiet_since or loop.time()
-                if loop.time() - quiet_since > settle_s:
-                    break
-    finally:
-        await consumer.stop()
-    return found
+    return [(record.key, record.body) for record in found]
 
 
 async def test_topup_is_one_command_for_billing(gateway: Any, sign_up: Any) -> None:
