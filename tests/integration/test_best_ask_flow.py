@@ -25,6 +25,7 @@ from gpux_common.events import wrap
 from gpux_common.redis_keys import BEST_ASKS
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import OFFERS_STATUS
+from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_pricing.bootstrap import SPEC as PRICING
@@ -65,18 +66,6 @@ async def book_reports(
         await publish_many(broker, settings, [Outgoing(OFFERS_STATUS, offer["gpu"], envelope)])
     finally:
         await broker.stop()
-
-
-async def eventually(
-    client: httpx.AsyncClient, path: str, check: Any, timeout_s: float = 20, key: str = ""
-) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        body = (await client.get(path, headers=headers)).json()
-        if check(body) or asyncio.get_running_loop().time() > deadline:
-            return body
-        await asyncio.sleep(0.2)
 
 
 def overall(body: dict[str, Any]) -> dict[str, Any] | None:

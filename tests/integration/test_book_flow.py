@@ -6,7 +6,6 @@ pricing ranks them in EUR, and withdrawals and expiries move the best ask.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_common.clock import SystemClock
 from gpux_common.settings import GpuxSettings
+from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
@@ -40,18 +40,6 @@ async def stack(module_settings: GpuxSettings) -> AsyncIterator[str]:
         running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
     ):
         yield url
-
-
-async def eventually(
-    client: httpx.AsyncClient, path: str, check: Any, timeout_s: float = 20, key: str = ""
-) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        body = (await client.get(path, headers=headers)).json()
-        if check(body) or asyncio.get_running_loop().time() > deadline:
-            return body
-        await asyncio.sleep(0.2)
 
 
 def overall(body: dict[str, Any]) -> dict[str, Any] | None:

@@ -7,7 +7,6 @@ resting bid move the best ask, and the buyer's wallet holds what the orders need
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_common.settings import GpuxSettings
+from gpux_devinfra.testing.http import eventually as until
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
@@ -39,16 +39,6 @@ async def market(module_settings: GpuxSettings) -> AsyncIterator[httpx.AsyncClie
         yield client
 
 
-async def until(client: httpx.AsyncClient, path: str, check: Any, key: str = "") -> Any:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        body = (await client.get(path, headers=headers)).json()
-        if check(body) or asyncio.get_running_loop().time() > deadline:
-            return body
-        await asyncio.sleep(0.2)
-
-
 async def account(client: httpx.AsyncClient, role: str) -> str:
     created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
     assert created.status_code == 201, created.text
@@ -67,7 +57,7 @@ async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> s
     made = await client.post("/v1/offers", json=body, headers={"Authorization": f"Bearer {key}"})
     assert made.status_code == 202, made.text
     offer_id = str(made.json()["id"])
-    live = await until(client, f"/v1/offers/{offer_id}", lambda b: b["status"] == "live", key)
+    live = await until(client, f"/v1/offers/{offer_id}", lambda b: b["status"] == "live", key=key)
     assert live["status"] == "live", live
     return offer_id
 
@@ -103,7 +93,7 @@ async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient
         client,
         "/v1/accounts/me/balances",
         lambda rows: any(Decimal(r["available"]) == 100 for r in rows),
-        buyer,
+        key=buyer,
     )
     assert Decimal(balances[0]["available"]) == Decimal(100)
 
@@ -120,7 +110,7 @@ async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient
         client,
         f"/v1/orders/{market_order}",
         lambda x: x["status"] == "filled" and len(x["fills"]) == 2,
-        buyer,
+        key=buyer,
     )
     assert done["status"] == "filled", done
     assert sorted((f["price_per_gpu_hour"], f["gpus"]) for f in done["fills"]) == [
@@ -131,9 +121,9 @@ async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient
 
     # Partly filled: one GPU of the cheapest offer goes; the best ask keeps its price.
     small = await order(client, buyer, gpus=1, type="limit", max_price_per_gpu_hour="0.45")
-    assert (await until(client, f"/v1/orders/{small}", lambda x: x["status"] == "filled", buyer))[
-        "status"
-    ] == "filled"
+    assert (
+        await until(client, f"/v1/orders/{small}", lambda x: x["status"] == "filled", key=buyer)
+    )["status"] == "filled"
     assert best(await until(client, EUR, lambda x: best(x) == ("0.40", 3))) == ("0.40", 3)
 
     # Re-priced down: the best ask follows.
@@ -147,7 +137,7 @@ async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient
 
     # A limit bid below the best ask rests, then fills when a cheaper offer arrives.
     bid = await order(client, buyer, gpus=2, type="limit", max_price_per_gpu_hour="0.20")
-    rest = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "open", buyer)
+    rest = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "open", key=buyer)
     assert rest["status"] == "open", rest
     cheap = {
         "gpu": "rtx-4090",
@@ -159,6 +149,6 @@ async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient
     }
     made = await client.post("/v1/offers", json=cheap, headers={"Authorization": f"Bearer {alice}"})
     assert made.status_code == 202
-    filled = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "filled", buyer)
+    filled = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "filled", key=buyer)
     assert filled["status"] == "filled", filled
     assert [f["price_per_gpu_hour"] for f in filled["fills"]] == ["0.20"]  # the resting bid's price

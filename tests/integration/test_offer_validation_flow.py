@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_common.settings import GpuxSettings
+from gpux_devinfra.testing.http import eventually as _until
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_pricing.bootstrap import SPEC as PRICING
@@ -39,15 +38,6 @@ async def _seller(client: httpx.AsyncClient) -> str:
     response = await client.post("/v1/accounts", json={"name": "gpu farm", "roles": ["seller"]})
     assert response.status_code == 201
     return str(response.json()["api_key"])
-
-
-async def _until(client: httpx.AsyncClient, path: str, done: Any, timeout_s: float = 30) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        body = (await client.get(path)).json()
-        if done(body) or asyncio.get_running_loop().time() > deadline:
-            return body
-        await asyncio.sleep(0.2)
 
 
 async def test_unknown_gpu_is_rejected_with_its_reason_visible_to_the_seller(market: str) -> None:
