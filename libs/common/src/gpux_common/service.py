@@ -121,7 +121,7 @@ async def open_runtime(
         await pool.close()
         raise
     broker = make_broker(settings, spec.name, provider)
-    return Runtime(spec.name, settings, pool, redis, broker, provider)
+    return Runtime(spec.name, settings, pool, redis, broker, provider, settings.clock())
 
 
 async def readiness(runtime: Runtime) -> dict[str, str]:

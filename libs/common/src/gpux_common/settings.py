@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gpux_common.clock import Clock, ScaledClock, SystemClock
 from gpux_common.topics import Topic
 
 
@@ -46,6 +48,17 @@ class GpuxSettings(BaseSettings):
     otel_exporter: Literal["none", "console", "otlp"] = "none"
     otel_endpoint: str | None = None
     connect_timeout_s: float = Field(default=5.0, gt=0, le=120)
+    clock_speed: int = Field(
+        default=1,
+        ge=1,
+        le=3600,
+        description="Time runs this many times faster than the wall clock from"
+        " `clock_epoch` on (demos and end-to-end tests; refused in prod). Every process of an"
+        " exchange needs the same speed and epoch.",
+    )
+    clock_epoch: datetime | None = Field(
+        default=None, description="Timezone-aware instant from which a faster clock runs."
+    )
 
     @model_validator(mode="after")
     def _no_dev_secrets_in_prod(self) -> GpuxSettings:
@@ -54,7 +67,18 @@ class GpuxSettings(BaseSettings):
             and self.database_url.get_secret_value() == DEV_DATABASE_URL
         ):
             raise ValueError("GPUX_DATABASE_URL must be set in prod (the dev default is refused)")
+        if self.clock_speed != 1:
+            if self.env is Environment.PROD:
+                raise ValueError("GPUX_CLOCK_SPEED must be 1 in prod")
+            if self.clock_epoch is None or self.clock_epoch.tzinfo is None:
+                raise ValueError("GPUX_CLOCK_SPEED needs GPUX_CLOCK_EPOCH, timezone-aware")
         return self
+
+    def clock(self) -> Clock:
+        """The clock services read: the wall clock, or a faster one (``clock_speed``)."""
+        if self.clock_speed == 1 or self.clock_epoch is None:
+            return SystemClock()
+        return ScaledClock(self.clock_speed, self.clock_epoch)
 
     def topic(self, topic: Topic) -> str:
         """The topic's name in this namespace."""

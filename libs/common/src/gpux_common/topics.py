@@ -130,6 +130,29 @@ MARKET_SESSIONS = Topic(
     Cleanup.COMPACT,
     "Market sessions: open or halted, for all GPUs (*) or one.",
 )
+BILLING_LEASES = Topic(
+    "billing.leases",
+    "lease id",
+    6,
+    Cleanup.DELETE,
+    "Lease events: opened, charged, low balance, ended.",
+    30 * 24 * 3600 * 1000,
+)
+BILLING_LEDGER = Topic(
+    "billing.ledger",
+    "transfer id",
+    6,
+    Cleanup.DELETE,
+    "Every posted transfer with its entries on accounts' balances (statements).",
+    30 * 24 * 3600 * 1000,
+)
+MARKET_BOOK = Topic(
+    "market.book",
+    "gpu|tier",
+    3,
+    Cleanup.COMPACT,
+    "Each book's aggregated bid and ask levels (latest).",
+)
 SMOKE_PINGS = Topic(
     "smoke.pings",
     "ping id",
@@ -155,6 +178,9 @@ REGISTRY: tuple[Topic, ...] = (
     BILLING_COMMANDS,
     BILLING_BALANCES,
     MARKET_SESSIONS,
+    BILLING_LEASES,
+    BILLING_LEDGER,
+    MARKET_BOOK,
     SMOKE_PINGS,
 )
 """Every topic, in the order docs/ARCHITECTURE.md lists them."""
