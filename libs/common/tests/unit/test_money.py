@@ -1,4 +1,4 @@
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 import pytest
 from hypothesis import given
@@ -9,7 +9,9 @@ from gpux_common.money import (
     Currency,
     Money,
     MoneyError,
+    accrued_micros,
     canonical,
+    div_half_even,
     from_micros,
     quantize,
     to_decimal,
@@ -89,3 +91,33 @@ def test_to_decimal_refuses_floats() -> None:
 )
 def test_canonical_display(raw: str, shown: str) -> None:
     assert format(canonical(Decimal(raw)), "f") == shown
+
+
+@given(
+    st.integers(min_value=-(10**24), max_value=10**24),
+    st.integers(min_value=1, max_value=10**12),
+)
+def test_div_half_even_is_the_one_rounding_rule(numerator: int, denominator: int) -> None:
+    exact = Decimal(numerator) / Decimal(denominator)
+    with localcontext(prec=80):
+        expected = (Decimal(numerator) / Decimal(denominator)).quantize(
+            Decimal(1), rounding=ROUND_HALF_EVEN
+        )
+    assert div_half_even(numerator, denominator) == int(expected), exact
+
+
+def test_div_half_even_ties_go_to_even() -> None:
+    assert [div_half_even(n, 2) for n in (1, 3, 5, -1, -3)] == [0, 2, 2, 0, -2]
+
+
+@given(st.integers(min_value=0, max_value=10**12), st.integers(min_value=0, max_value=10**7))
+def test_accrued_micros_matches_decimal_quantize(price: int, seconds: int) -> None:
+    with localcontext(prec=80):
+        expected = to_micros(quantize(from_micros(price) * seconds / 3600))
+    assert accrued_micros(price, seconds) == expected
+
+
+def test_accrued_micros_of_the_issue_example() -> None:
+    # 2 GPUs at 0.50 USD per GPU-hour for 90 s: exactly 0.025 USD.
+    assert accrued_micros(1_000_000, 90) == 25_000
+    assert accrued_micros(1_000_000, 3600) == 1_000_000

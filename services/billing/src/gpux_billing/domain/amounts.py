@@ -1,20 +1,22 @@
 """Where billing rounds money: fee split, FX conversion, per-second accrual.
 
-Each function computes exactly in Decimal and rounds once, with the one rounding rule of
-``gpux_common.money.quantize`` (half-to-even at the micro-unit). The working precision is
-raised so the exact product reaches ``quantize`` unrounded (a 16-digit amount times a
-28-digit rate would otherwise be rounded twice).
+Per-second accrual is ``gpux_common.money.accrued_micros`` (the gateway shows the same
+figure). Each function computes exactly (integers, or Decimal) and rounds once, with the
+one rounding rule of ``gpux_common.money.quantize`` (half-to-even at the micro-unit). The
+Decimal working precision is raised so the exact product reaches ``quantize`` unrounded
+(a 16-digit amount times a 28-digit rate would otherwise be rounded twice).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
 
-from gpux_common.money import from_micros, quantize, to_micros
+from gpux_common.money import accrued_micros, div_half_even, from_micros, quantize, to_micros
+
+__all__ = ["BPS_PER_UNIT", "accrued_micros", "convert", "fee_split"]
 
 BPS_PER_UNIT = 10_000
 """Basis points in one whole: a fee of 1000 bps is 10 %."""
-SECONDS_PER_HOUR = 3600
 _PRECISION = 80
 
 
@@ -30,8 +32,7 @@ def fee_split(amount_micros: int, fee_bps: int) -> tuple[int, int]:
     bps = _whole(fee_bps, "fee_bps")
     if amount < 0 or not 0 <= bps <= BPS_PER_UNIT:
         raise ValueError(f"fee_split needs amount >= 0 and 0 <= fee_bps <= 10000 ({amount}, {bps})")
-    with localcontext(prec=_PRECISION):
-        fee = to_micros(quantize(from_micros(amount) * bps / BPS_PER_UNIT))
+    fee = div_half_even(amount * bps, BPS_PER_UNIT)
     return amount - fee, fee
 
 
@@ -42,20 +43,3 @@ def convert(amount_micros: int, rate: Decimal) -> int:
         raise ValueError(f"a rate must be a positive finite Decimal, not {rate!r}")
     with localcontext(prec=_PRECISION):
         return to_micros(quantize(from_micros(amount) * rate))
-
-
-def accrued_micros(price_micros_per_hour: int, elapsed_s: int | Decimal) -> int:
-    """What a per-second lease owes after ``elapsed_s``: round(price × elapsed / 3600).
-
-    Charges are cumulative: each settlement posts ``accrued_micros(now) - charged_so_far``,
-    so rounding never accumulates and a whole hour costs exactly the hourly price.
-    """
-    price = _whole(price_micros_per_hour, "price_micros_per_hour")
-    if isinstance(elapsed_s, bool) or not isinstance(elapsed_s, int | Decimal):
-        raise TypeError("elapsed_s must be an int or a Decimal")
-    if price < 0 or elapsed_s < 0:
-        raise ValueError("price and elapsed time cannot be negative")
-    with localcontext(prec=_PRECISION):
-        # The exact quotient is a fraction over 3600 × 10**k: either it ends within 80 digits
-        # or it lies far from a half-micro-unit, so this division cannot round it twice.
-        return to_micros(quantize(from_micros(price) * elapsed_s / SECONDS_PER_HOUR))
