@@ -20,6 +20,11 @@ MAX_PAGES = 100
 class ApiError(Exception):
     """A call that failed; the message is one line naming why."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status of the answer; None when the API did not answer."""
+
 
 def problem_line(response: httpx.Response) -> str:
     """One line from an error response: `404 Not found: no GPU model 'x'`."""
@@ -63,7 +68,7 @@ class ApiClient:
         except httpx.HTTPError as exc:
             raise ApiError(f"cannot reach the gpux API at {self.base_url} ({exc})") from None
         if not response.is_success:
-            raise ApiError(problem_line(response))
+            raise ApiError(problem_line(response), response.status_code)
         try:
             return response.json()
         except ValueError:
@@ -79,17 +84,17 @@ class ApiClient:
         answer: dict[str, Any] = self._call("POST", "/v1/estimates", json=body)
         return answer
 
-    def _pages(self, path: str) -> list[dict[str, Any]]:
+    def _pages(self, path: str, query: dict[str, str] | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list, following `next_cursor`."""
         items: list[dict[str, Any]] = []
-        params: dict[str, Any] = {"limit": 100}
+        params: dict[str, Any] = {**(query or {}), "limit": 100}
         for _ in range(MAX_PAGES):
             page = self._call("GET", path, params=params)
             items.extend(page["items"])
             cursor = page.get("next_cursor")
             if not cursor:
                 break
-            params = {"limit": 100, "cursor": cursor}
+            params = {**(query or {}), "limit": 100, "cursor": cursor}
         return items
 
     def prices(self, currency: str) -> list[dict[str, Any]]:
@@ -99,9 +104,13 @@ class ApiClient:
         )["items"]
         return items
 
-    def push_offer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def push_offer(
+        self, body: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         """Offer GPU-hours (POST /v1/offers)."""
-        answer: dict[str, Any] = self._call("POST", "/v1/offers", json=body)
+        answer: dict[str, Any] = self._call(
+            "POST", "/v1/offers", json=body, headers=_idempotent(idempotency_key)
+        )
         return answer
 
     def offers(self) -> list[dict[str, Any]]:
@@ -127,7 +136,47 @@ class ApiClient:
         answer: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/balances")
         return answer
 
-    def topup(self, body: dict[str, Any]) -> dict[str, Any]:
+    def topup(self, body: dict[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
         """Ask for a top-up (POST /v1/topups)."""
-        answer: dict[str, Any] = self._call("POST", "/v1/topups", json=body)
+        answer: dict[str, Any] = self._call(
+            "POST", "/v1/topups", json=body, headers=_idempotent(idempotency_key)
+        )
         return answer
+
+    def sign_up(
+        self, name: str, roles: list[str], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """A new account and its first API key, shown once (POST /v1/accounts)."""
+        body = {"name": name, "roles": roles}
+        answer: dict[str, Any] = self._call(
+            "POST", "/v1/accounts", json=body, headers=_idempotent(idempotency_key)
+        )
+        return answer
+
+    def me(self) -> dict[str, Any]:
+        """The calling account (GET /v1/accounts/me)."""
+        answer: dict[str, Any] = self._call("GET", "/v1/accounts/me")
+        return answer
+
+    def leases(self, status: str | None = None, role: str | None = None) -> list[dict[str, Any]]:
+        """The caller's leases, every page (GET /v1/leases)."""
+        query = {k: v for k, v in (("status", status), ("role", role)) if v}
+        return self._pages("/v1/leases", query)
+
+    def stop_lease(self, lease_id: str) -> dict[str, Any]:
+        """Ask to stop a running lease (POST /v1/leases/{id}/stop)."""
+        answer: dict[str, Any] = self._call("POST", f"/v1/leases/{quote(lease_id, safe='')}/stop")
+        return answer
+
+    def ledger(self, currency: str | None = None) -> list[dict[str, Any]]:
+        """The caller's ledger entries, every page (GET /v1/ledger)."""
+        return self._pages("/v1/ledger", {"currency": currency} if currency else {})
+
+    def earnings(self) -> list[dict[str, Any]]:
+        """A seller's earnings per currency (GET /v1/accounts/me/earnings)."""
+        items: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/earnings")["items"]
+        return items
+
+
+def _idempotent(key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": key} if key else {}

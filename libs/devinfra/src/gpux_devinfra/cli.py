@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,15 +14,13 @@ from rich.table import Table
 
 from gpux_common.contracts.offers import BillingGranularity, Tier
 from gpux_common.contracts.orders import OrderTier
-from gpux_devinfra import infra
-from gpux_devinfra.api_client import (
-    API_KEY_ENV,
-    API_URL_ENV,
-    DEFAULT_API_URL,
-    ApiClient,
-    ApiError,
-)
+from gpux_devinfra import cli_demo, cli_leases, infra
+from gpux_devinfra.api_client import DEFAULT_API_URL
 from gpux_devinfra.catalog_tables import breakdown_table, fits_table, gpu_table
+from gpux_devinfra.cli_support import ApiKey, ApiUrl, AsJson
+from gpux_devinfra.cli_support import ask as _ask
+from gpux_devinfra.cli_support import need_key as _need_key
+from gpux_devinfra.cli_support import print_json as _print_json
 from gpux_devinfra.market_tables import (
     balances_table,
     offers_table,
@@ -84,11 +80,6 @@ def infra_env() -> None:
         print(f"export {key}={value}")
 
 
-ApiUrl = Annotated[
-    str, typer.Option("--api", envvar=API_URL_ENV, help="Base URL of the gpux gateway.")
-]
-AsJson = Annotated[bool, typer.Option("--json", help="Print the API's JSON answer instead.")]
-T = TypeVar("T")
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*[bB]?$")
 
 
@@ -98,27 +89,6 @@ class FitMethod(StrEnum):
     QLORA = "qlora"
     LORA = "lora"
     FULL = "full"
-
-
-def make_client(api: str) -> ApiClient:
-    """The API client the commands use (tests replace it with one on a fake transport)."""
-    return ApiClient(api)
-
-
-def _ask(api: str, call: Callable[[ApiClient], T], key: str | None = None) -> T:
-    """Run one API call; an error ends the command with one line and exit code 1."""
-    try:
-        with make_client(api) as client:
-            if key:
-                client.authorize(key)
-            return call(client)
-    except ApiError as exc:
-        typer.echo(f"gpux: {exc}", err=True)
-        raise typer.Exit(1) from None
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 @app.command("gpus")
@@ -169,10 +139,6 @@ def fit_command(
     out.print(f"fits on {len(fitting)} of {len(answer['gpus'])} GPU models")
 
 
-ApiKey = Annotated[
-    str | None,
-    typer.Option("--key", envvar=API_KEY_ENV, help="API key (gpx_...).", show_default=False),
-]
 CurrencyOpt = Annotated[str, typer.Option(help="Currency code, e.g. USD or EUR.")]
 _DECIMAL = re.compile(r"^\d{1,12}(?:\.\d{1,12})?$")
 
@@ -182,13 +148,6 @@ offer_app = typer.Typer(
 order_app = typer.Typer(help="Buy GPU-hours.", no_args_is_help=True)
 app.add_typer(offer_app, name="offer")
 app.add_typer(order_app, name="order")
-
-
-def _need_key(key: str | None) -> str:
-    if not key:
-        typer.echo(f"gpux: this command needs an API key: --key or {API_KEY_ENV}", err=True)
-        raise typer.Exit(1)
-    return key
 
 
 def _amount(value: str | None, name: str) -> str | None:
@@ -385,6 +344,10 @@ def topup_command(
         f"top-up {answer['topup_id']}: {answer['amount']} {answer['currency']}"
         f" {answer['status']} ({answer['provider']})"
     )
+
+
+cli_leases.register(app)
+cli_demo.register(app)
 
 
 def main() -> None:

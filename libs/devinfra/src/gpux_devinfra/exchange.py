@@ -1,7 +1,9 @@
 """Run the whole exchange locally: infrastructure, then every service as its own process.
 
-``make up`` runs this. It waits until each service answers /readyz, prints the
-gateway URL and stops every process it started on Ctrl-C (or SIGTERM).
+``make up`` runs this. It waits until each service answers /readyz, loads the demo data set
+through the gateway (sellers, offers, a funded buyer), prints the gateway URL and the demo
+keys, then keeps a live best-ask table on screen; Ctrl-C (or SIGTERM) stops every process it
+started.
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
+from rich.console import Console
 
 from gpux_devinfra import infra
+from gpux_devinfra.api_client import ApiError
+from gpux_devinfra.demo.board import show_live
+from gpux_devinfra.demo.loader import DemoError, DemoResult, load_demo
 from gpux_devinfra.system import InfraError, console, state_dir
 
 SERVICES: tuple[tuple[str, int], ...] = (
@@ -25,6 +34,27 @@ SERVICES: tuple[tuple[str, int], ...] = (
     ("billing", 8104),
     ("gateway", 8000),
 )
+GATEWAY_URL = "http://127.0.0.1:8000"
+
+
+def service_env(base: Mapping[str, str], endpoints: infra.Endpoints) -> dict[str, str]:
+    """What every service process gets: the caller's environment, the endpoints, demo defaults.
+
+    `dev` top-ups are on unless the caller says otherwise (the demo buyer's credit is one). A
+    faster clock (GPUX_CLOCK_SPEED) needs one epoch shared by every process: set it once here.
+    """
+    env = {**base, **endpoints.env()}
+    env.setdefault("GPUX_DEV_TOPUPS", "true")
+    if env.get("GPUX_CLOCK_SPEED", "1").strip() not in ("", "1") and not env.get(
+        "GPUX_CLOCK_EPOCH"
+    ):
+        env["GPUX_CLOCK_EPOCH"] = datetime.now(UTC).isoformat()
+    return env
+
+
+def demo_keys_file() -> Path:
+    """Where the demo's API keys are kept (a key can be read only when it is made)."""
+    return state_dir() / "demo-keys.json"
 
 
 @dataclass
@@ -86,11 +116,34 @@ def stop_all(running: list[Running]) -> None:
             service.process.kill()
 
 
+def load_demo_data(out: Console) -> DemoResult | None:
+    """Load the demo data set and print its keys; a failure is reported, not fatal."""
+    keys_file = demo_keys_file()
+    try:
+        with console.status("loading the demo data set") as status:
+            demo = load_demo(
+                GATEWAY_URL,
+                keys_file=keys_file,
+                progress=lambda step: status.update(f"loading the demo data set: {step}"),
+            )
+    except (DemoError, ApiError) as exc:
+        out.print(f"[red]the demo data set was not loaded:[/] {exc}")
+        return None
+    out.print("[bold]demo API keys[/] (use one as GPUX_API_KEY):")
+    for account in [demo.buyer, *demo.sellers]:
+        out.print(f"  {account.role:<6} {account.name:<26} {account.api_key}", soft_wrap=True)
+    done = f"{demo.offers_pushed} offers pushed" if demo.offers_pushed else "already loaded"
+    credit = f", credited {', '.join(demo.topups)}" if demo.topups else ""
+    out.print(f"demo: {done}{credit}; {demo.offers_live} offers live; keys in {keys_file}")
+    out.print(f"try: GPUX_API_KEY={demo.buyer.api_key} uv run gpux balance")
+    return demo
+
+
 def main() -> None:
     """Bring everything up, print where it answers, stop it all on Ctrl-C."""
     infra_was_running = all(s.pid and s.answers for s in infra.status())
     endpoints = infra.up()
-    env = {**os.environ, **endpoints.env()}
+    env = service_env(os.environ, endpoints)
     running: list[Running] = []
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -99,12 +152,18 @@ def main() -> None:
                 running.append(start(name, port, env))
             for service in running:
                 wait_ready(service)
-        console.print("[bold green]gpux is running[/]")
+        out = Console()
+        out.print("[bold green]gpux is running[/]")
         for service in running:
-            console.print(f"  {service.name:<9} http://127.0.0.1:{service.port}")
-        console.print("gateway: [bold]http://127.0.0.1:8000[/]  (OpenAPI at /docs); Ctrl-C stops")
-        while all(s.process.poll() is None for s in running):
-            time.sleep(0.5)
+            out.print(f"  {service.name:<9} http://127.0.0.1:{service.port}")
+        demo = load_demo_data(out)
+        out.print(f"gateway: [bold]{GATEWAY_URL}[/]  (OpenAPI at /docs); Ctrl-C stops")
+        show_live(
+            GATEWAY_URL,
+            demo.gpus if demo else [],
+            out,
+            alive=lambda: all(s.process.poll() is None for s in running),
+        )
         dead = [s.name for s in running if s.process.poll() is not None]
         console.print(f"[red]stopped unexpectedly:[/] {', '.join(dead)}")
         raise SystemExit(1)

@@ -14,11 +14,11 @@ from rich.table import Table
 DASH = "—"
 
 
-def _money(amount: Any, currency: Any) -> str:
+def money(amount: Any, currency: Any) -> str:
     return DASH if amount is None else f"{amount} {currency}"
 
 
-def _table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
+def plain_table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False)
     for column in columns:
         table.add_column(column, justify="right" if column in right else "left", no_wrap=True)
@@ -27,7 +27,7 @@ def _table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
 
 def prices_table(items: list[dict[str, Any]], currency: str) -> Table:
     """Each book's best ask: GPU, tier, region, price per GPU-hour, GPUs at that price."""
-    table = _table(
+    table = plain_table(
         f"Best asks per GPU-hour ({currency})",
         "GPU",
         "tier",
@@ -43,7 +43,7 @@ def prices_table(items: list[dict[str, Any]], currency: str) -> Table:
                 item["gpu"],
                 item["tier"],
                 item.get("region") or DASH,
-                _money(ask["price"], ask["currency"]),
+                money(ask["price"], ask["currency"]),
                 str(ask["gpus"]),
             )
         else:
@@ -55,7 +55,7 @@ def prices_table(items: list[dict[str, Any]], currency: str) -> Table:
 
 def offers_table(offers: list[dict[str, Any]]) -> Table:
     """The seller's offers."""
-    table = _table(
+    table = plain_table(
         "Your offers",
         "id",
         "GPU",
@@ -76,7 +76,7 @@ def offers_table(offers: list[dict[str, Any]]) -> Table:
             offer["gpu"],
             str(offer["gpus"]),
             str(offer["remaining_gpus"]),
-            _money(offer["price_per_gpu_hour"], offer["currency"]),
+            money(offer["price_per_gpu_hour"], offer["currency"]),
             offer["tier"],
             offer["billing"],
             status,
@@ -99,7 +99,7 @@ def order_reason(order: dict[str, Any]) -> str:
 
 def orders_table(orders: list[dict[str, Any]]) -> Table:
     """The buyer's orders."""
-    table = _table(
+    table = plain_table(
         "Your orders",
         "id",
         "GPU",
@@ -119,7 +119,7 @@ def orders_table(orders: list[dict[str, Any]]) -> Table:
             order["type"],
             str(order["gpus"]),
             str(order["filled_gpus"]),
-            _money(order.get("max_price_per_gpu_hour"), order["currency"]),
+            money(order.get("max_price_per_gpu_hour"), order["currency"]),
             order["tier"],
             DASH if order.get("hours") is None else str(order["hours"]),
             order_reason(order),
@@ -131,7 +131,7 @@ def orders_table(orders: list[dict[str, Any]]) -> Table:
 
 def balances_table(balances: list[dict[str, Any]]) -> Table:
     """The wallet: available and held per currency."""
-    table = _table("Wallet", "currency", "available", "held", right=("available", "held"))
+    table = plain_table("Wallet", "currency", "available", "held", right=("available", "held"))
     for balance in balances:
         table.add_row(balance["currency"], balance["available"], balance["held"])
     if not balances:

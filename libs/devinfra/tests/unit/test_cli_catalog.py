@@ -19,7 +19,7 @@ from gpux_catalog.adapters.publisher import gpu_messages, model_messages
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 from gpux_common.broker import encode
 from gpux_common.problems import ProblemError
-from gpux_devinfra import cli
+from gpux_devinfra import cli, cli_support
 from gpux_devinfra.api_client import ApiClient
 from gpux_devinfra.catalog_tables import price_cell
 from gpux_gateway.api.catalog import estimate
@@ -69,7 +69,7 @@ class FakeGateway:
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
     gateway = FakeGateway()
     transport = httpx.MockTransport(gateway)
-    monkeypatch.setattr(cli, "make_client", lambda api: ApiClient(api, transport=transport))
+    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
     return gateway
 
 
@@ -140,7 +140,7 @@ def test_an_unreachable_api_is_one_line_on_stderr(monkeypatch: pytest.MonkeyPatc
         raise httpx.ConnectError("connection refused", request=request)
 
     transport = httpx.MockTransport(refuse)
-    monkeypatch.setattr(cli, "make_client", lambda api: ApiClient(api, transport=transport))
+    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
     result = run("gpus", "--api", "http://127.0.0.1:1")
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from gpux_devinfra import cli
+from gpux_devinfra import cli, cli_support
 from gpux_devinfra.api_client import ApiClient
 
 pytestmark = pytest.mark.unit
@@ -154,7 +154,7 @@ class FakeGateway:
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
     gateway = FakeGateway()
     transport = httpx.MockTransport(gateway)
-    monkeypatch.setattr(cli, "make_client", lambda api: ApiClient(api, transport=transport))
+    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
     return gateway
 
 

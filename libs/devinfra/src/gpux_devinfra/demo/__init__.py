@@ -1,0 +1,1 @@
+"""The demo market `make up` loads: sellers, offers and a funded buyer, through the public API."""
