@@ -1,0 +1,209 @@
+"""`gpux leases [stop ID]`, `gpux ledger`, `gpux earnings` against a fake transport."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from gpux_devinfra import cli, cli_support
+from gpux_devinfra.api_client import ApiClient
+
+pytestmark = pytest.mark.unit
+
+WIDE = {"COLUMNS": "220", "NO_COLOR": "1"}
+KEY = "gpx_01KEY_secret"
+
+LEASE = {
+    "lease_id": "01LEASE",
+    "order_id": "01ORDER",
+    "offer_id": "01OFFER",
+    "gpu": "rtx-4090",
+    "tier": "on_demand",
+    "gpus": 4,
+    "buyer_id": "01BUYER",
+    "seller_id": "01SELLER",
+    "price_per_gpu_hour": "0.40",
+    "currency": "USD",
+    "wallet_currency": "EUR",
+    "billing": "second",
+    "hours": None,
+    "started_at": "2025-01-01T12:00:05.123456Z",
+    "ends_at": None,
+    "status": "running",
+    "end_reason": None,
+    "ended_at": None,
+    "charged_through": "2025-01-01T12:10:05Z",
+    "total_charged": "0.266666",
+    "total_paid": "0.245333",
+    "total_fee": "0.026666",
+    "total_seller": "0.240000",
+    "unpaid": "0",
+    "low_balance_at": None,
+    "cost_so_far": "0.280000",
+}
+ENDED = {
+    **LEASE,
+    "lease_id": "01LEASE2",
+    "billing": "hour",
+    "status": "ended",
+    "end_reason": "insufficient_funds",
+    "ended_at": "2025-01-01T14:00:00Z",
+    "total_charged": "3.20",
+    "cost_so_far": "3.20",
+}
+LEDGER = {
+    "transfer_id": "01T",
+    "kind": "topup",
+    "created_at": "2025-01-01T11:00:00Z",
+    "reference": "01TOPUP",
+    "account_kind": "available",
+    "currency": "EUR",
+    "amount": "100.00",
+    "fx_rate": None,
+    "fx_rate_at": None,
+}
+EARNINGS = {"currency": "USD", "gross": "3.466666", "fee": "0.346666", "net": "3.12"}
+
+
+class FakeGateway:
+    """Answers the lease, ledger and earnings endpoints; records requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+        self.problem: dict[str, Any] | None = None
+
+    @property
+    def last(self) -> httpx.Request:
+        return self.requests[-1]
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.problem is not None:
+            return httpx.Response(
+                self.problem["status"],
+                json=self.problem,
+                headers={"content-type": "application/problem+json"},
+            )
+        route = (request.method, request.url.path)
+        if route == ("GET", "/v1/leases"):
+            if request.url.params.get("cursor") == "p2":
+                return httpx.Response(200, json={"items": [ENDED], "next_cursor": None})
+            return httpx.Response(200, json={"items": [LEASE], "next_cursor": "p2"})
+        if route == ("POST", "/v1/leases/01LEASE/stop"):
+            answer = {
+                "lease_id": "01LEASE",
+                "status": "stop_requested",
+                "requested_at": "2025-01-01T12:30:00Z",
+            }
+            return httpx.Response(202, json=answer)
+        if route == ("GET", "/v1/ledger"):
+            return httpx.Response(200, json={"items": [LEDGER], "next_cursor": None})
+        if route == ("GET", "/v1/accounts/me/earnings"):
+            row = {**EARNINGS, "leases": 2, "running": 1}
+            return httpx.Response(200, json={"items": [row]})
+        return httpx.Response(404, json={"title": "Not found", "status": 404, "detail": "no"})
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
+    gateway = FakeGateway()
+    transport = httpx.MockTransport(gateway)
+    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    return gateway
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli.app, list(args), env={**WIDE, **(env or {})})
+
+
+def line_with(output: str, text: str) -> str:
+    return next(line for line in output.splitlines() if text in line)
+
+
+def test_leases_table_follows_pages_and_shows_cost_so_far(fake: FakeGateway) -> None:
+    result = run("leases", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert [(r.method, r.url.path) for r in fake.requests] == [("GET", "/v1/leases")] * 2
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in fake.requests)
+    running = line_with(result.stdout, "01LEASE ")
+    for cell in ("rtx-4090", "4", "0.40 USD", "second", "running", "2025-01-01 12:00:05Z"):
+        assert cell in running
+    assert "0.266666 USD" in running
+    assert "0.280000 USD" in running
+    assert "ended (insufficient_funds)" in line_with(result.stdout, "01LEASE2")
+
+
+def test_leases_filters_and_json(fake: FakeGateway) -> None:
+    result = run(
+        "leases", "--status", "running", "--role", "seller", "--json", env={"GPUX_API_KEY": KEY}
+    )
+    assert result.exit_code == 0, result.output
+    params = fake.requests[0].url.params
+    assert (params["status"], params["role"]) == ("running", "seller")
+    assert fake.requests[1].url.params["status"] == "running"
+    leases = json.loads(result.stdout)
+    assert [lease["lease_id"] for lease in leases] == ["01LEASE", "01LEASE2"]
+    assert leases[0]["cost_so_far"] == "0.280000"
+
+
+def test_leases_stop_posts_and_reports(fake: FakeGateway) -> None:
+    result = run("leases", "stop", "01LEASE", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/leases/01LEASE/stop")
+    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert len(fake.requests) == 1
+    assert result.stdout.strip() == "lease 01LEASE: stop_requested at 2025-01-01T12:30:00Z"
+    as_json = run("leases", "stop", "01LEASE", "--key", KEY, "--json")
+    assert json.loads(as_json.stdout)["status"] == "stop_requested"
+
+
+def test_stopping_an_unknown_lease_is_one_line(fake: FakeGateway) -> None:
+    fake.problem = {
+        "type": "https://gpux.dev/problems/not-found",
+        "title": "Not found",
+        "status": 404,
+        "detail": "no such lease",
+    }
+    result = run("leases", "stop", "01NOPE", "--key", KEY)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "gpux: 404 Not found: no such lease"
+    assert result.stdout == ""
+
+
+def test_an_ended_lease_cannot_be_stopped_and_says_why(fake: FakeGateway) -> None:
+    fake.problem = {"title": "Conflict", "status": 409, "detail": "the lease has ended"}
+    result = run("leases", "stop", "01LEASE2", "--key", KEY)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "gpux: 409 Conflict: the lease has ended"
+
+
+def test_lease_commands_need_a_key(fake: FakeGateway) -> None:
+    for args in (["leases"], ["leases", "stop", "01LEASE"], ["ledger"], ["earnings"]):
+        result = run(*args, env={"GPUX_API_KEY": ""})
+        assert result.exit_code == 1, args
+        assert "needs an API key" in result.stderr
+    assert fake.requests == []
+
+
+def test_ledger_table_and_currency_filter(fake: FakeGateway) -> None:
+    result = run("ledger", "--currency", "eur", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert fake.last.url.path == "/v1/ledger"
+    assert fake.last.url.params["currency"] == "EUR"
+    row = line_with(result.stdout, "topup")
+    for cell in ("2025-01-01 11:00:00Z", "available", "100.00 EUR", "01TOPUP"):
+        assert cell in row
+    assert json.loads(run("ledger", "--json", "--key", KEY).stdout) == [LEDGER]
+
+
+def test_earnings_table(fake: FakeGateway) -> None:
+    result = run("earnings", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert fake.last.url.path == "/v1/accounts/me/earnings"
+    row = line_with(result.stdout, "USD")
+    for cell in ("3.466666", "0.346666", "3.12", "2", "1"):
+        assert cell in row
