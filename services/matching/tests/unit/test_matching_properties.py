@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 from gpux_matching.domain import (
     AddOffer,
+    BookLevel,
+    BookLevels,
     CancelOrder,
     ChangeOffer,
     Command,
@@ -43,6 +45,7 @@ from gpux_matching.domain import (
     Side,
     WithdrawOffer,
     apply,
+    books_changed,
 )
 
 pytestmark = pytest.mark.unit
@@ -677,3 +680,112 @@ def test_replaying_a_stream_gives_identical_results(commands: list[Command]) -> 
     first = MatchingEngine(RATE_SETS[1])
     second = MatchingEngine(RATE_SETS[1])
     assert [apply(first, c) for c in commands] == [apply(second, c) for c in commands]
+
+
+# Aggregated levels ----------------------------------------------------------------------------
+
+BIG_DEPTH = 10_000
+
+
+def model_levels(engine: MatchingEngine, gpu: str, tier: str) -> BookLevels:
+    """A book's levels computed plainly from the engine's snapshot (not its book sides)."""
+    offers, bids = engine_state(engine)
+    rates = engine.rates
+
+    def group(items: list[tuple[int, int]], reverse: bool) -> tuple[BookLevel, ...]:
+        levels: dict[int, list[int]] = {}
+        for price, gpus in items:
+            level = levels.setdefault(price, [0, 0])
+            level[0] += gpus
+            level[1] += 1
+        return tuple(
+            BookLevel(price, gpus, count)
+            for price, (gpus, count) in sorted(levels.items(), reverse=reverse)
+        )
+
+    def micros(price: int, currency: str) -> int:
+        exact = Decimal(ref(price, rates[currency])) / 1_000_000
+        return int(exact.to_integral_value(rounding=ROUND_HALF_EVEN))
+
+    asks = [
+        (micros(o.price, o.currency), o.remaining)
+        for o in offers.values()
+        if o.gpu == gpu and o.tier == tier
+    ]
+    resting = [
+        (micros(b.price or 0, b.currency), b.remaining)
+        for b in bids.values()
+        if b.gpu == gpu and b.tier in (tier, "any")
+    ]
+    return BookLevels(gpu, tier, group(resting, True), group(asks, False))
+
+
+def all_levels(engine: MatchingEngine) -> dict[tuple[str, str], BookLevels]:
+    return {
+        (gpu, tier): engine.levels(gpu, tier, BIG_DEPTH)
+        for gpu in sorted(set(GPUS))
+        for tier in ("on_demand", "interruptible")
+    }
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams, st.integers(0, len(RATE_SETS) - 1))
+def test_levels_aggregate_the_book_and_every_change_names_its_books(
+    commands: list[Command], rates: int
+) -> None:
+    engine = MatchingEngine(RATE_SETS[rates])
+    before = all_levels(engine)
+    for command in commands:
+        result = apply(engine, command)
+        after = all_levels(engine)
+        named = set(books_changed(engine, command, result))
+        for book, levels in after.items():
+            assert levels == model_levels(engine, *book)
+            # Sorted best first, one level per price, quantities as they rest.
+            bid_prices = [level.price_micros for level in levels.bids]
+            ask_prices = [level.price_micros for level in levels.asks]
+            assert bid_prices == sorted(set(bid_prices), reverse=True)
+            assert ask_prices == sorted(set(ask_prices))
+            if levels != before[book]:
+                assert book in named, (command, book)
+        offers, bids = engine_state(engine)
+        assert sum(lv.gpus for (_, tier), b in after.items() for lv in b.asks) == sum(
+            o.remaining for o in offers.values()
+        )
+        resting_any = sum(b.remaining for b in bids.values() if b.tier == "any")
+        # A bid for any tier shows in both of its GPU's books.
+        assert sum(lv.gpus for b in after.values() for lv in b.bids) == (
+            sum(b.remaining for b in bids.values()) + resting_any
+        )
+        before = after
+
+
+plain_orders = st.tuples(
+    st.booleans(),  # an offer or a bid
+    st.sampled_from(["on_demand", "interruptible", "any"]),
+    st.integers(1, 12).map(lambda n: n * 250_000),
+    st.sampled_from(["EUR", "USD", "GBP"]),
+    st.integers(1, 6),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(plain_orders, min_size=1, max_size=60), st.integers(0, len(RATE_SETS) - 1))
+def test_levels_are_never_crossed_without_constraints(
+    specs: list[tuple[bool, str, int, str, int]], rates: int
+) -> None:
+    """With no region, minimum hours or self-trade in the way, every crossing trades, so each
+    book's best bid shows at or below its best ask."""
+    engine = MatchingEngine(RATE_SETS[rates])
+    for i, (is_offer, tier, price, currency, gpus) in enumerate(specs):
+        command: Command
+        if is_offer:
+            tier = "on_demand" if tier == "any" else tier
+            command = AddOffer(i, f"f{i}", f"s{i}", "h100", tier, price, currency, gpus)
+        else:
+            command = PlaceOrder(i, f"b{i}", f"u{i}", "h100", gpus, currency, "limit", price, tier)
+        apply(engine, command)
+        for tier_name in ("on_demand", "interruptible"):
+            levels = engine.levels("h100", tier_name)
+            if levels.bids and levels.asks:
+                assert levels.bids[0].price_micros <= levels.asks[0].price_micros

@@ -15,8 +15,10 @@ from gpux_matching.domain.commands import (
     SetFx,
     WithdrawOffer,
     apply,
+    books_changed,
 )
 from gpux_matching.domain.engine import MatchingEngine
+from gpux_matching.domain.levels import DEPTH, BookLevel, BookLevels, reference_micros
 from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
 from gpux_matching.domain.types import (
     OfferStatus,
@@ -30,7 +32,10 @@ from gpux_matching.domain.types import (
 from gpux_matching.domain.units import Instant, Rate, epoch_micros, reference_price
 
 __all__ = [
+    "DEPTH",
     "AddOffer",
+    "BookLevel",
+    "BookLevels",
     "CancelOrder",
     "ChangeOffer",
     "Command",
@@ -55,6 +60,8 @@ __all__ = [
     "TimeInForce",
     "WithdrawOffer",
     "apply",
+    "books_changed",
     "epoch_micros",
+    "reference_micros",
     "reference_price",
 ]

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from gpux_matching.domain.engine import MatchingEngine
+from gpux_matching.domain.levels import changed_books
 from gpux_matching.domain.results import Result
 from gpux_matching.domain.types import OrderType, Tier, TimeInForce
 from gpux_matching.domain.units import Instant
@@ -138,3 +139,16 @@ def apply(engine: MatchingEngine, command: Command) -> Result:
             return engine.expire(command.now)
         case SetFx():
             return engine.set_fx(command.rates, now=command.now)
+
+
+def books_changed(
+    engine: MatchingEngine, command: Command, result: Result
+) -> list[tuple[str, str]]:
+    """The books (gpu, tier) whose aggregated levels ``command`` may have changed, each once.
+
+    A new FX rate re-ranks what rests in its currency without reporting those levels, so it
+    names every book; any other command names the books of the levels its result reports.
+    """
+    if isinstance(command, SetFx) and result.rejection is None:
+        return engine.books()
+    return changed_books(result.levels)

@@ -11,6 +11,7 @@ from typing import Any, Self
 
 from gpux_matching.domain.book import GpuBook
 from gpux_matching.domain.entries import BidEntry, OfferEntry
+from gpux_matching.domain.levels import BOOK_TIERS, DEPTH, BookLevels, book_levels
 from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
 from gpux_matching.domain.snapshot import (
     FORMAT,
@@ -119,6 +120,14 @@ class EngineState:
         for entry in book_side.entries():
             levels[entry.level] = None
         return [LevelChange(level, self._depth[level]) for level in levels]
+
+    def levels(self, gpu: str, tier: str, depth: int = DEPTH) -> BookLevels:
+        """One book's aggregated levels by reference price, both sides, best ``depth`` each."""
+        return book_levels(self._books.get(gpu), gpu, tier, depth)
+
+    def books(self) -> list[tuple[str, str]]:
+        """Every book (gpu, tier) the engine has seen an order or offer for."""
+        return [(gpu, str(tier)) for gpu in self._books for tier in BOOK_TIERS]
 
     def counts(self) -> tuple[int, int]:
         """(resting orders, live offers)."""
