@@ -18,6 +18,7 @@ from gpux_gateway.api import (
     admin,
     catalog,
     history,
+    leases,
     market,
     offers,
     orders,
@@ -29,6 +30,8 @@ from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
+from gpux_gateway.readmodels.leases_consumer import leases_router
+from gpux_gateway.readmodels.ledger_consumer import ledger_router
 from gpux_gateway.readmodels.market import load_end_offsets as load_market_end_offsets
 from gpux_gateway.readmodels.market import market_router, market_view
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
@@ -82,6 +85,8 @@ async def wire(runtime: Runtime) -> Wiring:
             market_router(sessions),
             offers_status_router(runtime.settings, runtime.pool, runtime.clock),
             orders_status_router(runtime.settings, runtime.pool, runtime.clock),
+            leases_router(runtime.settings, runtime.pool, runtime.clock),
+            ledger_router(runtime.settings, runtime.pool),
         ],
         http=[
             accounts.router(gw),
@@ -94,6 +99,7 @@ async def wire(runtime: Runtime) -> Wiring:
             history.router(gw),
             wallets.router(gw),
             market.router(gw, sessions),
+            leases.router(gw),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],
         on_started=[

@@ -1,0 +1,35 @@
+"""What a lease has cost so far, as its buyer and seller see it (pure)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from gpux_common.contracts.offers import BillingGranularity
+from gpux_common.money import accrued_micros
+
+
+def cost_so_far_micros(
+    *,
+    billing: BillingGranularity,
+    running: bool,
+    price_micros_per_gpu_hour: int,
+    gpus: int,
+    started_at: datetime,
+    ends_at: datetime | None,
+    total_charged_micros: int,
+    now: datetime,
+) -> int:
+    """The lease's cost up to ``now`` in the offer's currency, in micro-units.
+
+    A running per-second lease accrues by the whole second (billing settles it in batches,
+    so its charges trail the clock): ``round(price × gpus × s / 3600)``, up to ``ends_at``
+    when it has one. It never shows less than billing already charged, so a gateway clock
+    that lags billing's cannot make the cost go down. An hourly lease is charged in advance
+    and an ended one is final: both cost what was charged.
+    """
+    if not running or billing is not BillingGranularity.SECOND:
+        return total_charged_micros
+    until = now if ends_at is None else min(now, ends_at)
+    elapsed_s = max(0, (until - started_at) // timedelta(seconds=1))
+    accrued = accrued_micros(price_micros_per_gpu_hour * gpus, elapsed_s)
+    return max(accrued, total_charged_micros)

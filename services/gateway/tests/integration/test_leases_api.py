@@ -1,0 +1,461 @@
+"""Leases, statements and earnings: billing's events on the real topics, read through the API."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseEndReason,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseTotals,
+    LedgerLine,
+    LedgerPosted,
+)
+from gpux_common.contracts.offers import BillingGranularity
+from gpux_common.events import Envelope, Payload, wrap
+from gpux_common.ids import new_id
+from gpux_common.money import Currency, accrued_micros
+from gpux_common.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
+from gpux_devinfra.testing.http import eventually
+from gpux_devinfra.testing.kafka import published
+
+EUR, USD = Currency.EUR, Currency.USD
+
+
+def _envelope(payload: Payload) -> Envelope[Any]:
+    return wrap(payload, producer="billing", occurred_at=datetime.now(UTC))
+
+
+async def _publish(gateway: Any, *envelopes: Envelope[Any]) -> None:
+    """Publish envelopes as billing would, in order (lease events keyed by lease id)."""
+    messages = []
+    for env in envelopes:
+        payload = env.payload
+        if isinstance(payload, LedgerPosted):
+            messages.append(Outgoing(BILLING_LEDGER, payload.transfer_id, env))
+        else:
+            messages.append(Outgoing(BILLING_LEASES, payload.lease_id, env))
+    broker = make_broker(gateway.settings, "billing")
+    await broker.start()
+    try:
+        await publish_many(broker, gateway.settings, messages)
+    finally:
+        await broker.stop()
+
+
+def _opened(
+    buyer: str,
+    seller: str,
+    *,
+    started_at: datetime,
+    billing: BillingGranularity = BillingGranularity.SECOND,
+    price: str = "0.5000",
+    gpus: int = 2,
+    currency: Currency = USD,
+    hours: int | None = None,
+) -> LeaseOpened:
+    order_id = new_id()
+    return LeaseOpened(
+        lease_id=f"{order_id}:b1",
+        order_id=order_id,
+        offer_id=new_id(),
+        buyer_id=buyer,
+        seller_id=seller,
+        gpu="rtx-4090",
+        tier="on_demand",
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=currency,
+        wallet_currency=EUR,
+        billing=billing,
+        hours=hours,
+        started_at=started_at,
+        ends_at=None if hours is None else started_at + timedelta(hours=hours),
+    )
+
+
+def _totals(lease: LeaseOpened, period: int, charged: str, fee: str) -> LeaseTotals:
+    return LeaseTotals(
+        period=period,
+        charged_through=lease.started_at + timedelta(minutes=10 * period),
+        total_charged=Decimal(charged),
+        total_paid=Decimal(charged) * 2,  # an invented rate, so paid is told apart
+        total_fee=Decimal(fee),
+        total_seller=Decimal(charged) - Decimal(fee),
+    )
+
+
+def _charged(lease: LeaseOpened, period: int, charged: str, fee: str) -> LeaseCharged:
+    totals = _totals(lease, period, charged, fee)
+    return LeaseCharged(
+        lease_id=lease.lease_id,
+        buyer_id=lease.buyer_id,
+        seller_id=lease.seller_id,
+        transfer_id=new_id(),
+        period_start=lease.started_at,
+        period_end=totals.charged_through,
+        amount=Decimal("0.01"),
+        currency=lease.currency,
+        paid=Decimal("0.02"),
+        wallet_currency=lease.wallet_currency,
+        fee=Decimal("0.001"),
+        seller_amount=Decimal("0.009"),
+        totals=totals,
+    )
+
+
+def _ended(
+    lease: LeaseOpened, period: int, charged: str, fee: str, unpaid: str = "0"
+) -> LeaseEnded:
+    totals = _totals(lease, period, charged, fee)
+    return LeaseEnded(
+        lease_id=lease.lease_id,
+        buyer_id=lease.buyer_id,
+        seller_id=lease.seller_id,
+        reason=LeaseEndReason.STOPPED,
+        ended_at=totals.charged_through,
+        currency=lease.currency,
+        wallet_currency=lease.wallet_currency,
+        unpaid=Decimal(unpaid),
+        totals=totals,
+    )
+
+
+def _low_balance(lease: LeaseOpened, as_of: datetime) -> LeaseLowBalance:
+    return LeaseLowBalance(
+        lease_id=lease.lease_id,
+        buyer_id=lease.buyer_id,
+        wallet_currency=lease.wallet_currency,
+        funds=Decimal("1.50"),
+        runway_seconds=600,
+        as_of=as_of,
+    )
+
+
+async def test_a_lease_shows_to_its_buyer_and_seller_with_its_cost_so_far(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller, other = (
+        await sign_up(["buyer"]),
+        await sign_up(["seller"]),
+        await sign_up(["buyer", "seller"]),
+    )
+    lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC) - timedelta(hours=1))
+    await _publish(gateway, _envelope(lease), _envelope(_charged(lease, 1, "0.5", "0.05")))
+    path = f"/v1/leases/{lease.lease_id}"
+    async with gateway.client(buyer["key"]) as client:
+        before = datetime.now(UTC)
+        seen = await eventually(client, path, lambda b: b.get("total_charged") == "0.50")
+        after = datetime.now(UTC)
+        listing = (await client.get("/v1/leases")).json()
+        running = (await client.get("/v1/leases?status=running&role=buyer")).json()
+        ended = (await client.get("/v1/leases?status=ended")).json()
+        as_seller = await client.get("/v1/leases?role=seller")
+    assert {k: v for k, v in seen.items() if k != "cost_so_far"} == {
+        "lease_id": lease.lease_id,
+        "order_id": lease.order_id,
+        "offer_id": lease.offer_id,
+        "gpu": "rtx-4090",
+        "tier": "on_demand",
+        "gpus": 2,
+        "buyer_id": buyer["id"],
+        "seller_id": seller["id"],
+        "price_per_gpu_hour": "0.50",
+        "currency": "USD",
+        "wallet_currency": "EUR",
+        "billing": "second",
+        "hours": None,
+        "started_at": lease.started_at.isoformat().replace("+00:00", "Z"),
+        "ends_at": None,
+        "status": "running",
+        "end_reason": None,
+        "ended_at": None,
+        "charged_through": (lease.started_at + timedelta(minutes=10))
+        .isoformat()
+        .replace("+00:00", "Z"),
+        "total_charged": "0.50",
+        "total_paid": "1.00",
+        "total_fee": "0.05",
+        "total_seller": "0.45",
+        "unpaid": "0.00",
+        "low_balance_at": None,
+    }
+    # 2 GPUs at 0.50 accrue 1.00 an hour, per whole second since the start.
+    low = accrued_micros(1_000_000, (before - lease.started_at) // timedelta(seconds=1))
+    high = accrued_micros(1_000_000, (after - lease.started_at) // timedelta(seconds=1))
+    assert low <= Decimal(seen["cost_so_far"]) * 1_000_000 <= high
+    assert [item["lease_id"] for item in listing["items"]] == [lease.lease_id]
+    assert listing["next_cursor"] is None
+    assert [item["lease_id"] for item in running["items"]] == [lease.lease_id]
+    assert ended["items"] == []
+    assert as_seller.status_code == 403  # a buyer-only account has no seller side
+    async with gateway.client(seller["key"]) as client:
+        theirs = (await client.get(path)).json()
+        sold = (await client.get("/v1/leases?role=seller")).json()
+    assert (theirs["buyer_id"], theirs["seller_id"]) == (buyer["id"], seller["id"])
+    assert [item["lease_id"] for item in sold["items"]] == [lease.lease_id]
+    async with gateway.client(other["key"]) as client:
+        assert (await client.get(path)).status_code == 404
+        assert (await client.get("/v1/leases")).json()["items"] == []
+
+
+async def test_out_of_order_and_replayed_events_keep_the_latest_totals_and_the_end(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
+    start = datetime.now(UTC) - timedelta(hours=3)
+    lease = _opened(buyer["id"], seller["id"], started_at=start, billing=BillingGranularity.HOUR)
+    charged_2 = _envelope(_charged(lease, 2, "2.0", "0.2"))
+    low = datetime.now(UTC) - timedelta(minutes=5)
+    # As a replay from another source could deliver them: the end first, the opening late,
+    # older charges and a stale end after the end, and the same event twice.
+    await _publish(
+        gateway,
+        _envelope(_low_balance(lease, low)),
+        _envelope(_ended(lease, 3, "3.0", "0.3", unpaid="0.25")),
+        charged_2,
+        charged_2,
+        _envelope(_charged(lease, 1, "1.0", "0.1")),
+        _envelope(_ended(lease, 2, "2.0", "0.2", unpaid="0.99")),
+        _envelope(lease),
+        _envelope(_charged(lease, 2, "2.0", "0.2")),
+        _envelope(lease),
+        _envelope(_low_balance(lease, low - timedelta(minutes=1))),
+    )
+    path = f"/v1/leases/{lease.lease_id}"
+    async with gateway.client(buyer["key"]) as client:
+        seen = await eventually(client, path, lambda b: b.get("status") == "ended")
+        # Every event of the lease shares one partition: once the last is in, all are.
+        earliest = (low - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+        seen = await eventually(client, path, lambda b: b.get("low_balance_at") == earliest)
+    assert seen["status"] == "ended"
+    assert (seen["end_reason"], seen["unpaid"]) == ("stopped", "0.25")
+    assert seen["ended_at"] == (start + timedelta(minutes=30)).isoformat().replace("+00:00", "Z")
+    assert (seen["total_charged"], seen["total_fee"], seen["total_seller"]) == (
+        "3.00",
+        "0.30",
+        "2.70",
+    )
+    assert seen["total_paid"] == "6.00"
+    assert seen["cost_so_far"] == "3.00"  # ended: what was charged
+    assert seen["low_balance_at"] == earliest  # the earliest warning is kept
+    assert (seen["gpu"], seen["billing"], seen["order_id"]) == ("rtx-4090", "hour", lease.order_id)
+
+
+async def test_a_charge_read_before_its_opening_is_kept_and_the_lease_shows_once_opened(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
+    lease = _opened(
+        buyer["id"], seller["id"], started_at=datetime.now(UTC), billing=BillingGranularity.HOUR
+    )
+    await _publish(gateway, _envelope(_charged(lease, 1, "1.0", "0.1")))
+    conn = await asyncpg.connect(gateway.settings.database_url.get_secret_value())
+    try:
+        for _ in range(150):
+            query = "SELECT opened, period FROM gateway.leases WHERE id = $1"
+            row = await conn.fetchrow(query, lease.lease_id)
+            if row is not None:
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        await conn.close()
+    assert row is not None
+    assert (row["opened"], row["period"]) == (False, 1)
+    path = f"/v1/leases/{lease.lease_id}"
+    async with gateway.client(buyer["key"]) as client:
+        # Known only from its charge: not shown until lease.opened says what it is.
+        assert (await client.get(path)).status_code == 404
+        async with gateway.client(seller["key"]) as as_seller:
+            assert (await as_seller.get("/v1/accounts/me/earnings")).json() == {"items": []}
+        await _publish(gateway, _envelope(lease))
+        seen = await eventually(client, path, lambda b: b.get("status") == "running")
+    assert (seen["total_charged"], seen["cost_so_far"], seen["gpus"]) == ("1.00", "1.00", 2)
+
+
+async def test_the_buyer_stops_a_lease_with_one_command_for_billing(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer = await sign_up(["buyer"])
+    seller = await sign_up(["buyer", "seller"])  # may stop leases, but not the ones it sells
+    stranger = await sign_up(["buyer"])
+    lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC))
+    done = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC))
+    await _publish(
+        gateway, _envelope(lease), _envelope(done), _envelope(_ended(done, 1, "0.1", "0.01"))
+    )
+    stop = f"/v1/leases/{lease.lease_id}/stop"
+    headers = {"Idempotency-Key": "stop-0001"}
+    async with gateway.client(buyer["key"]) as client:
+        await eventually(
+            client, f"/v1/leases/{done.lease_id}", lambda b: b.get("status") == "ended"
+        )
+        await eventually(client, f"/v1/leases/{lease.lease_id}", lambda b: "status" in b)
+        first = await client.post(stop, headers=headers)
+        again = await client.post(stop, headers=headers)
+        closed = await client.post(f"/v1/leases/{done.lease_id}/stop")
+        missing = await client.post(f"/v1/leases/{new_id()}:b1/stop")
+    assert first.status_code == 202, first.text
+    body = first.json()
+    assert (body["lease_id"], body["status"]) == (lease.lease_id, "stop_requested")
+    assert (again.status_code, again.content) == (202, first.content)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert (closed.status_code, closed.json()["type"]) == (
+        409,
+        "https://gpux.dev/problems/lease-ended",
+    )
+    assert missing.status_code == 404
+    async with gateway.client(seller["key"]) as client:
+        refused = await client.post(stop)
+    async with gateway.client(stranger["key"]) as client:
+        hidden = await client.post(stop)
+    assert (refused.status_code, refused.json()["type"]) == (
+        403,
+        "https://gpux.dev/problems/lease-buyer-only",
+    )
+    assert hidden.status_code == 404
+    commands = await published(
+        gateway.settings,
+        BILLING_COMMANDS,
+        lambda b: (
+            b["event_type"] == "lease.stop_requested"
+            and b["payload"]["lease_id"] in (lease.lease_id, done.lease_id)
+        ),
+    )
+    assert len(commands) == 1
+    assert commands[0].key == buyer["id"]
+    payload = commands[0].body["payload"]
+    assert payload["buyer_id"] == buyer["id"]
+    assert datetime.fromisoformat(payload["requested_at"]) == datetime.fromisoformat(
+        body["requested_at"]
+    )
+
+
+def _posted(kind: str, at: datetime, lines: list[tuple[str, Currency, str, str]]) -> LedgerPosted:
+    return LedgerPosted(
+        transfer_id=new_id(),
+        kind=kind,
+        created_at=at,
+        reference=f"{kind}-ref",
+        lines=[LedgerLine(owner=o, currency=c, kind=k, amount=Decimal(a)) for o, c, k, a in lines],
+    )
+
+
+async def test_the_statement_lists_the_accounts_lines_newest_first_once_each(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
+    b, s = buyer["id"], seller["id"]
+    t0 = datetime.now(UTC) - timedelta(hours=1)
+    topup = _posted("topup", t0, [(b, EUR, "available", "50")])
+    hold = _posted(
+        "hold", t0 + timedelta(minutes=1), [(b, EUR, "available", "-10"), (b, EUR, "held", "10")]
+    )
+    fx = LedgerPosted(
+        transfer_id=new_id(),
+        kind="charge",
+        created_at=t0 + timedelta(minutes=2),
+        reference="lease",
+        fx_rate=Decimal("1.0850"),
+        fx_base=USD,
+        fx_quote=EUR,
+        fx_rate_at=t0,
+        lines=[
+            LedgerLine(owner=b, currency=EUR, kind="held", amount=Decimal("-1.085")),
+            LedgerLine(owner=s, currency=USD, kind="seller_payable", amount=Decimal("0.9")),
+        ],
+    )
+    # A replay: the same transfer again under a new event id adds no line.
+    await _publish(gateway, *(_envelope(p) for p in (fx, topup, hold, hold, fx)))
+    async with gateway.client(buyer["key"]) as client:
+        page = await eventually(client, "/v1/ledger", lambda body: len(body["items"]) >= 4)
+        first = (await client.get("/v1/ledger?limit=3")).json()
+        rest = (await client.get(f"/v1/ledger?limit=3&cursor={first['next_cursor']}")).json()
+        usd = (await client.get("/v1/ledger?currency=USD")).json()
+    items = page["items"]
+    # Lines of one transfer share its instant; they come back in reverse posting order.
+    assert [(i["kind"], i["account_kind"], i["amount"]) for i in items] == [
+        ("charge", "held", "-1.085"),
+        ("hold", "held", "10.00"),
+        ("hold", "available", "-10.00"),
+        ("topup", "available", "50.00"),
+    ]
+    assert items[0] == {
+        "transfer_id": fx.transfer_id,
+        "kind": "charge",
+        "created_at": fx.created_at.isoformat().replace("+00:00", "Z"),
+        "reference": "lease",
+        "account_kind": "held",
+        "currency": "EUR",
+        "amount": "-1.085",
+        "fx_rate": "1.085",
+        "fx_base": "USD",
+        "fx_quote": "EUR",
+        "fx_rate_at": t0.isoformat().replace("+00:00", "Z"),
+    }
+    assert first["items"] + rest["items"] == items
+    assert rest["next_cursor"] is None
+    assert usd["items"] == []
+    async with gateway.client(seller["key"]) as client:
+        theirs = await eventually(client, "/v1/ledger", lambda body: len(body["items"]) >= 1)
+    assert [(i["transfer_id"], i["amount"], i["currency"]) for i in theirs["items"]] == [
+        (fx.transfer_id, "0.90", "USD")
+    ]
+
+
+async def test_earnings_sum_the_sellers_leases_per_currency_to_the_unit(
+    gateway: Any, sign_up: Any
+) -> None:
+    seller, rival = await sign_up(["seller"]), await sign_up(["seller"])
+    buyer = await sign_up(["buyer"])
+    now = datetime.now(UTC)
+    a = _opened(buyer["id"], seller["id"], started_at=now)
+    b = _opened(buyer["id"], seller["id"], started_at=now)
+    c = _opened(buyer["id"], seller["id"], started_at=now, currency=EUR)
+    theirs = _opened(buyer["id"], rival["id"], started_at=now)
+    await _publish(
+        gateway,
+        *(_envelope(lease) for lease in (a, b, c, theirs)),
+        _envelope(_charged(a, 1, "0.000001", "0.000000")),
+        _envelope(_charged(a, 2, "1.333334", "0.133333")),
+        _envelope(_ended(b, 4, "2.666667", "0.266667")),
+        _envelope(_charged(c, 1, "0.70", "0.07")),
+        _envelope(_charged(theirs, 1, "100", "10")),
+    )
+    async with gateway.client(seller["key"]) as client:
+        body = await eventually(
+            client,
+            "/v1/accounts/me/earnings",
+            lambda body: [i["gross"] for i in body["items"]] == ["0.70", "4.000001"],
+        )
+    assert body == {
+        "items": [
+            {
+                "currency": "EUR",
+                "gross": "0.70",
+                "fee": "0.07",
+                "net": "0.63",
+                "leases": 1,
+                "running": 1,
+            },
+            {
+                "currency": "USD",
+                "gross": "4.000001",
+                "fee": "0.40",
+                "net": "3.600001",
+                "leases": 2,
+                "running": 1,
+            },
+        ]
+    }
+    async with gateway.client(buyer["key"]) as client:
+        assert (await client.get("/v1/accounts/me/earnings")).status_code == 403
