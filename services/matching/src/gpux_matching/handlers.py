@@ -6,7 +6,8 @@ orders and cancels (``orders.book``), market sessions (``market.sessions``, kept
 rejected with ``market_halted`` and never reaches the engine). The engine lives in memory. One
 lock serialises every command: apply it to the engine, then, in one transaction, claim the
 input in the inbox, append the command to ``matching.commands``, write its ``trade.executed``,
-``order.status_changed`` and ``offer.status_changed`` events to the outbox and, every
+``order.status_changed`` and ``offer.status_changed`` events and the ``book.levels_changed``
+of every book it changed (``book_levels``) to the outbox and, every
 ``snapshot_every`` commands, a snapshot. If that transaction fails, the engine holds a change
 the database does not: it is rebuilt from the database (latest snapshot + the log after it)
 before anything else runs. At start-up the same rebuild restores the book. Expiry commands
@@ -28,6 +29,7 @@ import asyncpg
 from gpux_common import outbox
 from gpux_common.broker import Outgoing
 from gpux_common.clock import Clock
+from gpux_common.contracts.book import REFERENCE_CURRENCY
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.market import ALL_GPUS, HALTED_REASON, MarketState, MarketStateChanged
 from gpux_common.contracts.offers import (
@@ -49,6 +51,7 @@ from gpux_common.ids import stable_id
 from gpux_common.money import Currency, from_micros, to_micros
 from gpux_common.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
 from gpux_matching.adapters import store
+from gpux_matching.book_levels import book_messages
 from gpux_matching.domain import (
     AddOffer,
     CancelOrder,
@@ -65,6 +68,7 @@ from gpux_matching.domain import (
     SetFx,
     WithdrawOffer,
     apply,
+    books_changed,
     epoch_micros,
 )
 from gpux_matching.domain import OfferStatus as BookStatus
@@ -72,7 +76,7 @@ from gpux_matching.domain import OrderStatus as BookOrderStatus
 
 SCHEMA = "matching"
 PRODUCER = "matching"
-REFERENCE = "EUR"
+REFERENCE = str(REFERENCE_CURRENCY)
 """The currency FX rates are quoted in; worth 1_000_000 reference micro-units per unit."""
 REFERENCE_MICROS = 1_000_000
 RETRY_WAIT_S = 0.5
@@ -260,9 +264,14 @@ class Book:
     ) -> tuple[int, bool]:
         """Log the command, write its events and maybe a snapshot (in the caller's transaction)."""
         seq = await store.append_command(conn, command)
-        messages = await status_messages(
-            conn, result, cause, f"matching-command-{seq}", self.clock.now()
-        )
+        command_id = f"matching-command-{seq}"
+        now = self.clock.now()
+        messages = await status_messages(conn, result, cause, command_id, now)
+        books = books_changed(self.engine, command, result)
+        if books:
+            base = cause.event_id if cause is not None else command_id
+            envelope = _enveloper(cause, command_id, now)
+            messages += book_messages(self.engine, books, seq, now, envelope, base)
         if messages:
             await outbox.add(conn, SCHEMA, messages)
         snapshotted = self._since_snapshot + 1 >= self.snapshot_every
@@ -292,17 +301,7 @@ async def status_messages(
     if not (result.fills or result.orders or result.offers):
         return []
     base = cause.event_id if cause is not None else command_id
-
-    def envelope(payload: Any, event_id: str) -> Envelope[Any]:
-        return wrap(
-            payload,
-            producer=PRODUCER,
-            occurred_at=now,
-            event_id=event_id,
-            correlation_id=cause.correlation_id if cause is not None else None,
-            causation_id=cause.event_id if cause is not None else command_id,
-            trace=cause.trace if cause is not None else None,
-        )
+    envelope = _enveloper(cause, command_id, now)
 
     messages = [
         Outgoing(
@@ -348,6 +347,25 @@ async def status_messages(
             event_id = stable_id(base, update.offer_id, str(index))
             messages.append(Outgoing(OFFERS_STATUS, gpu, envelope(payload, event_id)))
     return messages
+
+
+def _enveloper(
+    cause: Envelope[Any] | None, command_id: str, now: datetime
+) -> Callable[[Any, str], Envelope[Any]]:
+    """Wraps a payload of one command's result, caused by its input (or by the command)."""
+
+    def envelope(payload: Any, event_id: str) -> Envelope[Any]:
+        return wrap(
+            payload,
+            producer=PRODUCER,
+            occurred_at=now,
+            event_id=event_id,
+            correlation_id=cause.correlation_id if cause is not None else None,
+            causation_id=cause.event_id if cause is not None else command_id,
+            trace=cause.trace if cause is not None else None,
+        )
+
+    return envelope
 
 
 def trade(fill: Fill) -> TradeExecuted:

@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import SystemClock
+from gpux_common.contracts.book import BookLevelsChanged
 from gpux_common.contracts.offers import (
     BillingGranularity,
     OfferAccepted,
@@ -40,6 +41,7 @@ from gpux_common.ids import new_id
 from gpux_common.money import Currency
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import (
+    MARKET_BOOK,
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_BOOK,
@@ -345,3 +347,50 @@ async def test_a_resting_order_survives_a_restart_and_nothing_is_sent_twice(
             (ask.offer_id, 3, Decimal("0.60"))
         ]
         await live(settings, ask.model_copy(update={"gpus": 2}))
+
+
+async def book_state(settings: GpuxSettings, gpu: str, check: Callable[[Any], bool]) -> Any:
+    """The newest ``book.levels_changed`` of ``gpu|on_demand`` once ``check`` accepts it."""
+    codec: EventCodec[Any] = EventCodec(BookLevelsChanged)
+    seen = await eventually(
+        settings,
+        MARKET_BOOK,
+        codec,
+        lambda s: (
+            any(x.gpu == gpu for x in s)
+            and check(max((x for x in s if x.gpu == gpu), key=lambda x: x.sequence))
+        ),
+    )
+    return max((x for x in seen if x.gpu == gpu), key=lambda x: x.sequence)
+
+
+def sides(levels: Any) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
+    def plain(side: Any) -> list[tuple[str, int, int]]:
+        return [(str(level.price), level.gpus, level.orders) for level in side]
+
+    return plain(levels.bids), plain(levels.asks)
+
+
+async def test_the_book_publishes_its_levels_as_offers_bids_and_fills_change_it(
+    module_settings: GpuxSettings,
+) -> None:
+    settings = module_settings
+    gpu = "gpu-levels"
+    first, second = offer(gpu, "0.40", 2), offer(gpu, "0.40", 3)
+    resting = order(gpu, 4, OrderType.LIMIT, price="0.35")
+    taker = order(gpu, 4, OrderType.MARKET, price="0.40")
+    async with running(SPEC, settings, **RUN):
+        await accept(settings, first, second)
+        levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 5)
+        assert sides(levels) == ([], [("0.40", 5, 2)])
+        assert levels.tier == "on_demand"
+        assert levels.asks[0].currency == "EUR"
+        assert levels.asks[0].prices[Currency.EUR] == Decimal("0.40")
+
+        await fund(settings, resting)
+        levels = await book_state(settings, gpu, lambda x: bool(x.bids))
+        assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 5, 2)])
+
+        await fund(settings, taker)
+        levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 1)
+        assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 1, 1)])
