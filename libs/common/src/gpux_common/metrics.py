@@ -19,3 +19,12 @@ RECORDS = Counter(
     "Consumed records by topic and outcome (applied, duplicate, skipped, failed).",
     ("topic", "outcome"),
 )
+SETTLEMENT_SECONDS = Histogram(
+    "gpux_settlement_seconds",
+    "Time of one settlement batch of running leases (billing).",
+)
+LEASE_EVENTS = Counter(
+    "gpux_lease_events_total",
+    "Lease settlements by event (settled: looked at by the settlement loop).",
+    ("event",),
+)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gpux_billing import read_model
 from gpux_billing.config import BillingSettings
-from gpux_billing.entrypoints.consumers import billing_router
+from gpux_billing.entrypoints.consumers import billing_router, settlement_rules
+from gpux_billing.entrypoints.settler import Settler
 from gpux_billing.handlers import SCHEMA
 from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
@@ -24,9 +25,10 @@ async def wire(runtime: Runtime) -> Wiring:
         # Redis follows PostgreSQL: a restart (or a flushed Redis) serves the same balances.
         await read_model.rebuild(runtime.pool, runtime.redis, settings, runtime.clock)
 
+    settler = Settler(runtime, settings, settlement_rules(settings))
     return Wiring(
         routers=[billing_router(settings, runtime.pool, runtime.redis, runtime.clock)],
-        tasks=[relay.run],
+        tasks=[relay.run, settler.run],
         on_started=[rebuild_read_model],
     )
 

@@ -15,3 +15,20 @@ class BillingSettings(GpuxSettings):
         default=False,
         description="Accept the `dev` top-up provider, which confirms at once (local demo only).",
     )
+    fee_bps: int = Field(
+        default=1000, ge=0, le=10_000, description="Platform fee per charge, in basis points."
+    )
+    runway_s: int = Field(
+        default=3600,
+        ge=0,
+        description="Warn a buyer (`lease.low_balance`) when its wallet lasts less than this.",
+    )
+    settle_every_s: int = Field(
+        default=60, ge=1, le=3600, description="Settlement period of per-second leases."
+    )
+    settle_tick_s: float = Field(
+        default=1.0, gt=0, le=60, description="How often billing looks for leases due."
+    )
+    settle_batch: int = Field(
+        default=5000, ge=1, le=100_000, description="Most leases settled in one transaction."
+    )

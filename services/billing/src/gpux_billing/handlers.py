@@ -8,6 +8,7 @@ same command again (a crash before commit) builds the identical transfer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,7 @@ from gpux_common.contracts.billing import (
     TopupConfirmRequested,
     TopupRequested,
 )
+from gpux_common.contracts.leases import LedgerLine, LedgerPosted
 from gpux_common.contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
@@ -42,7 +44,13 @@ from gpux_common.contracts.orders import (
 from gpux_common.events import Envelope, Payload, wrap
 from gpux_common.ids import stable_id
 from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
-from gpux_common.topics import BILLING_BALANCES, ORDERS_BOOK, ORDERS_STATUS, Topic
+from gpux_common.topics import (
+    BILLING_BALANCES,
+    BILLING_LEDGER,
+    ORDERS_BOOK,
+    ORDERS_STATUS,
+    Topic,
+)
 
 SCHEMA = "billing"
 PRODUCER = "billing"
@@ -57,19 +65,65 @@ Wallet = tuple[str, Currency]
 """An (account, currency) whose balances changed."""
 
 
-def _out(
-    topic: Topic, key: str, payload: Payload, cause: Envelope[Any], event_id: str, now: datetime
+def outgoing(
+    topic: Topic,
+    key: str,
+    payload: Payload,
+    cause: Envelope[Any] | None,
+    event_id: str,
+    now: datetime,
 ) -> Outgoing:
+    """An event for the outbox, in the trace of its cause (None: billing's own timer)."""
     envelope = wrap(
         payload,
         producer=PRODUCER,
         occurred_at=now,
         event_id=event_id,
-        correlation_id=cause.correlation_id,
-        causation_id=cause.event_id,
-        trace=cause.trace,
+        correlation_id=None if cause is None else cause.correlation_id,
+        causation_id=None if cause is None else cause.event_id,
+        trace=None if cause is None else cause.trace,
     )
     return Outgoing(topic, key, envelope)
+
+
+def ledger_posted(transfer: Transfer, cause: Envelope[Any] | None, now: datetime) -> Outgoing:
+    """The ``ledger.posted`` event of a transfer: its entries on accounts' own balances."""
+    fx = transfer.fx
+    payload = LedgerPosted(
+        transfer_id=transfer.id,
+        kind=transfer.kind.value,
+        created_at=transfer.created_at,
+        reference=transfer.reference,
+        fx_rate=None if fx is None else fx.rate,
+        fx_base=None if fx is None else fx.base,
+        fx_quote=None if fx is None else fx.quote,
+        fx_rate_at=None if fx is None else fx.rate_at,
+        lines=[
+            LedgerLine(
+                owner=e.account.owner,
+                currency=e.account.currency,
+                kind=e.account.kind.value,
+                amount=canonical(from_micros(e.amount_micros)),
+            )
+            for e in transfer.entries
+            if not e.account.kind.platform_owned
+        ],
+    )
+    event_id = stable_id("ledger", transfer.id)
+    return outgoing(BILLING_LEDGER, transfer.id, payload, cause, event_id, now)
+
+
+async def post(
+    conn: asyncpg.Connection,
+    transfers: Sequence[Transfer],
+    cause: Envelope[Any] | None,
+    now: datetime,
+) -> None:
+    """Post transfers (one statement) and put a ``ledger.posted`` for each new one in the outbox."""
+    posted = await ledger.post_many(conn, transfers)
+    fresh = [p.transfer for p in posted if not p.replayed]
+    if fresh:
+        await outbox.add(conn, SCHEMA, [ledger_posted(t, cause, now) for t in fresh])
 
 
 async def balance_changed(
@@ -92,26 +146,37 @@ def balance_key(account_id: str, currency: Currency) -> str:
     return f"{account_id}|{currency.value}"
 
 
-async def _announce(
+async def announce(
     conn: asyncpg.Connection,
-    cause: Envelope[Any],
-    wallets_: list[Wallet],
+    cause: Envelope[Any] | None,
+    wallets_: Sequence[Wallet],
     now: datetime,
-    extra: list[Outgoing] | None = None,
+    extra: Sequence[Outgoing] = (),
 ) -> list[Wallet]:
     """Write BalanceChanged for each touched wallet (plus ``extra``) to the outbox."""
     # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
     # later transaction's balance event is also later in the outbox.
-    messages = list(extra or [])
-    for account_id, currency in wallets_:
-        payload = await balance_changed(conn, account_id, currency, now)
-        event_id = stable_id(cause.event_id, "balance", account_id, currency.value)
+    unique = sorted(set(wallets_))
+    found = await ledger.wallet_balances(conn, unique)
+    messages = list(extra)
+    origin = "tick" if cause is None else cause.event_id
+    for (account_id, currency), (available, held) in found.items():
+        payload = BalanceChanged(
+            account_id=account_id,
+            currency=currency,
+            available=canonical(from_micros(available)),
+            held=canonical(from_micros(held)),
+            as_of=now,
+        )
+        event_id = stable_id(origin, "balance", account_id, currency.value, now.isoformat())
         messages.append(
-            _out(BILLING_BALANCES, balance_key(account_id, currency), payload, cause, event_id, now)
+            outgoing(
+                BILLING_BALANCES, balance_key(account_id, currency), payload, cause, event_id, now
+            )
         )
     if messages:
         await outbox.add(conn, SCHEMA, messages)
-    return wallets_
+    return unique
 
 
 async def _book_topup(
@@ -127,9 +192,9 @@ async def _book_topup(
         at,
         reference=f"top-up {topup.id} ({topup.provider})",
     )
-    await ledger.post(conn, transfer)
+    await post(conn, [transfer], cause, at)
     await wallets.set_topup_status(conn, topup.id, "booked", None, at)
-    return await _announce(conn, cause, [(topup.account_id, topup.currency)], at)
+    return await announce(conn, cause, [(topup.account_id, topup.currency)], at)
 
 
 async def on_topup_requested(
@@ -185,8 +250,8 @@ async def on_credit_requested(
         at,
         reference=f"credit by {credit.requested_by}: {credit.reference}"[:200],
     )
-    await ledger.post(conn, transfer)
-    return await _announce(conn, event, [(credit.account_id, credit.currency)], at)
+    await post(conn, [transfer], event, at)
+    return await announce(conn, event, [(credit.account_id, credit.currency)], at)
 
 
 def hold_micros(order: OrderPlaced) -> int | None:
@@ -216,7 +281,7 @@ def _rejected(
         shortfall_currency=None if shortfall_micros is None else order.currency,
     )
     event_id = stable_id(cause.event_id, "rejected")
-    return _out(ORDERS_STATUS, order.gpu, payload, cause, event_id, now)
+    return outgoing(ORDERS_STATUS, order.gpu, payload, cause, event_id, now)
 
 
 async def on_order_placed(
@@ -242,7 +307,7 @@ async def on_order_placed(
             reference=f"order {order.order_id}"[:200],
         )
         async with conn.transaction():  # a savepoint: a refusal leaves the transaction usable
-            await ledger.post(conn, transfer)
+            await post(conn, [transfer], event, now)
     except InsufficientFunds as exc:
         rejection = _rejected(order, "insufficient_funds", event, now, exc.shortfall_micros)
         await outbox.add(conn, SCHEMA, [rejection])
@@ -266,8 +331,10 @@ async def on_order_placed(
         held=canonical(from_micros(amount)),
         held_currency=order.currency,
     )
-    message = _out(ORDERS_BOOK, order.gpu, funded, event, stable_id(event.event_id, "funded"), now)
-    return await _announce(conn, event, [(order.buyer_id, order.currency)], now, [message])
+    message = outgoing(
+        ORDERS_BOOK, order.gpu, funded, event, stable_id(event.event_id, "funded"), now
+    )
+    return await announce(conn, event, [(order.buyer_id, order.currency)], now, [message])
 
 
 async def on_order_cancel_requested(
@@ -275,7 +342,9 @@ async def on_order_cancel_requested(
 ) -> list[Wallet]:
     """Forward a cancel to the book unchanged, behind the order's funding (same partition)."""
     request = event.payload
-    forward = _out(ORDERS_BOOK, request.gpu, request, event, stable_id(event.event_id, "book"), now)
+    forward = outgoing(
+        ORDERS_BOOK, request.gpu, request, event, stable_id(event.event_id, "book"), now
+    )
     await outbox.add(conn, SCHEMA, [forward])
     return []
 
@@ -307,6 +376,6 @@ async def on_order_status(
         event.occurred_at,
         reference=f"order {hold.order_id} {change.status.value}"[:200],
     )
-    await ledger.post(conn, transfer)
+    await post(conn, [transfer], event, now)
     await wallets.record_release(conn, hold.order_id, amount, event.occurred_at)
-    return await _announce(conn, event, [(hold.buyer_id, hold.currency)], now)
+    return await announce(conn, event, [(hold.buyer_id, hold.currency)], now)

@@ -201,6 +201,28 @@ async def balance(conn: asyncpg.Connection, account: AccountKey) -> int:
     return 0 if value is None else int(value)
 
 
+async def wallet_balances(
+    conn: asyncpg.Connection, wallets: Sequence[tuple[str, Currency]]
+) -> dict[tuple[str, Currency], tuple[int, int]]:
+    """(available, held) micro-units of each wallet (0 for an account never used), one query."""
+    rows = await conn.fetch(
+        "SELECT a.owner, a.currency, a.kind, a.balance_micros FROM billing.accounts a"
+        " JOIN unnest($1::text[], $2::text[]) AS w (owner, currency)"
+        " ON a.owner = w.owner AND a.currency = w.currency"
+        " WHERE a.kind IN ('available', 'held')",
+        [w[0] for w in wallets],
+        [w[1].value for w in wallets],
+    )
+    found = {(r["owner"], r["currency"], r["kind"]): int(r["balance_micros"]) for r in rows}
+    return {
+        (owner, currency): (
+            found.get((owner, currency.value, "available"), 0),
+            found.get((owner, currency.value, "held"), 0),
+        )
+        for owner, currency in wallets
+    }
+
+
 async def balances(conn: asyncpg.Connection, owner: str) -> list[Balance]:
     """Every account of an owner, ordered by currency and kind."""
     rows = await conn.fetch(

@@ -109,30 +109,77 @@ def charge(
     """
     if source not in (AccountKind.HELD, AccountKind.AVAILABLE):
         raise ValueError(f"a buyer pays from its held or available balance, not {source}")
+    amount = _positive(amount_micros)
+    _, fee_micros = fee_split(amount, fee_bps)
+    paid = amount if fx is None else convert(amount, fx.rate)
+    return lease_charge(
+        transfer_id,
+        buyer,
+        seller,
+        currency,
+        amount,
+        fee_micros,
+        paid,
+        paid if source is AccountKind.HELD else 0,
+        created_at,
+        fx=fx,
+        reference=reference,
+    )
+
+
+def lease_charge(
+    transfer_id: str,
+    buyer: str,
+    seller: str,
+    currency: Currency | str,
+    amount_micros: int,
+    fee_micros: int,
+    paid_micros: int,
+    from_held_micros: int,
+    created_at: datetime,
+    *,
+    fx: FxQuote | None = None,
+    reference: str = "",
+) -> Transfer:
+    """A charge with its parts given: the buyer pays ``paid`` for ``amount`` of ``currency``.
+
+    ``from_held`` of the payment comes from the buyer's held balance and the rest from its
+    available balance; the seller's payable gets ``amount - fee`` and the platform's revenue
+    ``fee``. With ``fx`` (base: the offer's currency, quote: the wallet's) ``paid`` is in the
+    wallet's currency and the FX house accounts take the difference; without it ``paid``
+    must equal ``amount``.
+    """
     offer_currency = as_currency(currency)
     amount = _positive(amount_micros)
-    seller_micros, fee_micros = fee_split(amount, fee_bps)
-    credits = [
-        Entry(AccountKey(seller, offer_currency, AccountKind.SELLER_PAYABLE), seller_micros),
-        Entry(platform_account(offer_currency, AccountKind.PLATFORM_REVENUE), fee_micros),
+    if not 0 <= fee_micros <= amount or not 0 <= from_held_micros <= paid_micros:
+        raise TransferInvalid(
+            RejectionReason.AMOUNT_NOT_POSITIVE,
+            f"fee {fee_micros} of {amount} or {from_held_micros} held of {paid_micros}",
+        )
+    wallet = offer_currency if fx is None else fx.quote
+    if fx is None and paid_micros != amount:
+        raise TransferInvalid(RejectionReason.UNBALANCED, "paid differs from the amount")
+    if fx is not None and fx.base != offer_currency:
+        raise TransferInvalid(
+            RejectionReason.FX_CURRENCIES, f"the quote's base must be {offer_currency.value}"
+        )
+    if paid_micros == 0:
+        raise TransferInvalid(
+            RejectionReason.AMOUNT_ZERO, f"{amount} micros round to nothing in {wallet.value}"
+        )
+    debits = [
+        Entry(AccountKey(buyer, wallet, AccountKind.HELD), -from_held_micros),
+        Entry(AccountKey(buyer, wallet, AccountKind.AVAILABLE), from_held_micros - paid_micros),
     ]
-    if fx is None:
-        debits = [Entry(AccountKey(buyer, offer_currency, source), -amount)]
-    else:
-        if fx.base != offer_currency:
-            raise TransferInvalid(
-                RejectionReason.FX_CURRENCIES, f"the quote's base must be {offer_currency.value}"
-            )
-        paid = convert(amount, fx.rate)
-        if paid == 0:
-            raise TransferInvalid(
-                RejectionReason.AMOUNT_ZERO, f"{amount} micros at {fx.rate_text} round to nothing"
-            )
-        debits = [
-            Entry(AccountKey(buyer, fx.quote, source), -paid),
-            Entry(platform_account(fx.quote, AccountKind.FX_HOUSE), paid),
+    if fx is not None:
+        debits += [
+            Entry(platform_account(wallet, AccountKind.FX_HOUSE), paid_micros),
             Entry(platform_account(offer_currency, AccountKind.FX_HOUSE), -amount),
         ]
+    credits = [
+        Entry(AccountKey(seller, offer_currency, AccountKind.SELLER_PAYABLE), amount - fee_micros),
+        Entry(platform_account(offer_currency, AccountKind.PLATFORM_REVENUE), fee_micros),
+    ]
     entries = tuple(e for e in (*debits, *credits) if e.amount_micros != 0)
     return Transfer(transfer_id, TransferKind.CHARGE, entries, created_at, fx, reference)
 

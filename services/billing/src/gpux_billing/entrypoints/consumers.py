@@ -9,8 +9,9 @@ import asyncpg
 from faststream.kafka import KafkaRouter
 from redis.asyncio import Redis
 
-from gpux_billing import handlers, read_model
+from gpux_billing import handlers, read_model, settlement
 from gpux_billing.config import BillingSettings
+from gpux_billing.domain.leases import Policy
 from gpux_billing.handlers import Wallet
 from gpux_common.clock import Clock
 from gpux_common.consumers import subscribe_once
@@ -19,9 +20,23 @@ from gpux_common.contracts.billing import (
     TopupConfirmRequested,
     TopupRequested,
 )
-from gpux_common.contracts.orders import OrderCancelRequested, OrderPlaced, OrderStatusChanged
+from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.leases import LeaseStopRequested
+from gpux_common.contracts.orders import (
+    OrderCancelRequested,
+    OrderPlaced,
+    OrderStatusChanged,
+    TradeExecuted,
+)
 from gpux_common.events import Envelope, EventCodec
-from gpux_common.topics import BILLING_COMMANDS, ORDERS_COMMANDS, ORDERS_STATUS, Topic
+from gpux_common.topics import (
+    BILLING_COMMANDS,
+    FX_RATES,
+    MARKET_TRADES,
+    ORDERS_COMMANDS,
+    ORDERS_STATUS,
+    Topic,
+)
 
 Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[list[Wallet]]]
 
@@ -31,6 +46,7 @@ def billing_router(
 ) -> KafkaRouter:
     """Every subscriber of the billing service."""
     router = KafkaRouter()
+    rules = settlement_rules(settings)
 
     async def refresh(touched: list[Wallet]) -> None:
         await read_model.to_redis(pool, redis, settings, clock, touched)
@@ -57,8 +73,9 @@ def billing_router(
     subscribe(
         BILLING_COMMANDS,
         "billing.commands",
-        EventCodec(CreditRequested, TopupRequested, TopupConfirmRequested),
+        EventCodec(CreditRequested, TopupRequested, TopupConfirmRequested, LeaseStopRequested),
         {
+            "lease.stop_requested": lambda c, e: settlement.on_stop(c, e, rules, clock.now()),
             "credit.requested": handlers.on_credit_requested,
             "topup.requested": lambda c, e: handlers.on_topup_requested(c, e, settings.dev_topups),
             "topup.confirm_requested": handlers.on_topup_confirm_requested,
@@ -81,4 +98,22 @@ def billing_router(
         EventCodec(OrderStatusChanged),
         {"order.status_changed": lambda c, e: handlers.on_order_status(c, e, clock.now())},
     )
+    subscribe(
+        MARKET_TRADES,
+        "billing.trades",
+        EventCodec(TradeExecuted),
+        {"trade.executed": lambda c, e: settlement.on_trade(c, e, rules, clock.now())},
+    )
+    subscribe(
+        FX_RATES,
+        "billing.fx",
+        EventCodec(RatePublished),
+        {"fx.rate_published": settlement.on_rate},
+    )
     return router
+
+
+def settlement_rules(settings: BillingSettings) -> settlement.Rules:
+    """The lease policy the settings configure."""
+    policy = Policy(fee_bps=settings.fee_bps, runway_s=settings.runway_s)
+    return settlement.Rules(policy, settings.settle_every_s)

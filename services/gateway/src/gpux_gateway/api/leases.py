@@ -181,7 +181,7 @@ def router(gw: Gateway) -> APIRouter:
         who: Annotated[Principal, Depends(principal)],
         idempotency_key: IdemKey = None,
     ) -> JSONResponse:
-        buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
+        buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
         idem = check_key(idempotency_key)
         event_id = command_id(buyer_id, idem, f"lease.stop:{lease_id}")
 

@@ -1,0 +1,301 @@
+"""Leases on the real stack: trades in, charges on the ledger, lease events out.
+
+Billing runs in-process with a clock 30 times faster than the wall clock (a 60 s
+settlement period passes in 2 s). Orders and credits are published as the gateway would,
+trades as the book would, rates as pricing's loader would; results are read back from
+Kafka (``billing.leases``) and the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import pytest
+
+from gpux_billing.adapters import ledger_repository
+from gpux_billing.bootstrap import SPEC
+from gpux_billing.domain.amounts import convert
+from gpux_billing.domain.ledger import AccountKey, AccountKind
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import Clock
+from gpux_common.contracts.billing import CreditRequested
+from gpux_common.contracts.fx import RatePublished
+from gpux_common.contracts.leases import LeaseStopRequested
+from gpux_common.contracts.orders import (
+    OrderPlaced,
+    OrderTier,
+    OrderType,
+    TimeInForce,
+    TradeExecuted,
+)
+from gpux_common.events import Envelope, Payload, wrap
+from gpux_common.ids import new_id
+from gpux_common.money import Currency, canonical, from_micros
+from gpux_common.settings import GpuxSettings
+from gpux_common.topics import (
+    BILLING_COMMANDS,
+    BILLING_LEASES,
+    BILLING_LEDGER,
+    FX_RATES,
+    MARKET_TRADES,
+    ORDERS_BOOK,
+    ORDERS_COMMANDS,
+    Topic,
+)
+from gpux_devinfra.testing.kafka import published
+from gpux_devinfra.testing.services import running
+
+GPU = "rtx-4090"
+SPEED = 30
+
+
+@pytest.fixture(scope="module")
+async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
+    epoch = datetime.now(UTC)
+    async with running(
+        SPEC,
+        module_settings,
+        dev_topups=True,
+        clock_speed=SPEED,
+        clock_epoch=epoch,
+        settle_every_s=60,
+        settle_tick_s=0.2,
+    ) as (_, settings):
+        # Billing learns the USD rate before any lease needs it (as pricing's loader does).
+        rate = RatePublished(
+            base=Currency.USD,
+            quote=Currency.EUR,
+            rate=Decimal("0.92"),
+            as_of=datetime(2026, 11, 27, 16, tzinfo=UTC),
+            source="test",
+        )
+        await publish(settings, FX_RATES, [("USD/EUR", envelope(settings.clock(), rate))])
+        yield settings
+
+
+@pytest.fixture(scope="module")
+async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
+    pool = await asyncpg.create_pool(billing.database_url.get_secret_value(), min_size=1)
+    assert pool is not None
+    yield pool
+    await pool.close()
+
+
+def envelope(clock: Clock, payload: Payload, producer: str = "gateway") -> Envelope[Any]:
+    return wrap(payload, producer=producer, occurred_at=clock.now())
+
+
+async def publish(
+    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]
+) -> None:
+    broker = make_broker(settings, "test")
+    await broker.start()
+    try:
+        await publish_many(broker, settings, [Outgoing(topic, k, e) for k, e in items])
+    finally:
+        await broker.stop()
+
+
+async def lease_events(
+    settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
+) -> list[dict[str, Any]]:
+    """The lease's events on ``billing.leases``, once one of type ``until`` is among them."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        found = await published(
+            settings,
+            BILLING_LEASES,
+            lambda b: b["payload"]["lease_id"] == lease_id,
+            settle_s=0.5,
+            timeout_s=5,
+        )
+        bodies = [f.body for f in found]
+        if any(b["event_type"] == until for b in bodies) or loop.time() > deadline:
+            return bodies
+
+
+async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: AccountKind) -> int:
+    async with pool.acquire() as conn:
+        return await ledger_repository.balance(conn, AccountKey(owner, currency, kind))
+
+
+async def funded_order(
+    settings: GpuxSettings, buyer: str, currency: Currency, credit: str, gpus: int, limit: str
+) -> str:
+    """Credit the buyer, place an order and wait until billing funded it."""
+    clock = settings.clock()
+    credit_command = CreditRequested(
+        credit_id=new_id(),
+        account_id=buyer,
+        amount=Decimal(credit),
+        currency=currency,
+        reference="test",
+        requested_by="admin",
+    )
+    order = OrderPlaced(
+        order_id=new_id(),
+        buyer_id=buyer,
+        gpu=GPU,
+        gpus=gpus,
+        type=OrderType.LIMIT,
+        max_price_per_gpu_hour=Decimal(limit),
+        currency=currency,
+        tier=OrderTier.ANY,
+        time_in_force=TimeInForce.GTC,
+    )
+    await publish(settings, BILLING_COMMANDS, [(buyer, envelope(clock, credit_command))])
+    await publish(settings, ORDERS_COMMANDS, [(GPU, envelope(clock, order))])
+    funded = await published(
+        settings,
+        ORDERS_BOOK,
+        lambda b: (
+            b["event_type"] == "order.funded"
+            and b["payload"]["order"]["order_id"] == order.order_id
+        ),
+        settle_s=0.2,
+    )
+    assert funded, "billing did not fund the order"
+    return order.order_id
+
+
+async def trade(
+    settings: GpuxSettings,
+    order_id: str,
+    buyer: str,
+    seller: str,
+    gpus: int,
+    price: str,
+    billing: str,
+    hours: int | None = None,
+) -> TradeExecuted:
+    executed = TradeExecuted(
+        trade_id=new_id(),
+        order_id=order_id,
+        offer_id=new_id(),
+        buyer_id=buyer,
+        seller_id=seller,
+        gpu=GPU,
+        tier="on_demand",
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=Currency.USD,
+        billing=billing,
+        hours=hours,
+        executed_at=settings.clock().now(),
+    )
+    clock = settings.clock()
+    await publish(settings, MARKET_TRADES, [(GPU, envelope(clock, executed, "matching"))])
+    return executed
+
+
+async def stop(settings: GpuxSettings, executed: TradeExecuted, after: timedelta) -> None:
+    request = LeaseStopRequested(
+        lease_id=executed.trade_id,
+        buyer_id=executed.buyer_id,
+        requested_at=executed.executed_at + after,
+    )
+    clock = settings.clock()
+    await publish(settings, BILLING_COMMANDS, [(executed.buyer_id, envelope(clock, request))])
+
+
+def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e["payload"] for e in events if e["event_type"] == kind]
+
+
+async def run_per_second_lease_for_90s(
+    billing: GpuxSettings, wallet: Currency
+) -> tuple[TradeExecuted, list[dict[str, Any]]]:
+    buyer, seller = f"b{new_id()}", f"s{new_id()}"
+    order_id = await funded_order(billing, buyer, wallet, "10", 2, "0.60")
+    executed = await trade(billing, order_id, buyer, seller, 2, "0.50", "second")
+    events = await lease_events(billing, executed.trade_id, "lease.charged")
+    assert of_type(events, "lease.opened"), events
+    # The settlement loop charged the first minute by itself; now stop at 90 s.
+    await stop(billing, executed, timedelta(seconds=90))
+    return executed, await lease_events(billing, executed.trade_id, "lease.ended")
+
+
+async def test_per_second_lease_stopped_after_90_s_bills_exactly_that(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    executed, events = await run_per_second_lease_for_90s(billing, Currency.USD)
+    charges = of_type(events, "lease.charged")
+    assert [c["amount"] for c in charges] == ["0.016667", "0.008333"]
+    (ended,) = of_type(events, "lease.ended")
+    assert ended["reason"] == "stopped"
+    assert ended["totals"]["total_charged"] == "0.025"
+    ended_at = datetime.fromisoformat(ended["ended_at"])
+    assert ended_at == executed.executed_at + timedelta(seconds=90)
+    buyer, seller = executed.buyer_id, executed.seller_id
+    # 10 USD credited, 1.20 held for the order, the lease paid 0.025 of it, the rest released.
+    assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 9_975_000
+    assert await balance(pool, buyer, Currency.USD, AccountKind.HELD) == 0
+    # The seller's earnings equal the charges minus the 10 % fee, to the unit.
+    assert await balance(pool, seller, Currency.USD, AccountKind.SELLER_PAYABLE) == 22_500
+    assert ended["totals"]["total_seller"] == "0.0225"
+    assert ended["totals"]["total_fee"] == "0.0025"
+
+
+async def test_a_euro_wallet_pays_usd_charges_at_the_stored_rate(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    executed, events = await run_per_second_lease_for_90s(billing, Currency.EUR)
+    charges = of_type(events, "lease.charged")
+    assert [c["amount"] for c in charges] == ["0.016667", "0.008333"]
+    assert {c["fx_rate"] for c in charges} == {"0.92"}
+    rate = Decimal("0.92")
+    paid = convert(16_667, rate) + convert(8_333, rate)
+    (ended,) = of_type(events, "lease.ended")
+    assert ended["totals"]["total_paid"] == format(canonical(from_micros(paid)), "f")
+    buyer = executed.buyer_id
+    assert await balance(pool, buyer, Currency.EUR, AccountKind.AVAILABLE) == 10_000_000 - paid
+    # The ledger stores the rate and its time on each charge transfer.
+    ledger = await published(
+        billing,
+        BILLING_LEDGER,
+        lambda b: b["payload"]["transfer_id"].startswith(f"charge:{executed.trade_id}:"),
+        settle_s=0.5,
+    )
+    assert {r.body["payload"]["fx_rate"] for r in ledger} == {"0.92"}
+    assert {r.body["payload"]["fx_rate_at"] for r in ledger} == {"2026-11-27T16:00:00Z"}
+
+
+async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    buyer, seller = f"b{new_id()}", f"s{new_id()}"
+    order_id = await funded_order(billing, buyer, Currency.USD, "20", 1, "2.50")
+    executed = await trade(billing, order_id, buyer, seller, 1, "2.00", "hour")
+    await stop(billing, executed, timedelta(minutes=61))
+    events = await lease_events(billing, executed.trade_id, "lease.ended")
+    assert [c["amount"] for c in of_type(events, "lease.charged")] == ["2.00", "2.00"]
+    (ended,) = of_type(events, "lease.ended")
+    assert ended["totals"]["total_charged"] == "4.00"
+    assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 16_000_000
+    assert await balance(pool, seller, Currency.USD, AccountKind.SELLER_PAYABLE) == 3_600_000
+
+
+async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    buyer, seller = f"b{new_id()}", f"s{new_id()}"
+    # 0.10 USD lasts 3 minutes and 20 s at 1.80 USD an hour (0.03 a minute).
+    order_id = await funded_order(billing, buyer, Currency.USD, "0.10", 1, "0.01")
+    executed = await trade(billing, order_id, buyer, seller, 1, "1.80", "second")
+    events = await lease_events(billing, executed.trade_id, "lease.ended", timeout_s=40)
+    kinds = [e["event_type"] for e in events]
+    assert kinds.index("lease.low_balance") < kinds.index("lease.ended")
+    (ended,) = of_type(events, "lease.ended")
+    assert ended["reason"] == "insufficient_funds"
+    assert ended["totals"]["total_charged"] == "0.09"  # three whole minutes; a fourth won't fit
+    assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 10_000
+    async with pool.acquire() as conn:
+        audit = await ledger_repository.verify(conn)
+    assert not audit.discrepancies
+    assert not audit.below_floor
