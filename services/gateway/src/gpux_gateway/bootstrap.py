@@ -21,6 +21,7 @@ from gpux_gateway.api import (
     leases,
     market,
     offers,
+    orderbook,
     orders,
     prices,
     stream,
@@ -35,6 +36,7 @@ from gpux_gateway.readmodels.ledger_consumer import ledger_router
 from gpux_gateway.readmodels.market import load_end_offsets as load_market_end_offsets
 from gpux_gateway.readmodels.market import market_router, market_view
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
+from gpux_gateway.readmodels.orderbook import book_router, book_view, load_book_end_offsets
 from gpux_gateway.readmodels.orders_consumer import orders_status_router
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
@@ -79,10 +81,12 @@ async def wire(runtime: Runtime) -> Wiring:
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
     view = catalog_view(runtime.settings)
     sessions = market_view(runtime.settings)
+    books = book_view(runtime.settings)
     return Wiring(
         routers=[
             catalog_router(view),
             market_router(sessions),
+            book_router(books),
             offers_status_router(runtime.settings, runtime.pool, runtime.clock),
             orders_status_router(runtime.settings, runtime.pool, runtime.clock),
             leases_router(runtime.settings, runtime.pool, runtime.clock),
@@ -99,12 +103,14 @@ async def wire(runtime: Runtime) -> Wiring:
             history.router(gw),
             wallets.router(gw),
             market.router(gw, sessions),
+            orderbook.router(gw, books, view),
             leases.router(gw),
         ],
         tasks=[relay.run, lambda: purge_loop(gw)],
         on_started=[
             lambda: load_end_offsets(runtime.settings, view),
             lambda: load_market_end_offsets(runtime.settings, sessions),
+            lambda: load_book_end_offsets(runtime.settings, books),
         ],
         configure_app=lambda app: configure(gw, app),
     )
