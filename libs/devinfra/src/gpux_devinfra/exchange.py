@@ -146,6 +146,8 @@ def main() -> None:
     env = service_env(os.environ, endpoints)
     running: list[Running] = []
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # A launcher that ignores SIGINT (a background job of a script) must not leave Ctrl-C dead.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with console.status("starting the services"):
             for name, port in SERVICES:

@@ -46,6 +46,9 @@ def leases_table(leases: list[dict[str, Any]]) -> Table:
         "cost so far",
         right=("GPUs", "price/GPU-h", "charged", "cost so far"),
     )
+    # Only the id must stay whole on a narrow terminal; the other cells may wrap.
+    for column in table.columns[1:]:
+        column.no_wrap = False
     for lease in leases:
         currency = lease["currency"]
         table.add_row(
