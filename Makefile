@@ -11,8 +11,7 @@ help:  ## list the targets
 bootstrap:  ## install uv (if missing) and the workspace into .venv
 	@bash scripts/bootstrap
 
-up: bootstrap  ## run the exchange: infrastructure plus every service
-	@$(UV) run --frozen gpux infra up
+up: bootstrap  ## run the exchange: infrastructure plus every service (Ctrl-C stops what it started)
 	@$(UV) run --frozen python -m gpux_devinfra.exchange
 
 test: bootstrap  ## run every test (unit + integration) against real Kafka, PostgreSQL and Redis
