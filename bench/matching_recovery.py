@@ -5,14 +5,17 @@
 
 Builds an engine through the pure domain with N resting orders (default 100,000) and M
 resting offers (default 1,000) that do not cross, then measures with ``time.perf_counter``
-what the service does on start-up (``Book._rebuild``): snapshot → JSON → parse → restore, and
-the replay of K logged commands after the snapshot (default 1,000: orders, some of which
-trade, offers, cancels), decoded from their logged JSON as ``store.commands_after`` does.
-With ``--db`` it also writes the snapshot as jsonb to a scratch table in PostgreSQL
-(``GPUX_DATABASE_URL``, or the local default of ``uv run gpux infra up``), then times
-load (asyncpg fetch of the row) + parse + restore end to end; the scratch table is dropped
-afterwards. Prints a table of the figures against the issue's target: a restart's rebuild
-under 10 s. Not a timed test: it only reports.
+what the service does to write a snapshot (``engine.capture()`` under the book's lock, the
+only pause consumers see, then JSON in slices off the lock: ``adapters.snapshots``) and on
+start-up (``Book._rebuild``): parse → restore, and the replay of K logged commands after the
+snapshot (default 1,000: orders, some of which trade, offers, cancels), decoded from their
+logged JSON as ``store.commands_after`` does. It also times the old way, ``engine.snapshot()``
++ ``json.dumps`` in one go, for comparison. With ``--db`` it also writes the snapshot as jsonb
+to a scratch table in PostgreSQL (``GPUX_DATABASE_URL``, or the local default of
+``uv run gpux infra up``) the way the background writer does, measuring the longest pause of
+the event loop meanwhile, then times load (asyncpg fetch of the row) + parse + restore end
+to end; the scratch table is dropped afterwards. Prints a table of the figures against the
+issue's target: a restart's rebuild under 10 s. Not a timed test: it only reports.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpux_matching.adapters.snapshots import CHUNK, json_parts
 from gpux_matching.adapters.store import decode_command, encode_command
 from gpux_matching.domain import (
     AddOffer,
@@ -39,6 +43,7 @@ from gpux_matching.domain import (
     PlaceOrder,
     apply,
 )
+from gpux_matching.handlers import capture as capture_paused
 
 TARGET_S = 10.0
 GPUS = ("h100", "a100", "l40s", "rtx4090")
@@ -133,17 +138,56 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
-async def database_round(url: str, body: str) -> tuple[float, float, float, int]:
-    """(write s, fetch s, parse+restore s, stored bytes) through a scratch jsonb table."""
+def sliced(capture: Any) -> tuple[float, float, str]:
+    """(total s, longest slice s, JSON) of the background encoder's slices."""
+    parts: list[str] = []
+    longest = 0.0
+    start = time.perf_counter()
+    pieces = json_parts(capture, CHUNK)
+    while True:
+        t0 = time.perf_counter()
+        part = next(pieces, None)
+        longest = max(longest, time.perf_counter() - t0)
+        if part is None:
+            break
+        parts.append(part)
+    return time.perf_counter() - start, longest, "".join(parts)
+
+
+async def write_watching_the_loop(conn: Any, body: str) -> tuple[float, float]:
+    """(write s, longest event-loop pause s) of an insert as the background writer does it,
+    with a ticker measuring how late the loop wakes it meanwhile (what consumers would see)."""
+    loop = asyncio.get_running_loop()
+    longest = 0.0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal longest
+        while not done:
+            before = loop.time()
+            await asyncio.sleep(0.001)
+            longest = max(longest, loop.time() - before - 0.001)
+
+    watcher = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    start = time.perf_counter()
+    await conn.execute(f"INSERT INTO {TABLE} (seq, body) VALUES (1, $1::jsonb)", body)
+    write_s = time.perf_counter() - start
+    done = True
+    await watcher
+    return write_s, longest
+
+
+async def database_round(url: str, body: str) -> tuple[float, float, float, float, int]:
+    """(write s, longest loop pause s, fetch s, parse+restore s, stored bytes) through a
+    scratch jsonb table."""
     import asyncpg
 
     conn = await asyncpg.connect(url)
     try:
         await conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
         await conn.execute(f"CREATE TABLE {TABLE} (seq bigint PRIMARY KEY, body jsonb NOT NULL)")
-        start = time.perf_counter()
-        await conn.execute(f"INSERT INTO {TABLE} (seq, body) VALUES (1, $1::jsonb)", body)
-        write_s = time.perf_counter() - start
+        write_s, pause_s = await write_watching_the_loop(conn, body)
         start = time.perf_counter()
         row = await conn.fetchrow(f"SELECT seq, body FROM {TABLE} ORDER BY seq DESC LIMIT 1")
         fetch_s = time.perf_counter() - start
@@ -152,7 +196,7 @@ async def database_round(url: str, body: str) -> tuple[float, float, float, int]
         MatchingEngine.restore(json.loads(row["body"]))
         restore_s = time.perf_counter() - start
         size = await conn.fetchval(f"SELECT pg_column_size(body) FROM {TABLE} WHERE seq = 1")
-        return write_s, fetch_s, restore_s, int(size)
+        return write_s, pause_s, fetch_s, restore_s, int(size)
     finally:
         await conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
         await conn.close()
@@ -182,7 +226,9 @@ def main() -> None:
     log = logged_commands(args.replay, order_ids, rng)
 
     snapshot_s, plain = timed(engine.snapshot)
-    dumps_s, body = timed(lambda: json.dumps(plain))
+    dumps_s, _ = timed(lambda: json.dumps(plain))
+    capture_s, capture = timed(lambda: capture_paused(engine))
+    encode_s, slice_s, body = sliced(capture)
     loads_s, parsed = timed(lambda: json.loads(body))
     restore_s, restored = timed(lambda: MatchingEngine.restore(parsed))
 
@@ -199,14 +245,17 @@ def main() -> None:
     assert restored.snapshot() == engine.snapshot(), "restore + replay diverged"
 
     rows: list[tuple[str, float]] = [
-        ("engine.snapshot() → plain data", snapshot_s),
-        ("json.dumps (what the service writes)", dumps_s),
+        ("old: engine.snapshot() → plain data (under the lock)", snapshot_s),
+        ("old: json.dumps (under the lock)", dumps_s),
+        ("capture (under the lock, GC paused: the consumers' only pause)", capture_s),
+        (f"background: JSON in slices of {CHUNK:,} entries (total)", encode_s),
+        ("background: longest slice (longest event-loop pause)", slice_s),
         ("json.loads (what the service reads)", loads_s),
         ("MatchingEngine.restore", restore_s),
         (f"replay {args.replay:,} logged commands (decode + apply)", replay_s),
     ]
     rebuild_s = loads_s + restore_s + replay_s
-    db: tuple[float, float, float, int] | None = None
+    db: tuple[float, float, float, float, int] | None = None
     if args.db is not None:
         url = args.db or os.environ.get("GPUX_DATABASE_URL") or DEFAULT_DB
         db = asyncio.run(database_round(url, body))
@@ -222,8 +271,11 @@ def main() -> None:
         table.add_row(name, f"{seconds:.3f}")
     table.add_row("[b]rebuild in memory (loads + restore + replay)[/b]", f"[b]{rebuild_s:.3f}[/b]")
     if db is not None:
-        write_s, fetch_s, db_restore_s, size = db
-        table.add_row(f"PostgreSQL: write jsonb ({size / 1e6:.1f} MB stored)", f"{write_s:.3f}")
+        write_s, pause_s, fetch_s, db_restore_s, size = db
+        table.add_row(
+            f"PostgreSQL: write jsonb ({size / 1e6:.1f} MB stored; background)", f"{write_s:.3f}"
+        )
+        table.add_row("  longest event-loop pause during that write", f"{pause_s:.3f}")
         table.add_row("PostgreSQL: fetch latest snapshot row", f"{fetch_s:.3f}")
         table.add_row("PostgreSQL: json.loads + restore of the fetched row", f"{db_restore_s:.3f}")
         end_to_end = fetch_s + db_restore_s + replay_s

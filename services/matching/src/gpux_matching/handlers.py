@@ -7,8 +7,10 @@ rejected with ``market_halted`` and never reaches the engine). The engine lives 
 lock serialises every command: apply it to the engine, then, in one transaction, claim the
 input in the inbox, append the command to ``matching.commands``, write its ``trade.executed``,
 ``order.status_changed`` and ``offer.status_changed`` events and the ``book.levels_changed``
-of every book it changed (``book_levels``) to the outbox and, every
-``snapshot_every`` commands, a snapshot. If that transaction fails, the engine holds a change
+of every book it changed (``book_levels``) to the outbox. Every ``snapshot_every`` commands,
+after the commit and still under the lock, it captures the engine's state and writes it as a
+snapshot in the background, in a transaction of its own (``adapters.snapshots``), so a big
+book's snapshot never stalls the consumers. If that transaction fails, the engine holds a change
 the database does not: it is rebuilt from the database (latest snapshot + the log after it)
 before anything else runs. At start-up the same rebuild restores the book. Expiry commands
 carry their ``now``, so a replay gives the same results (trade ids included).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -51,10 +54,12 @@ from gpux_common.ids import stable_id
 from gpux_common.money import Currency, from_micros, to_micros
 from gpux_common.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
 from gpux_matching.adapters import store
+from gpux_matching.adapters.snapshots import SnapshotWriter
 from gpux_matching.book_levels import book_messages
 from gpux_matching.domain import (
     AddOffer,
     CancelOrder,
+    Capture,
     ChangeOffer,
     Command,
     Expire,
@@ -138,7 +143,9 @@ class Book:
         self._seq = 0
         """The last committed command the engine reflects."""
         self._snapshot_seq = 0
+        """The newest stored snapshot (written in the background: see ``SnapshotWriter``)."""
         self._since_snapshot = 0
+        self.snapshots = SnapshotWriter(pool, self._snapshot_stored)
 
     # Recovery -------------------------------------------------------------------------------
 
@@ -175,12 +182,15 @@ class Book:
     async def shutdown_snapshot(self) -> None:
         """Store a snapshot of the committed state, unless the newest one already is."""
         async with self.lock:
+            await self.snapshots.drain()
             if self._dirty or self._seq <= self._snapshot_seq:
                 return
-            async with self.pool.acquire() as conn:
-                await store.save_snapshot(conn, self._seq, self.engine.snapshot())
-            self._snapshot_seq = self._seq
+            self.snapshots.start(capture(self.engine))
             self._since_snapshot = 0
+            await self.snapshots.drain()
+
+    def _snapshot_stored(self, seq: int) -> None:
+        self._snapshot_seq = max(self._snapshot_seq, seq)
 
     # Commands -------------------------------------------------------------------------------
 
@@ -190,7 +200,7 @@ class Book:
             async with self.lock:
                 if self._dirty:
                     await self._rebuild()
-                done: list[tuple[int, bool]] = []
+                done: list[int] = []
 
                 async def run(conn: asyncpg.Connection) -> None:
                     command = await plan(conn)
@@ -206,8 +216,8 @@ class Book:
                         with contextlib.suppress(Exception):
                             await self._rebuild()
                     raise
-                for seq, snapshotted in done:
-                    self._committed(seq, snapshotted)
+                for seq in done:
+                    self._committed(seq)
                 return consumed
         except NotYetError:
             await asyncio.sleep(RETRY_WAIT_S)  # outside the lock; the record comes again
@@ -226,12 +236,12 @@ class Book:
                 return
             try:
                 async with self.pool.acquire() as conn, conn.transaction():
-                    seq, snapshotted = await self._record(conn, command, result, None)
+                    seq = await self._record(conn, command, result, None)
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self._rebuild()
                 raise
-            self._committed(seq, snapshotted)
+            self._committed(seq)
 
     async def run_expiry(self, interval_s: float) -> None:
         """Expire every ``interval_s`` until cancelled; then store a final snapshot."""
@@ -248,7 +258,7 @@ class Book:
 
     async def _execute(
         self, conn: asyncpg.Connection, command: Command, cause: Envelope[Any]
-    ) -> tuple[int, bool]:
+    ) -> int:
         if isinstance(command, AddOffer | PlaceOrder) and command.currency not in self.engine.rates:
             raise NotYetError(f"no FX rate for {command.currency} yet")
         self._dirty = True
@@ -261,8 +271,8 @@ class Book:
         command: Command,
         result: Result,
         cause: Envelope[Any] | None,
-    ) -> tuple[int, bool]:
-        """Log the command, write its events and maybe a snapshot (in the caller's transaction)."""
+    ) -> int:
+        """Log the command and write its events (in the caller's transaction)."""
         seq = await store.append_command(conn, command)
         command_id = f"matching-command-{seq}"
         now = self.clock.now()
@@ -274,19 +284,29 @@ class Book:
             messages += book_messages(self.engine, books, seq, now, envelope, base)
         if messages:
             await outbox.add(conn, SCHEMA, messages)
-        snapshotted = self._since_snapshot + 1 >= self.snapshot_every
-        if snapshotted:
-            await store.save_snapshot(conn, seq, self.engine.snapshot())
-        return seq, snapshotted
+        return seq
 
-    def _committed(self, seq: int, snapshotted: bool) -> None:
+    def _committed(self, seq: int) -> None:
+        """Command ``seq`` is committed and the engine holds exactly its result: the
+        consistent point to capture a due snapshot at (written in the background)."""
         self._dirty = False
         self._seq = seq
-        if snapshotted:
-            self._snapshot_seq = seq
+        self._since_snapshot += 1
+        if self._since_snapshot >= self.snapshot_every and not self.snapshots.busy:
+            self.snapshots.start(capture(self.engine))
             self._since_snapshot = 0
-        else:
-            self._since_snapshot += 1
+
+
+def capture(engine: MatchingEngine) -> Capture:
+    """The engine's state copied at this point, with the cyclic GC paused meanwhile: the copy
+    makes one tuple per entry, and collections over a big book would lengthen the pause."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return engine.capture()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 async def status_messages(

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpux_matching.adapters.snapshots import json_parts
 from gpux_matching.domain import (
     AddOffer,
     BookLevel,
@@ -46,6 +47,7 @@ from gpux_matching.domain import (
     WithdrawOffer,
     apply,
     books_changed,
+    snapshot_from,
 )
 
 pytestmark = pytest.mark.unit
@@ -669,6 +671,11 @@ def test_restore_of_a_snapshot_behaves_identically(commands: list[Command], cut:
     snapshot = original.snapshot()
     restored = MatchingEngine.restore(json.loads(json.dumps(snapshot)))
     assert restored.snapshot() == snapshot
+    # What the service writes: a capture, encoded later in slices (here of two entries).
+    capture = original.capture()
+    assert snapshot_from(capture) == snapshot
+    from_parts = MatchingEngine.restore(json.loads("".join(json_parts(capture, chunk=2))))
+    assert from_parts.snapshot() == snapshot
     for command in tail:
         assert apply(restored, command) == apply(original, command)
     assert restored.snapshot() == original.snapshot()

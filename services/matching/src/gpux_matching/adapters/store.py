@@ -80,17 +80,24 @@ async def save_snapshot(
     conn: asyncpg.Connection, seq: int, body: Mapping[str, Any], keep: int = 2
 ) -> None:
     """Store the engine's state after command ``seq``; older snapshots beyond ``keep`` go."""
-    await conn.execute(
-        "INSERT INTO matching.snapshots (seq, body) VALUES ($1, $2::jsonb)"
-        " ON CONFLICT (seq) DO NOTHING",
-        seq,
-        json.dumps(body),
-    )
-    await conn.execute(
-        "DELETE FROM matching.snapshots WHERE seq NOT IN"
-        " (SELECT seq FROM matching.snapshots ORDER BY seq DESC LIMIT $1)",
-        keep,
-    )
+    await save_snapshot_json(conn, seq, json.dumps(body), keep)
+
+
+async def save_snapshot_json(conn: asyncpg.Connection, seq: int, body: str, keep: int = 2) -> None:
+    """``save_snapshot`` of a body already encoded as JSON, in a transaction of its own (or
+    the caller's)."""
+    async with conn.transaction():
+        await conn.execute(
+            "INSERT INTO matching.snapshots (seq, body) VALUES ($1, $2::jsonb)"
+            " ON CONFLICT (seq) DO NOTHING",
+            seq,
+            body,
+        )
+        await conn.execute(
+            "DELETE FROM matching.snapshots WHERE seq NOT IN"
+            " (SELECT seq FROM matching.snapshots ORDER BY seq DESC LIMIT $1)",
+            keep,
+        )
 
 
 async def latest_snapshot(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]] | None:

@@ -20,6 +20,12 @@ from gpux_matching.domain.commands import (
 from gpux_matching.domain.engine import MatchingEngine
 from gpux_matching.domain.levels import DEPTH, BookLevel, BookLevels, reference_micros
 from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
+from gpux_matching.domain.snapshot import (
+    Capture,
+    bid_row_to_plain,
+    offer_row_to_plain,
+    snapshot_from,
+)
 from gpux_matching.domain.types import (
     OfferStatus,
     OrderStatus,
@@ -37,6 +43,7 @@ __all__ = [
     "BookLevel",
     "BookLevels",
     "CancelOrder",
+    "Capture",
     "ChangeOffer",
     "Command",
     "Expire",
@@ -60,8 +67,11 @@ __all__ = [
     "TimeInForce",
     "WithdrawOffer",
     "apply",
+    "bid_row_to_plain",
     "books_changed",
     "epoch_micros",
+    "offer_row_to_plain",
     "reference_micros",
     "reference_price",
+    "snapshot_from",
 ]

@@ -6,7 +6,8 @@ it was taken from (priority sequence, trade-id counters and rates included).
 
 from __future__ import annotations
 
-from typing import Any
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 from gpux_matching.domain.entries import BidEntry, OfferEntry
 
@@ -98,3 +99,93 @@ def bid_from_plain(data: Plain) -> BidEntry:
     bid.seq = data["seq"]
     bid.taken = data["taken"]
     return bid
+
+
+OFFER_FIELDS = (
+    "offer_id",
+    "seller_id",
+    "gpu",
+    "tier",
+    "price_micros",
+    "currency",
+    "gpus",
+    "sold",
+    "remaining",
+    "billing",
+    "region",
+    "min_hours",
+    "available_until",
+    "seq",
+    "taken",
+)
+"""The fields of ``offer_to_plain``, in order: what a capture copies of each offer."""
+BID_FIELDS = (
+    "order_id",
+    "buyer_id",
+    "gpu",
+    "tier",
+    "price_micros",
+    "currency",
+    "gpus",
+    "filled",
+    "remaining",
+    "region",
+    "hours",
+    "expires_at",
+    "seq",
+    "taken",
+)
+"""The fields of ``bid_to_plain``, in order: what a capture copies of each resting bid."""
+
+offer_row = attrgetter(*OFFER_FIELDS)
+"""An offer's fields as one tuple of immutable values (a C-level copy, no dict)."""
+bid_row = attrgetter(*BID_FIELDS)
+"""A bid's fields as one tuple of immutable values."""
+
+_TIER = OFFER_FIELDS.index("tier")
+_MIN_HOURS = OFFER_FIELDS.index("min_hours")
+
+
+class Capture(NamedTuple):
+    """An engine's state copied at one consistent point, cheaply: rows of immutable values.
+
+    Turning it into a snapshot (``plain``, JSON) is the slow part and can happen later,
+    while the engine goes on: nothing in a capture refers to a live entry.
+    """
+
+    seq: int
+    rates: dict[str, int | str]
+    offers: list[tuple[Any, ...]]
+    """``offer_row`` of each live offer, in no particular order."""
+    orders: list[tuple[Any, ...]]
+    """``bid_row`` of each resting bid, in no particular order."""
+
+
+def offer_row_to_plain(row: tuple[Any, ...]) -> Plain:
+    """An ``offer_row`` as ``offer_to_plain`` gives it."""
+    data = dict(zip(OFFER_FIELDS, row, strict=True))
+    data["tier"] = str(row[_TIER])
+    data["min_hours"] = row[_MIN_HOURS] or None
+    return data
+
+
+def bid_row_to_plain(row: tuple[Any, ...]) -> Plain:
+    """A ``bid_row`` as ``bid_to_plain`` gives it."""
+    data = dict(zip(BID_FIELDS, row, strict=True))
+    data["tier"] = str(data["tier"])
+    return data
+
+
+def snapshot_from(capture: Capture) -> Plain:
+    """The snapshot of a capture: exactly what ``snapshot()`` gave at that point."""
+    return {
+        "format": FORMAT,
+        "seq": capture.seq,
+        "rates": dict(capture.rates),
+        "offers": [offer_row_to_plain(r) for r in sorted(capture.offers, key=_OFFER_SEQ)],
+        "orders": [bid_row_to_plain(r) for r in sorted(capture.orders, key=_BID_SEQ)],
+    }
+
+
+_OFFER_SEQ = itemgetter(OFFER_FIELDS.index("seq"))
+_BID_SEQ = itemgetter(BID_FIELDS.index("seq"))
