@@ -16,9 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
-from faststream import AckPolicy
+from faststream import AckPolicy, BaseMiddleware, StreamMessage
 from faststream.kafka import KafkaBroker
 from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from opentelemetry.trace import TracerProvider
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from gpux_common.errors import ConfigError
 from gpux_common.events import Envelope
+from gpux_common.metrics import CONSUMER_LAG
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import Topic
 
@@ -44,11 +46,41 @@ def make_broker(
         linger_ms=2,
         request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
         ack_policy=ACK_POLICY,
-        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider), ConsumerLag],
         # faststream logs every message at this level; errors are logged as errors anyway.
         logger=logging.getLogger(f"gpux.{service}.broker"),
         log_level=logging.DEBUG,
     )
+
+
+class ConsumerLag(BaseMiddleware):
+    """Sets ``gpux_consumer_lag`` after every consumed record, from its consumer's high watermark.
+
+    The watermark comes with each fetch, so this costs no request; the gauge holds its last
+    value while nothing arrives (then the lag is what it was after the last record).
+    """
+
+    async def consume_scope(self, call_next: Any, msg: StreamMessage[Any]) -> Any:
+        try:
+            return await call_next(msg)
+        finally:
+            observe_lag(msg)
+
+
+def observe_lag(msg: StreamMessage[Any]) -> None:
+    """Record the lag of the message's partition, when the message comes from a real consumer."""
+    record = msg.raw_message
+    highwater = getattr(getattr(msg, "consumer", None), "highwater", None)
+    if highwater is None or not hasattr(record, "partition"):
+        return  # a batch, or a test broker's fake consumer
+    try:
+        high = highwater(TopicPartition(record.topic, record.partition))
+    except AssertionError:  # aiokafka asserts the partition is still ours (a rebalance)
+        return
+    if high is not None:
+        CONSUMER_LAG.labels(record.topic, str(record.partition)).set(
+            max(high - record.offset - 1, 0)
+        )
 
 
 def subscriber_options(settings: GpuxSettings, group: str) -> dict[str, Any]:

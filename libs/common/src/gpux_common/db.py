@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 
@@ -11,13 +12,19 @@ from gpux_common.settings import GpuxSettings
 
 
 async def create_pool(
-    settings: GpuxSettings, min_size: int = 1, max_size: int = 10
+    settings: GpuxSettings,
+    min_size: int = 1,
+    max_size: int = 10,
+    init: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
 ) -> asyncpg.Pool:
-    """Open a pool, or raise a ConfigError naming GPUX_DATABASE_URL."""
+    """Open a pool, or raise a ConfigError naming GPUX_DATABASE_URL.
+
+    ``init`` runs on every new connection (e.g. ``telemetry.trace_queries``).
+    """
     url = settings.database_url.get_secret_value()
     try:
         pool = await asyncio.wait_for(
-            asyncpg.create_pool(url, min_size=min_size, max_size=max_size),
+            asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=init),
             timeout=settings.connect_timeout_s,
         )
     except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:

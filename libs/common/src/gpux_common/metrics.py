@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_SECONDS = Histogram(
     "gpux_http_request_seconds",
@@ -27,4 +27,16 @@ LEASE_EVENTS = Counter(
     "gpux_lease_events_total",
     "Lease settlements by event (settled: looked at by the settlement loop).",
     ("event",),
+)
+CONSUMER_LAG = Gauge(
+    "gpux_consumer_lag",
+    "Records of a partition after the one just consumed (high watermark - offset - 1).",
+    ("topic", "partition"),
+)
+EVENTS_PUBLISHED = Counter(
+    "gpux_events_published_total",
+    "Events the outbox relay published, by topic and type (orders: order.placed;"
+    " trades: trade.executed; charges: lease.charged). A crash before the relay marks a"
+    " batch publishes it again, so this counts at least once.",
+    ("topic", "event_type"),
 )

@@ -21,6 +21,8 @@ from faststream.kafka import KafkaBroker
 from opentelemetry import propagate, trace
 
 from gpux_common.broker import Outgoing, encode
+from gpux_common.events import TYPE_HEADER
+from gpux_common.metrics import EVENTS_PUBLISHED
 from gpux_common.settings import GpuxSettings
 
 log = logging.getLogger("gpux.outbox")
@@ -112,8 +114,10 @@ class OutboxRelay:
             if not rows:
                 return 0
             futures: list[Any] = []
+            published: list[tuple[str, str]] = []
             for row in rows:
                 headers = {**json.loads(row["headers"]), "content-type": "application/json"}
+                published.append((row["topic"], headers.get(TYPE_HEADER, "")))
                 # Publish in the trace the event was created in, not in the relay's own.
                 with _tracer.start_as_current_span(
                     f"outbox {row['topic']}", context=propagate.extract(headers)
@@ -132,6 +136,8 @@ class OutboxRelay:
                 " WHERE seq = ANY($1::bigint[])",
                 [row["seq"] for row in rows],
             )
+        for topic, event_type in published:
+            EVENTS_PUBLISHED.labels(topic, event_type).inc()
         return len(rows)
 
     async def run(self) -> None:

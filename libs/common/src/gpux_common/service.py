@@ -44,7 +44,7 @@ from gpux_common.problems import (
     problem_response,
 )
 from gpux_common.settings import Environment, GpuxSettings
-from gpux_common.telemetry import install_tracer_provider, make_tracer_provider
+from gpux_common.telemetry import install_tracer_provider, make_tracer_provider, trace_queries
 from gpux_common.topics import REGISTRY
 
 log = logging.getLogger("gpux.service")
@@ -102,7 +102,9 @@ async def open_runtime(
 ) -> Runtime:
     """Connect everything a service needs, or raise ConfigError naming the setting."""
     provider = tracer_provider or make_tracer_provider(spec.name, settings)
-    pool = await create_pool(settings)
+    # SQL spans only where spans go somewhere: a span per statement is not free.
+    exported = tracer_provider is not None or settings.otel_exporter != "none"
+    pool = await create_pool(settings, init=trace_queries(provider) if exported else None)
     try:
         # Every connection is checked before anything is changed, so a bad setting
         # stops the service with its one line and no half-done start-up.

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+from asyncpg.connection import LoggedQuery
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from gpux_common.events import TraceContext
 from gpux_common.settings import GpuxSettings
@@ -40,3 +46,39 @@ def current_trace() -> TraceContext | None:
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
     return TraceContext.from_carrier(carrier)
+
+
+def trace_queries(provider: TracerProvider) -> Callable[[asyncpg.Connection], Awaitable[None]]:
+    """A pool ``init`` that records each SQL statement as a client span of the current trace.
+
+    asyncpg's query logger, not a global instrumentor: the span belongs to the provider of
+    the service that owns the pool, even when several services share a process (tests).
+    Statements outside any trace (relay polls, LISTEN) are not recorded.
+    """
+    tracer = provider.get_tracer("gpux.db")
+
+    def record(query: LoggedQuery) -> None:
+        # asyncpg calls this with call_soon, which runs it in a copy of the query's context.
+        if not trace.get_current_span().get_span_context().is_valid:
+            return
+        ended = time.time_ns()
+        operation = query.query.lstrip().split(None, 1)[0].upper() if query.query.strip() else ""
+        span = tracer.start_span(
+            operation or "SQL",
+            kind=SpanKind.CLIENT,
+            start_time=ended - int(query.elapsed * 1e9),
+            attributes={
+                "db.system.name": "postgresql",
+                "db.namespace": str(getattr(query.conn_params, "database", "") or ""),
+                "db.operation.name": operation,
+                "db.query.text": query.query,
+            },
+        )
+        if query.exception is not None:
+            span.set_status(Status(StatusCode.ERROR, type(query.exception).__name__))
+        span.end(end_time=ended)
+
+    async def init(conn: asyncpg.Connection) -> None:
+        conn.add_query_logger(record)
+
+    return init

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
+from opentelemetry.sdk.trace import TracerProvider
 
 from gpux_common.service import ServiceSpec, build_app, open_runtime, started
 from gpux_common.settings import GpuxSettings
@@ -23,13 +24,20 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def running(
-    spec: ServiceSpec, base: GpuxSettings, **overrides: Any
+    spec: ServiceSpec,
+    base: GpuxSettings,
+    tracer_provider: TracerProvider | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[tuple[str, GpuxSettings]]:
-    """Start a service with the session's endpoints (plus overrides); yield its URL and settings."""
+    """Start a service with the session's endpoints (plus overrides); yield its URL and settings.
+
+    ``tracer_provider`` replaces the one the settings would make, so a test can collect the
+    spans of several in-process services (each with its own ``service.name``) in one exporter.
+    """
     port = free_port()
     values = {**base.model_dump(), "database_url": base.database_url, "http_port": port}
     settings = spec.settings_type(**{**values, **overrides})
-    runtime = await open_runtime(spec, settings)
+    runtime = await open_runtime(spec, settings, tracer_provider)
     wiring = await spec.wire(runtime)
     app = build_app(spec, runtime, wiring)
     server = uvicorn.Server(

@@ -1,0 +1,238 @@
+"""One order, one trace: gateway, billing, matching and pricing spans share the request's id.
+
+Every service runs in-process with a tracer provider of its own (its own ``service.name``)
+that exports to one in-memory exporter. A buyer's market order fills against a live offer
+through the REST API; the spans of the ``POST /v1/orders`` request, the hold in billing, the
+match, the trade in pricing and the lease in billing must form one tree under that request,
+with spans for the handlers and their SQL. The services' ``/metrics`` expose the latency
+histograms, consumer lag and the published-event counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+import httpx
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from gpux_billing.bootstrap import SPEC as BILLING
+from gpux_catalog.bootstrap import SPEC as CATALOG
+from gpux_common.service import ServiceSpec
+from gpux_common.settings import GpuxSettings
+from gpux_common.telemetry import make_tracer_provider
+from gpux_devinfra.testing.http import eventually as until
+from gpux_devinfra.testing.services import running
+from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_matching.bootstrap import SPEC as MATCHING
+from gpux_pricing.bootstrap import SPEC as PRICING
+
+
+@dataclass
+class Market:
+    """The gateway's client, billing's URL and the spans every service exported."""
+
+    client: httpx.AsyncClient
+    billing_url: str
+    spans: InMemorySpanExporter
+
+
+@pytest.fixture(scope="module")
+async def market(module_settings: GpuxSettings) -> AsyncIterator[Market]:
+    spans = InMemorySpanExporter()
+
+    def traced(spec: ServiceSpec) -> dict[str, object]:
+        provider = make_tracer_provider(spec.name, module_settings, SimpleSpanProcessor(spans))
+        return {"tracer_provider": provider}
+
+    async with (
+        running(CATALOG, module_settings, **traced(CATALOG)),
+        running(PRICING, module_settings, **traced(PRICING)),
+        running(MATCHING, module_settings, **traced(MATCHING)),
+        running(BILLING, module_settings, dev_topups=True, **traced(BILLING)) as (billing, _),
+        running(
+            GATEWAY, module_settings, anonymous_rate_limit="10000/minute", **traced(GATEWAY)
+        ) as (url, _),
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
+        yield Market(client, billing, spans)
+
+
+def service(span: ReadableSpan) -> str:
+    return str(span.resource.attributes["service.name"])
+
+
+def consumed(spans: Sequence[ReadableSpan], who: str, topic: str) -> list[ReadableSpan]:
+    """The consumer spans of a service processing records of a topic."""
+    return [
+        s
+        for s in spans
+        if service(s) == f"gpux-{who}"
+        and s.kind is SpanKind.CONSUMER
+        and s.name.endswith(f"{topic} process")
+    ]
+
+
+def under(spans: Sequence[ReadableSpan], root: ReadableSpan) -> list[ReadableSpan]:
+    """The spans whose parent chain reaches ``root`` (root included)."""
+    by_id = {s.context.span_id: s for s in spans}
+    found = []
+    for span in spans:
+        node: ReadableSpan | None = span
+        while node is not None and node.context.span_id != root.context.span_id:
+            node = by_id.get(node.parent.span_id) if node.parent else None
+        if node is not None:
+            found.append(span)
+    return found
+
+
+def db_calls(spans: Sequence[ReadableSpan], parent: ReadableSpan) -> list[str]:
+    """The SQL statements run under one span."""
+    return [
+        str(s.attributes["db.query.text"])
+        for s in under(spans, parent)
+        if s.attributes and "db.query.text" in s.attributes
+    ]
+
+
+async def sign_up(client: httpx.AsyncClient, role: str) -> str:
+    created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
+    assert created.status_code == 201, created.text
+    return str(created.json()["api_key"])
+
+
+async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
+    client = market.client
+    seller = await sign_up(client, "seller")
+    buyer = await sign_up(client, "buyer")
+    seller_auth = {"Authorization": f"Bearer {seller}"}
+    buyer_auth = {"Authorization": f"Bearer {buyer}"}
+    offer = {
+        "gpu": "rtx-4090",
+        "gpus": 2,
+        "price_per_gpu_hour": "0.30",
+        "currency": "EUR",
+        "tier": "on_demand",
+        "billing": "hour",
+    }
+    made = await client.post("/v1/offers", json=offer, headers=seller_auth)
+    assert made.status_code == 202, made.text
+    live = await until(
+        client, f"/v1/offers/{made.json()['id']}", lambda b: b["status"] == "live", key=seller
+    )
+    assert live["status"] == "live", live
+    topup = {"amount": "100.00", "currency": "EUR", "provider": "dev"}
+    assert (await client.post("/v1/topups", json=topup, headers=buyer_auth)).status_code == 202
+    await until(
+        client,
+        "/v1/accounts/me/balances",
+        lambda rows: any(Decimal(r["available"]) == 100 for r in rows),
+        key=buyer,
+    )
+
+    order = {
+        "gpu": "rtx-4090",
+        "currency": "EUR",
+        "tier": "on_demand",
+        "hours": 1,
+        "gpus": 2,
+        "type": "market",
+        "max_price_per_gpu_hour": "0.50",
+        "time_in_force": "ioc",
+    }
+    placed = await client.post("/v1/orders", json=order, headers=buyer_auth)
+    assert placed.status_code == 202, placed.text
+    order_id = placed.json()["id"]
+    filled = await until(
+        client, f"/v1/orders/{order_id}", lambda b: b["status"] == "filled", key=buyer
+    )
+    assert filled["status"] == "filled", filled
+    leases = await until(client, "/v1/leases", lambda b: len(b["items"]) == 1, key=buyer)
+    assert len(leases["items"]) == 1, leases
+
+    requests = [
+        s
+        for s in market.spans.get_finished_spans()
+        if s.kind is SpanKind.SERVER
+        and s.name == "POST /v1/orders"
+        and s.attributes
+        and s.attributes.get("http.response.status_code") == 202
+    ]
+    assert len(requests) == 1, [s.name for s in requests]
+    request = requests[0]
+    assert service(request) == "gpux-gateway"
+    trace_id = request.context.trace_id
+
+    def in_trace() -> list[ReadableSpan]:
+        return [s for s in market.spans.get_finished_spans() if s.context.trace_id == trace_id]
+
+    # The last hops (the lease's read model in the gateway) may still be on their way.
+    await eventually(lambda: bool(consumed(in_trace(), "gateway", "billing.leases")))
+    spans = in_trace()
+    tree = under(spans, request)
+    summary = sorted(f"{service(s)}: {s.name}" for s in spans if s.kind is not SpanKind.CLIENT)
+    assert len(tree) == len(spans), summary  # one tree: every span descends from the request
+    assert {service(s) for s in spans} >= {
+        "gpux-gateway",
+        "gpux-billing",
+        "gpux-matching",
+        "gpux-pricing",
+    }, summary
+
+    hold = consumed(spans, "billing", "orders.commands")
+    match = consumed(spans, "matching", "orders.book")
+    trade_in_pricing = consumed(spans, "pricing", "market.trades")
+    lease_opening = consumed(spans, "billing", "market.trades")
+    lease_view = consumed(spans, "gateway", "billing.leases")
+    fills_view = consumed(spans, "gateway", "market.trades")
+    for name, found in [
+        ("billing holds the order", hold),
+        ("matching matches it", match),
+        ("pricing records the trade", trade_in_pricing),
+        ("billing opens the lease", lease_opening),
+        ("the gateway shows the lease", lease_view),
+        ("the gateway shows the fill", fills_view),
+    ]:
+        assert found, (name, summary)
+
+    # Handlers run their SQL in the trace, as children of the consumer spans.
+    assert db_calls(spans, request), "the gateway's INSERT of the order"
+    assert any("holds" in q for q in db_calls(spans, hold[0])), db_calls(spans, hold[0])
+    assert any("leases" in q for q in db_calls(spans, lease_opening[0])), db_calls(
+        spans, lease_opening[0]
+    )
+    assert any("trades" in q for q in db_calls(spans, trade_in_pricing[0]))
+    assert any("commands" in q for q in db_calls(spans, match[0]))
+    assert all(s.resource == hold[0].resource for s in under(spans, hold[0]) if is_sql(s))
+
+
+def is_sql(span: ReadableSpan) -> bool:
+    return "db.query.text" in (span.attributes or {})
+
+
+async def eventually(check: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not check() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+
+
+async def test_metrics_expose_latency_lag_and_business_counters(market: Market) -> None:
+    # Runs after the order above (same module). The services share this process and so
+    # one Prometheus registry: each /metrics shows every service's series.
+    async with httpx.AsyncClient(timeout=30) as plain:
+        billing = (await plain.get(f"{market.billing_url}/metrics")).text
+    gateway = (await market.client.get("/metrics")).text
+    for text in (gateway, billing):
+        assert re.search(r'gpux_http_request_seconds_bucket\{.*route="/v1/orders"', text)
+        assert re.search(r'gpux_handler_seconds_bucket\{.*topic="market.trades"', text)
+        assert re.search(r'gpux_consumer_lag\{partition="\d+",topic="\S+market.trades"\} \d', text)
+        for event_type in ("order.placed", "trade.executed", "lease.charged"):
+            pattern = rf'gpux_events_published_total\{{event_type="{event_type}",[^}}]*\}} [1-9]'
+            assert re.search(pattern, text), event_type
