@@ -32,3 +32,14 @@ class BillingSettings(GpuxSettings):
     settle_batch: int = Field(
         default=5000, ge=1, le=100_000, description="Most leases settled in one transaction."
     )
+    market_slippage_bps: int = Field(
+        default=500,
+        ge=0,
+        le=10_000,
+        description="A market order without a cap is held, and capped, at the best ask plus this.",
+    )
+    fx_max_age_s: int = Field(
+        default=7 * 24 * 3600,
+        gt=0,
+        description="A rate older than this funds no hold in another currency (stale).",
+    )

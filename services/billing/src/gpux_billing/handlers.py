@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import asyncpg
 
+from gpux_billing.adapters import leases as lease_repository
 from gpux_billing.adapters import ledger_repository as ledger
-from gpux_billing.adapters import wallets
-from gpux_billing.domain import transfers
+from gpux_billing.adapters import market_data, wallets
+from gpux_billing.domain import holds, transfers
+from gpux_billing.domain.amounts import convert
+from gpux_billing.domain.fx import NoRate, cross
+from gpux_billing.domain.holds import HoldPolicy
 from gpux_billing.domain.ledger import (
     AccountKey,
     AccountKind,
@@ -41,6 +46,7 @@ from gpux_common.contracts.orders import (
     OrderStatusChanged,
     OrderType,
 )
+from gpux_common.contracts.prices import BestAskChanged
 from gpux_common.events import Envelope, Payload, wrap
 from gpux_common.ids import stable_id
 from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
@@ -57,8 +63,6 @@ PRODUCER = "billing"
 DEV = "dev"
 MANUAL = "manual"
 PROVIDERS = {DEV, MANUAL}
-FIRST_PERIOD_HOURS = 1
-"""Holds cover the order's first billing period: one hour at its limit price."""
 RELEASING = {OrderStatus.CANCELLED, OrderStatus.EXPIRED, OrderStatus.REJECTED}
 
 Wallet = tuple[str, Currency]
@@ -254,20 +258,13 @@ async def on_credit_requested(
     return await announce(conn, event, [(credit.account_id, credit.currency)], at)
 
 
-def hold_micros(order: OrderPlaced) -> int | None:
-    """What an order's first period costs at its limit (or cap); None without a price."""
-    price = order.max_price_per_gpu_hour
-    if price is None:
-        return None
-    return to_micros(quantize(price * order.gpus * FIRST_PERIOD_HOURS))
-
-
 def _rejected(
     order: OrderPlaced,
     reason: str,
     cause: Envelope[Any],
     now: datetime,
     shortfall_micros: int | None = None,
+    shortfall_currency: Currency | None = None,
 ) -> Outgoing:
     payload = OrderStatusChanged(
         order_id=order.order_id,
@@ -278,30 +275,68 @@ def _rejected(
         remaining_gpus=0,
         reason=reason,
         shortfall=None if shortfall_micros is None else canonical(from_micros(shortfall_micros)),
-        shortfall_currency=None if shortfall_micros is None else order.currency,
+        shortfall_currency=None
+        if shortfall_micros is None
+        else shortfall_currency or order.wallet_currency or order.currency,
     )
     event_id = stable_id(cause.event_id, "rejected")
     return outgoing(ORDERS_STATUS, order.gpu, payload, cause, event_id, now)
 
 
+async def _hold_price(
+    conn: asyncpg.Connection, order: OrderPlaced, policy: HoldPolicy
+) -> Decimal | str:
+    """The price per GPU-hour an order holds at, in its currency, or why it cannot be held."""
+    if order.max_price_per_gpu_hour is not None:
+        return order.max_price_per_gpu_hour
+    if order.type is not OrderType.MARKET:
+        return "price_required"
+    best = await market_data.best_ask(conn, order.gpu, order.tier, order.region, order.currency)
+    if best is None:
+        return "no_offers"  # nothing to take, so nothing to measure the slippage from
+    return holds.market_cap(best, policy.slippage_bps)
+
+
+async def _in_wallet(
+    conn: asyncpg.Connection, order: OrderPlaced, amount: int, now: datetime, policy: HoldPolicy
+) -> int | str:
+    """An amount of the order's currency in its wallet's, at the current rate (or why not)."""
+    wallet = order.wallet_currency or order.currency
+    if wallet is order.currency:
+        return amount
+    try:
+        rate, rate_at = cross(await lease_repository.rates(conn), order.currency, wallet)
+    except NoRate:
+        return "fx_rate_missing"
+    if holds.stale(rate_at, now, policy):
+        return "fx_rate_stale"
+    return convert(amount, rate)
+
+
 async def on_order_placed(
-    conn: asyncpg.Connection, event: Envelope[OrderPlaced], now: datetime
+    conn: asyncpg.Connection, event: Envelope[OrderPlaced], now: datetime, policy: HoldPolicy
 ) -> list[Wallet]:
     """Hold the first period of an order; answer ``order.funded`` or a rejection."""
     order = event.payload
     if await wallets.hold(conn, order.order_id) is not None:
         return []  # the same order again (another command id): already funded
-    amount = hold_micros(order)
-    if amount is None:
-        reason = "market_needs_cap" if order.type is OrderType.MARKET else "price_required"
-        await outbox.add(conn, SCHEMA, [_rejected(order, reason, event, now)])
+    price = await _hold_price(conn, order, policy)
+    if isinstance(price, str):
+        await outbox.add(conn, SCHEMA, [_rejected(order, price, event, now)])
         return []
+    amount = await _in_wallet(
+        conn, order, holds.first_period_micros(price, order.gpus), now, policy
+    )
+    if isinstance(amount, str):
+        await outbox.add(conn, SCHEMA, [_rejected(order, amount, event, now)])
+        return []
+    wallet = order.wallet_currency or order.currency
     transfer_id = f"hold:{order.order_id}"
     try:
         transfer: Transfer = transfers.hold(
             transfer_id,
             order.buyer_id,
-            order.currency,
+            wallet,
             amount,
             event.occurred_at,
             reference=f"order {order.order_id}"[:200],
@@ -309,7 +344,7 @@ async def on_order_placed(
         async with conn.transaction():  # a savepoint: a refusal leaves the transaction usable
             await post(conn, [transfer], event, now)
     except InsufficientFunds as exc:
-        rejection = _rejected(order, "insufficient_funds", event, now, exc.shortfall_micros)
+        rejection = _rejected(order, "insufficient_funds", event, now, exc.shortfall_micros, wallet)
         await outbox.add(conn, SCHEMA, [rejection])
         return []
     except LedgerError as exc:
@@ -321,20 +356,27 @@ async def on_order_placed(
         order.buyer_id,
         order.gpu,
         order.gpus,
-        order.currency,
+        wallet,
         amount,
         event.occurred_at,
     )
+    # The book applies the cap billing chose for a market order without one.
     funded = OrderFunded(
-        order=order,
+        order=order.model_copy(update={"max_price_per_gpu_hour": price}),
         hold_id=transfer_id,
         held=canonical(from_micros(amount)),
-        held_currency=order.currency,
+        held_currency=wallet,
     )
     message = outgoing(
         ORDERS_BOOK, order.gpu, funded, event, stable_id(event.event_id, "funded"), now
     )
-    return await announce(conn, event, [(order.buyer_id, order.currency)], now, [message])
+    return await announce(conn, event, [(order.buyer_id, wallet)], now, [message])
+
+
+async def on_best_ask(conn: asyncpg.Connection, event: Envelope[BestAskChanged]) -> list[Wallet]:
+    """Keep the market's best asks for market orders without a cap."""
+    await market_data.record(conn, event.payload)
+    return []
 
 
 async def on_order_cancel_requested(

@@ -33,6 +33,7 @@ from gpux_common.contracts.orders import (
     TimeInForce,
     TradeExecuted,
 )
+from gpux_common.contracts.prices import BestAsk, BestAskChanged
 from gpux_common.events import Envelope, Payload, wrap
 from gpux_common.ids import new_id
 from gpux_common.money import Currency, canonical, from_micros
@@ -45,6 +46,8 @@ from gpux_common.topics import (
     MARKET_TRADES,
     ORDERS_BOOK,
     ORDERS_COMMANDS,
+    ORDERS_STATUS,
+    PRICING_BEST_ASKS,
     Topic,
 )
 from gpux_devinfra.testing.kafka import published
@@ -299,3 +302,102 @@ async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
         audit = await ledger_repository.verify(conn)
     assert not audit.discrepancies
     assert not audit.below_floor
+
+
+async def place(settings: GpuxSettings, order: OrderPlaced) -> dict[str, Any]:
+    """Publish an order; return billing's answer (order.funded or order.status_changed)."""
+    clock = settings.clock()
+    await publish(settings, ORDERS_COMMANDS, [(GPU, envelope(clock, order))])
+
+    def ours(body: dict[str, Any]) -> bool:
+        payload = body["payload"]
+        return payload.get("order", payload).get("order_id") == order.order_id
+
+    funded = await published(settings, ORDERS_BOOK, ours, settle_s=0.2, timeout_s=4)
+    if funded:
+        return funded[0].body
+    rejected = await published(settings, ORDERS_STATUS, ours, settle_s=0.2)
+    assert rejected, "billing answered nothing"
+    return rejected[0].body
+
+
+def buy(buyer: str, currency: Currency, price: str | None, **extra: Any) -> OrderPlaced:
+    return OrderPlaced(
+        order_id=new_id(),
+        buyer_id=buyer,
+        gpu=GPU,
+        gpus=2,
+        type=OrderType.LIMIT if price else OrderType.MARKET,
+        max_price_per_gpu_hour=None if price is None else Decimal(price),
+        currency=currency,
+        tier=OrderTier.ANY,
+        time_in_force=TimeInForce.GTC if price else TimeInForce.IOC,
+        **extra,
+    )
+
+
+async def test_a_market_order_without_a_cap_holds_and_is_capped_at_the_best_ask_plus_slippage(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    buyer = f"b{new_id()}"
+    await funded_order(billing, buyer, Currency.USD, "50", 1, "0.10")
+    quotes = [
+        BestAskChanged(
+            gpu=GPU,
+            tier=tier,
+            region="*",
+            best=BestAsk(
+                offer_id=new_id(),
+                price=Decimal(usd),
+                currency=Currency.USD,
+                prices={Currency.USD: Decimal(usd), Currency.EUR: Decimal(eur)},
+                gpus=4,
+            ),
+            depth=[],
+            as_of=billing.clock().now(),
+        )
+        for tier, usd, eur in (("on_demand", "2.00", "1.84"), ("interruptible", "1.20", "1.104"))
+    ]
+    clock = billing.clock()
+    await publish(
+        billing,
+        PRICING_BEST_ASKS,
+        [(f"{GPU}|{q.tier}|*", envelope(clock, q, "pricing")) for q in quotes],
+    )
+    await asyncio.sleep(1)  # billing reads the quotes (another consumer than the orders')
+    answer = await place(billing, buy(buyer, Currency.USD, None))
+    assert answer["event_type"] == "order.funded", answer
+    # The cheapest tier's best ask (1.20) plus 5 %: 1.26 per GPU-hour, 2 GPUs for an hour.
+    assert answer["payload"]["order"]["max_price_per_gpu_hour"] == "1.26"
+    assert answer["payload"]["held"] == "2.52"
+
+
+async def test_an_order_in_dollars_is_held_in_the_euro_wallet_at_the_current_rate(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    buyer = f"b{new_id()}"
+    await funded_order(billing, buyer, Currency.EUR, "50", 1, "0.10")
+    answer = await place(billing, buy(buyer, Currency.USD, "1.50", wallet_currency=Currency.EUR))
+    assert answer["event_type"] == "order.funded", answer
+    assert answer["payload"]["held_currency"] == "EUR"
+    assert answer["payload"]["held"] == "2.76"  # 3.00 USD at 0.92
+    assert await balance(pool, buyer, Currency.EUR, AccountKind.HELD) == 100_000 + 2_760_000
+
+
+async def test_a_stale_rate_funds_no_hold_in_another_currency(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    old = RatePublished(
+        base=Currency.GBP,
+        quote=Currency.EUR,
+        rate=Decimal("1.18"),
+        as_of=billing.clock().now() - timedelta(days=30),
+        source="test",
+    )
+    await publish(billing, FX_RATES, [("GBP/EUR", envelope(billing.clock(), old, "pricing"))])
+    buyer = f"b{new_id()}"
+    await funded_order(billing, buyer, Currency.EUR, "50", 1, "0.10")
+    await asyncio.sleep(1)  # billing reads the rate
+    answer = await place(billing, buy(buyer, Currency.GBP, "1.00", wallet_currency=Currency.EUR))
+    assert answer["payload"]["status"] == "rejected"
+    assert answer["payload"]["reason"] == "fx_rate_stale"

@@ -279,7 +279,7 @@ async def test_orders_are_funded_rejected_cancelled_and_released(
     assert by_order[too_big.order_id]["reason"] == "insufficient_funds"
     assert by_order[too_big.order_id]["shortfall"] == "2.50"
     assert by_order[too_big.order_id]["shortfall_currency"] == "USD"
-    assert by_order[market.order_id]["reason"] == "market_needs_cap"
+    assert by_order[market.order_id]["reason"] == "no_offers"  # no cap and nothing to take
 
     # The book cancels the order after 1 of its 2 GPUs filled: half the hold is released.
     cancelled = OrderStatusChanged(

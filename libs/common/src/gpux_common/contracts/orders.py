@@ -83,6 +83,10 @@ class OrderPlaced(Payload):
     hours: int | None = Field(default=None, ge=1, description="Rental length; None = open-ended.")
     time_in_force: TimeInForce
     expires_at: AwareDatetime | None = None
+    wallet_currency: Currency | None = Field(
+        default=None,
+        description="Pay from this wallet (converted at the current rate); None: `currency`.",
+    )
 
 
 class OrderCancelRequested(Payload):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
 from typing import Any
 
 import asyncpg
@@ -11,6 +12,7 @@ from redis.asyncio import Redis
 
 from gpux_billing import handlers, read_model, settlement
 from gpux_billing.config import BillingSettings
+from gpux_billing.domain.holds import HoldPolicy
 from gpux_billing.domain.leases import Policy
 from gpux_billing.handlers import Wallet
 from gpux_common.clock import Clock
@@ -28,6 +30,7 @@ from gpux_common.contracts.orders import (
     OrderStatusChanged,
     TradeExecuted,
 )
+from gpux_common.contracts.prices import BestAskChanged
 from gpux_common.events import Envelope, EventCodec
 from gpux_common.topics import (
     BILLING_COMMANDS,
@@ -35,6 +38,7 @@ from gpux_common.topics import (
     MARKET_TRADES,
     ORDERS_COMMANDS,
     ORDERS_STATUS,
+    PRICING_BEST_ASKS,
     Topic,
 )
 
@@ -47,6 +51,7 @@ def billing_router(
     """Every subscriber of the billing service."""
     router = KafkaRouter()
     rules = settlement_rules(settings)
+    holding = HoldPolicy(settings.market_slippage_bps, timedelta(seconds=settings.fx_max_age_s))
 
     async def refresh(touched: list[Wallet]) -> None:
         await read_model.to_redis(pool, redis, settings, clock, touched)
@@ -86,7 +91,7 @@ def billing_router(
         "billing.orders",
         EventCodec(OrderPlaced, OrderCancelRequested),
         {
-            "order.placed": lambda c, e: handlers.on_order_placed(c, e, clock.now()),
+            "order.placed": lambda c, e: handlers.on_order_placed(c, e, clock.now(), holding),
             "order.cancel_requested": lambda c, e: handlers.on_order_cancel_requested(
                 c, e, clock.now()
             ),
@@ -103,6 +108,12 @@ def billing_router(
         "billing.trades",
         EventCodec(TradeExecuted),
         {"trade.executed": lambda c, e: settlement.on_trade(c, e, rules, clock.now())},
+    )
+    subscribe(
+        PRICING_BEST_ASKS,
+        "billing.best-asks",
+        EventCodec(BestAskChanged),
+        {"best_ask.changed": handlers.on_best_ask},
     )
     subscribe(
         FX_RATES,

@@ -223,9 +223,15 @@ class OrderIn(Strict):
     gpus: int = Field(ge=1, le=4096, description="How many GPUs to rent.")
     type: OrderType = Field(description="`market` takes the best offers now; `limit` may rest.")
     max_price_per_gpu_hour: Price | None = Field(
-        default=None, description="The limit (required for `limit`), or a `market` order's cap."
+        default=None,
+        description="The limit (required for `limit`), or a `market` order's cap (without one,"
+        " billing caps it at the best ask plus its slippage allowance, 5 % by default).",
     )
     currency: Currency
+    wallet_currency: Currency | None = Field(
+        default=None,
+        description="Pay from this wallet, converted at the current rate (default: `currency`).",
+    )
     tier: OrderTier = OrderTier.ANY
     region: Region | None = None
     hours: int | None = Field(

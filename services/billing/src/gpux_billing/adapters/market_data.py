@@ -1,0 +1,47 @@
+"""The best asks billing knows (schema ``billing``), for holding market orders without a cap."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import asyncpg
+
+from gpux_common.contracts.orders import OrderTier
+from gpux_common.contracts.prices import ALL_REGIONS, BestAskChanged
+from gpux_common.money import Currency
+
+
+async def record(conn: asyncpg.Connection, change: BestAskChanged) -> None:
+    """Keep a book's best ask unless a newer one is stored."""
+    prices = None
+    if change.best is not None:
+        prices = json.dumps({c.value: format(p, "f") for c, p in change.best.prices.items()})
+    await conn.execute(
+        "INSERT INTO billing.best_asks (gpu, tier, region, prices, as_of)"
+        " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT (gpu, tier, region) DO UPDATE"
+        " SET prices = EXCLUDED.prices, as_of = EXCLUDED.as_of"
+        " WHERE billing.best_asks.as_of <= EXCLUDED.as_of",
+        change.gpu,
+        change.tier,
+        change.region,
+        prices,
+        change.as_of,
+    )
+
+
+async def best_ask(
+    conn: asyncpg.Connection, gpu: str, tier: OrderTier, region: str | None, currency: Currency
+) -> Decimal | None:
+    """The cheapest best ask an order could take, per GPU-hour in ``currency`` (None: none)."""
+    tiers = ["on_demand", "interruptible"] if tier is OrderTier.ANY else [tier.value]
+    rows = await conn.fetch(
+        "SELECT prices ->> $4 AS price FROM billing.best_asks"
+        " WHERE gpu = $1 AND tier = ANY($2::text[]) AND region = $3 AND prices ? $4",
+        gpu,
+        tiers,
+        region or ALL_REGIONS,
+        currency.value,
+    )
+    found = [Decimal(r["price"]) for r in rows if r["price"] is not None]
+    return min(found) if found else None
