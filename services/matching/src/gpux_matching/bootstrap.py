@@ -6,25 +6,36 @@ from pathlib import Path
 
 from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_common.topics import ORDERS_BOOK, PRICING_OFFERS
+from gpux_matching.book import Book
 from gpux_matching.config import MatchingSettings
-from gpux_matching.entrypoints.consumers import matching_router
-from gpux_matching.handlers import SCHEMA, Book
+from gpux_matching.entrypoints.consumers import load_fx_end, matching_router
+from gpux_matching.handlers import SCHEMA
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Restore the book (before any consumer starts), then its consumers and loops."""
+    """The book (each partition is rebuilt when Kafka assigns it, before its records are
+    fetched), its consumers and loops."""
+    _, wiring = await wire_book(runtime)
+    return wiring
+
+
+async def wire_book(runtime: Runtime) -> tuple[Book, Wiring]:
+    """``wire``, with the book it made (tests look at which partitions it holds)."""
     settings = runtime.settings
     assert isinstance(settings, MatchingSettings)
-    book = Book(runtime.pool, runtime.clock, settings.snapshot_every)
-    await book.recover()
+    # Co-partitioned inputs: partition p of both topics holds the same GPUs.
+    assert PRICING_OFFERS.partitions == ORDERS_BOOK.partitions
+    book = Book(runtime.pool, runtime.clock, settings.snapshot_every, PRICING_OFFERS.partitions)
+    await load_fx_end(settings, book)
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
 
     async def expiry() -> None:
         await book.run_expiry(settings.expiry_interval_s)
 
-    return Wiring(routers=[matching_router(settings, book)], tasks=[relay.run, expiry])
+    return book, Wiring(routers=[matching_router(settings, book)], tasks=[relay.run, expiry])
 
 
 SPEC = ServiceSpec(

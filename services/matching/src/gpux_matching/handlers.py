@@ -1,31 +1,22 @@
-"""The matching service around its pure engine: commands in, status events out, exactly once.
+"""From input events to engine commands, and from engine results to events.
 
-Inputs: accepted and withdrawn offers (``pricing.offers``), FX rates (``fx.rates``), funded
-orders and cancels (``orders.book``), market sessions (``market.sessions``, kept in
-``matching.market_state``: while a GPU or the whole market is halted, a funded order for it is
-rejected with ``market_halted`` and never reaches the engine). The engine lives in memory. One
-lock serialises every command: apply it to the engine, then, in one transaction, claim the
-input in the inbox, append the command to ``matching.commands``, write its ``trade.executed``,
-``order.status_changed`` and ``offer.status_changed`` events and the ``book.levels_changed``
-of every book it changed (``book_levels``) to the outbox. Every ``snapshot_every`` commands,
-after the commit and still under the lock, it captures the engine's state and writes it as a
-snapshot in the background, in a transaction of its own (``adapters.snapshots``), so a big
-book's snapshot never stalls the consumers. If that transaction fails, the engine holds a change
-the database does not: it is rebuilt from the database (latest snapshot + the log after it)
-before anything else runs. At start-up the same rebuild restores the book. Expiry commands
-carry their ``now``, so a replay gives the same results (trade ids included).
+Planners turn accepted and withdrawn offers (``pricing.offers``) and funded orders and cancels
+(``orders.book``) into commands for the engine of the input's partition; market sessions
+(``market.sessions``) are kept in ``matching.market_state``: while a GPU or the whole market is
+halted, a funded order for it is rejected with ``market_halted`` and never reaches the engine.
+``status_messages`` gives the ``trade.executed``, ``order.status_changed`` and
+``offer.status_changed`` events of a result, with ids derived from the input (or the command).
+Where commands are applied, logged and snapshotted per partition: ``gpux_matching.partition``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 
@@ -54,15 +45,12 @@ from gpux_common.ids import stable_id
 from gpux_common.money import Currency, from_micros, to_micros
 from gpux_common.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
 from gpux_matching.adapters import store
-from gpux_matching.adapters.snapshots import SnapshotWriter
-from gpux_matching.book_levels import book_messages
 from gpux_matching.domain import (
     AddOffer,
     CancelOrder,
     Capture,
     ChangeOffer,
     Command,
-    Expire,
     Fill,
     MatchingEngine,
     OfferUpdate,
@@ -70,10 +58,7 @@ from gpux_matching.domain import (
     PlaceOrder,
     Reason,
     Result,
-    SetFx,
     WithdrawOffer,
-    apply,
-    books_changed,
     epoch_micros,
 )
 from gpux_matching.domain import OfferStatus as BookStatus
@@ -89,11 +74,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 log = logging.getLogger("gpux.matching")
 
-Plan = Callable[[asyncpg.Connection], Awaitable[Command | None]]
-
 
 class NotYetError(RuntimeError):
     """An input that cannot be applied yet (its currency has no FX rate); retried later."""
+
+
+class Holder(Protocol):
+    """What a planner reads: the engine of the input's partition and the clock."""
+
+    engine: MatchingEngine
+    clock: Clock
 
 
 def fresh_engine() -> MatchingEngine:
@@ -127,174 +117,6 @@ def _status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
             return OfferStatus.EXPIRED, None
         return OfferStatus.REJECTED, str(update.reason) if update.reason else None
     return OfferStatus(str(update.status)), None
-
-
-class Book:
-    """The in-memory engine, its command log and snapshots, behind one lock."""
-
-    def __init__(self, pool: asyncpg.Pool, clock: Clock, snapshot_every: int) -> None:
-        self.pool = pool
-        self.clock = clock
-        self.snapshot_every = snapshot_every
-        self.engine = fresh_engine()
-        self.lock = asyncio.Lock()
-        self._dirty = False
-        """The engine may hold a change that was not committed: rebuild before going on."""
-        self._seq = 0
-        """The last committed command the engine reflects."""
-        self._snapshot_seq = 0
-        """The newest stored snapshot (written in the background: see ``SnapshotWriter``)."""
-        self._since_snapshot = 0
-        self.snapshots = SnapshotWriter(pool, self._snapshot_stored)
-
-    # Recovery -------------------------------------------------------------------------------
-
-    async def recover(self) -> None:
-        """Rebuild the engine from the database: latest snapshot, then the log after it."""
-        async with self.lock:
-            await self._rebuild()
-
-    async def _rebuild(self) -> None:
-        self._dirty = True
-        async with self.pool.acquire() as conn:
-            snapshot = await store.latest_snapshot(conn)
-            seq = 0
-            engine = fresh_engine()
-            if snapshot is not None:
-                seq, body = snapshot
-                engine = MatchingEngine.restore(body)
-            snapshot_seq = seq
-            commands = await store.commands_after(conn, seq)
-        for _, command in commands:
-            apply(engine, command)
-        if commands:
-            seq = commands[-1][0]
-        self.engine = engine
-        self._seq = seq
-        self._snapshot_seq = snapshot_seq
-        self._since_snapshot = len(commands)
-        self._dirty = False
-        log.info(
-            "book restored",
-            extra={"snapshot_seq": snapshot_seq, "replayed": len(commands), "seq": seq},
-        )
-
-    async def shutdown_snapshot(self) -> None:
-        """Store a snapshot of the committed state, unless the newest one already is."""
-        async with self.lock:
-            await self.snapshots.drain()
-            if self._dirty or self._seq <= self._snapshot_seq:
-                return
-            self.snapshots.start(capture(self.engine))
-            self._since_snapshot = 0
-            await self.snapshots.drain()
-
-    def _snapshot_stored(self, seq: int) -> None:
-        self._snapshot_seq = max(self._snapshot_seq, seq)
-
-    # Commands -------------------------------------------------------------------------------
-
-    async def consume(self, topic: str, event: Envelope[Any], plan: Plan) -> bool:
-        """Turn one input event into a command and apply it once (False: seen before)."""
-        try:
-            async with self.lock:
-                if self._dirty:
-                    await self._rebuild()
-                done: list[int] = []
-
-                async def run(conn: asyncpg.Connection) -> None:
-                    command = await plan(conn)
-                    if command is not None:
-                        done.append(await self._execute(conn, command, event))
-
-                try:
-                    consumed = await outbox.consume_once(
-                        self.pool, SCHEMA, topic, event.event_id, run
-                    )
-                except BaseException:
-                    if self._dirty:
-                        with contextlib.suppress(Exception):
-                            await self._rebuild()
-                    raise
-                for seq in done:
-                    self._committed(seq)
-                return consumed
-        except NotYetError:
-            await asyncio.sleep(RETRY_WAIT_S)  # outside the lock; the record comes again
-            raise
-
-    async def tick(self) -> None:
-        """Expire what is due now; logged only when something expired."""
-        async with self.lock:
-            if self._dirty:
-                await self._rebuild()
-            command = Expire(epoch_micros(self.clock.now()))
-            self._dirty = True
-            result = apply(self.engine, command)
-            if not (result.offers or result.orders or result.fills or result.levels):
-                self._dirty = False  # nothing visible changed: no need to log it
-                return
-            try:
-                async with self.pool.acquire() as conn, conn.transaction():
-                    seq = await self._record(conn, command, result, None)
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await self._rebuild()
-                raise
-            self._committed(seq)
-
-    async def run_expiry(self, interval_s: float) -> None:
-        """Expire every ``interval_s`` until cancelled; then store a final snapshot."""
-        try:
-            while True:
-                await asyncio.sleep(interval_s)
-                try:
-                    await self.tick()
-                except Exception as exc:  # a database error must not end the loop
-                    log.warning("expiry failed; retrying", extra={"error": repr(exc)})
-        finally:
-            with contextlib.suppress(Exception):
-                await self.shutdown_snapshot()
-
-    async def _execute(
-        self, conn: asyncpg.Connection, command: Command, cause: Envelope[Any]
-    ) -> int:
-        if isinstance(command, AddOffer | PlaceOrder) and command.currency not in self.engine.rates:
-            raise NotYetError(f"no FX rate for {command.currency} yet")
-        self._dirty = True
-        result = apply(self.engine, command)
-        return await self._record(conn, command, result, cause)
-
-    async def _record(
-        self,
-        conn: asyncpg.Connection,
-        command: Command,
-        result: Result,
-        cause: Envelope[Any] | None,
-    ) -> int:
-        """Log the command and write its events (in the caller's transaction)."""
-        seq = await store.append_command(conn, command)
-        command_id = f"matching-command-{seq}"
-        now = self.clock.now()
-        messages = await status_messages(conn, result, cause, command_id, now)
-        books = books_changed(self.engine, command, result)
-        if books:
-            base = cause.event_id if cause is not None else command_id
-            envelope = _enveloper(cause, command_id, now)
-            messages += book_messages(self.engine, books, seq, now, envelope, base)
-        if messages:
-            await outbox.add(conn, SCHEMA, messages)
-        return seq
-
-    def _committed(self, seq: int) -> None:
-        """Command ``seq`` is committed and the engine holds exactly its result: the
-        consistent point to capture a due snapshot at (written in the background)."""
-        self._dirty = False
-        self._seq = seq
-        self._since_snapshot += 1
-        if self._since_snapshot >= self.snapshot_every and not self.snapshots.busy:
-            self.snapshots.start(capture(self.engine))
-            self._since_snapshot = 0
 
 
 def capture(engine: MatchingEngine) -> Capture:
@@ -411,7 +233,7 @@ def trade(fill: Fill) -> TradeExecuted:
 
 
 async def plan_accepted(
-    conn: asyncpg.Connection, book: Book, event: Envelope[OfferAccepted]
+    conn: asyncpg.Connection, book: Holder, event: Envelope[OfferAccepted]
 ) -> Command | None:
     """Revision 1 adds the offer; a later revision changes its price or GPU count."""
     accepted = event.payload
@@ -448,7 +270,7 @@ async def plan_accepted(
 
 
 async def plan_withdrawn(
-    conn: asyncpg.Connection, book: Book, event: Envelope[OfferWithdrawn]
+    conn: asyncpg.Connection, book: Holder, event: Envelope[OfferWithdrawn]
 ) -> Command | None:
     """Withdraw an offer that is on the book."""
     if book.engine.offer(event.payload.offer_id) is None:
@@ -456,19 +278,8 @@ async def plan_withdrawn(
     return WithdrawOffer(now=epoch_micros(book.clock.now()), offer_id=event.payload.offer_id)
 
 
-async def plan_rate(
-    conn: asyncpg.Connection, book: Book, event: Envelope[RatePublished]
-) -> Command | None:
-    """A new FX rate for ranking offers in their currencies."""
-    rates = fx_rates(event.payload)
-    if rates is None:
-        log.info("ignored a rate not quoted in the reference currency")
-        return None
-    return SetFx(now=epoch_micros(book.clock.now()), rates=rates)
-
-
 async def plan_funded(
-    conn: asyncpg.Connection, book: Book, event: Envelope[OrderFunded]
+    conn: asyncpg.Connection, book: Holder, event: Envelope[OrderFunded]
 ) -> Command | None:
     """A funded order is placed on the book (once: a redelivery places nothing)."""
     order = event.payload.order
@@ -497,7 +308,7 @@ async def plan_funded(
 
 
 async def plan_cancel(
-    conn: asyncpg.Connection, book: Book, event: Envelope[OrderCancelRequested]
+    conn: asyncpg.Connection, book: Holder, event: Envelope[OrderCancelRequested]
 ) -> Command | None:
     """Cancel an order's resting remainder (nothing to do when it no longer rests)."""
     if book.engine.order(event.payload.order_id) is None:

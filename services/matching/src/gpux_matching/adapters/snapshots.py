@@ -4,8 +4,9 @@ The book takes a ``Capture`` under its lock right after a command committed (row
 copied in a few tens of milliseconds for 100,000 orders: the only pause consumers see). A
 background task then turns it into JSON in slices of ``CHUNK`` entries, yielding to the
 event loop between slices, and stores it in a transaction of its own. Recovery stays exact:
-the capture is the state after command ``seq`` and nothing else, and a restart replays the
-log after the newest stored snapshot, whichever that is. One write at a time: while one is in
+the capture is the state after logged command ``seq`` (the log's sequence, not the engine's
+own entry counter) and nothing else, and a rebuild replays the partition's log after its
+newest stored snapshot, whichever that is. One write at a time: while one is in
 flight, a due snapshot waits for the next command. A failed write is logged; the next due
 snapshot tries again (the log still holds every command since the last stored one).
 """
@@ -59,10 +60,11 @@ async def encode(capture: Capture, chunk: int = CHUNK) -> str:
 
 
 class SnapshotWriter:
-    """Encodes and stores one capture at a time in the background."""
+    """Encodes and stores one capture of one partition's engine at a time in the background."""
 
-    def __init__(self, pool: asyncpg.Pool, saved: Callable[[int], None]) -> None:
+    def __init__(self, pool: asyncpg.Pool, partition: int, saved: Callable[[int], None]) -> None:
         self.pool = pool
+        self.partition = partition
         self.saved = saved
         """Called with the command sequence of each snapshot once it is stored."""
         self._task: asyncio.Task[None] | None = None
@@ -72,32 +74,39 @@ class SnapshotWriter:
         """True while a snapshot is being encoded or written."""
         return self._task is not None and not self._task.done()
 
-    def start(self, capture: Capture) -> None:
-        """Write ``capture`` in the background (the caller checks ``busy`` first)."""
+    def start(self, seq: int, capture: Capture) -> None:
+        """Write ``capture``, the state after logged command ``seq``, in the background (the
+        caller checks ``busy`` first)."""
         if self.busy:
             raise RuntimeError("a snapshot is already being written")
-        self._task = asyncio.create_task(self._write(capture), name=f"snapshot-{capture.seq}")
+        self._task = asyncio.create_task(
+            self._write(seq, capture), name=f"snapshot-{self.partition}-{seq}"
+        )
 
     async def drain(self) -> None:
         """Wait for the snapshot in flight, if any."""
         if self._task is not None:
             await asyncio.wait([self._task])
 
-    async def _write(self, capture: Capture) -> None:
+    async def _write(self, seq: int, capture: Capture) -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
             body = await encode(capture)
             async with self.pool.acquire() as conn:
-                await store.save_snapshot_json(conn, capture.seq, body)
+                await store.save_snapshot_json(conn, self.partition, seq, body)
         except Exception as exc:  # the next due snapshot tries again
-            log.warning("snapshot not stored", extra={"seq": capture.seq, "error": repr(exc)})
+            log.warning(
+                "snapshot not stored",
+                extra={"partition": self.partition, "seq": seq, "error": repr(exc)},
+            )
             return
-        self.saved(capture.seq)
+        self.saved(seq)
         log.info(
             "snapshot stored",
             extra={
-                "seq": capture.seq,
+                "partition": self.partition,
+                "seq": seq,
                 "orders": len(capture.orders),
                 "offers": len(capture.offers),
                 "bytes": len(body),

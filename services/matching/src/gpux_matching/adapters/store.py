@@ -34,6 +34,8 @@ KINDS: dict[str, type[Any]] = {
     "set_fx": SetFx,
 }
 _KIND_OF = {cls: kind for kind, cls in KINDS.items()}
+LEGACY = -1
+"""The partition of what the single engine logged before the book was kept per partition."""
 
 
 def encode_command(command: Command) -> tuple[str, str]:
@@ -57,55 +59,107 @@ def decode_command(kind: str, body: str | Mapping[str, Any]) -> Command:
     return command
 
 
-async def append_command(conn: asyncpg.Connection, command: Command) -> int:
-    """Log a command (inside the caller's transaction); returns its sequence number."""
+async def append_command(conn: asyncpg.Connection, partition: int, command: Command) -> int:
+    """Log a command of ``partition`` (inside the caller's transaction, after ``lock_head``)
+    and move the partition's head to it; returns its sequence number."""
     kind, body = encode_command(command)
     seq: int = await conn.fetchval(
-        "INSERT INTO matching.commands (kind, body) VALUES ($1, $2::jsonb) RETURNING seq",
+        "INSERT INTO matching.commands (partition, kind, body) VALUES ($1, $2, $3::jsonb)"
+        " RETURNING seq",
+        partition,
         kind,
         body,
+    )
+    await conn.execute("UPDATE matching.heads SET seq = $2 WHERE partition = $1", partition, seq)
+    return seq
+
+
+async def lock_head(conn: asyncpg.Connection, partition: int) -> int:
+    """The partition's last logged command (0: none), its row locked until the transaction
+    ends: one command transaction per partition at a time, across instances."""
+    await conn.execute(
+        "INSERT INTO matching.heads (partition, seq) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+        partition,
+    )
+    seq: int = await conn.fetchval(
+        "SELECT seq FROM matching.heads WHERE partition = $1 FOR UPDATE", partition
     )
     return seq
 
 
-async def commands_after(conn: asyncpg.Connection, seq: int) -> list[tuple[int, Command]]:
-    """Every logged command after ``seq``, in order."""
+async def head(conn: asyncpg.Connection, partition: int) -> int:
+    """The partition's last logged command (0: none), without a lock."""
+    seq: int | None = await conn.fetchval(
+        "SELECT seq FROM matching.heads WHERE partition = $1", partition
+    )
+    return seq or 0
+
+
+async def commands_after(
+    conn: asyncpg.Connection, partition: int, seq: int
+) -> list[tuple[int, Command]]:
+    """Every command logged for ``partition`` after ``seq``, in order (``LEGACY``: the log
+    from before partitions)."""
     rows = await conn.fetch(
-        "SELECT seq, kind, body FROM matching.commands WHERE seq > $1 ORDER BY seq", seq
+        "SELECT seq, kind, body FROM matching.commands"
+        " WHERE partition = $1 AND seq > $2 ORDER BY seq",
+        partition,
+        seq,
     )
     return [(row["seq"], decode_command(row["kind"], row["body"])) for row in rows]
 
 
 async def save_snapshot(
-    conn: asyncpg.Connection, seq: int, body: Mapping[str, Any], keep: int = 2
+    conn: asyncpg.Connection, partition: int, seq: int, body: Mapping[str, Any], keep: int = 2
 ) -> None:
-    """Store the engine's state after command ``seq``; older snapshots beyond ``keep`` go."""
-    await save_snapshot_json(conn, seq, json.dumps(body), keep)
+    """Store a partition's state after command ``seq``; its older snapshots beyond ``keep`` go."""
+    await save_snapshot_json(conn, partition, seq, json.dumps(body), keep)
 
 
-async def save_snapshot_json(conn: asyncpg.Connection, seq: int, body: str, keep: int = 2) -> None:
+async def save_snapshot_json(
+    conn: asyncpg.Connection, partition: int, seq: int, body: str, keep: int = 2
+) -> None:
     """``save_snapshot`` of a body already encoded as JSON, in a transaction of its own (or
     the caller's)."""
     async with conn.transaction():
         await conn.execute(
-            "INSERT INTO matching.snapshots (seq, body) VALUES ($1, $2::jsonb)"
-            " ON CONFLICT (seq) DO NOTHING",
+            "INSERT INTO matching.snapshots (partition, seq, body) VALUES ($1, $2, $3::jsonb)"
+            " ON CONFLICT (partition, seq) DO NOTHING",
+            partition,
             seq,
             body,
         )
         await conn.execute(
-            "DELETE FROM matching.snapshots WHERE seq NOT IN"
-            " (SELECT seq FROM matching.snapshots ORDER BY seq DESC LIMIT $1)",
+            "DELETE FROM matching.snapshots WHERE partition = $1 AND seq NOT IN"
+            " (SELECT seq FROM matching.snapshots WHERE partition = $1"
+            "  ORDER BY seq DESC LIMIT $2)",
+            partition,
             keep,
         )
 
 
-async def latest_snapshot(conn: asyncpg.Connection) -> tuple[int, dict[str, Any]] | None:
-    """The newest snapshot as (seq, body), or None."""
-    row = await conn.fetchrow("SELECT seq, body FROM matching.snapshots ORDER BY seq DESC LIMIT 1")
+async def latest_snapshot(
+    conn: asyncpg.Connection, partition: int
+) -> tuple[int, dict[str, Any]] | None:
+    """The newest snapshot of ``partition`` as (seq, body), or None (``LEGACY``: the one
+    from before partitions)."""
+    row = await conn.fetchrow(
+        "SELECT seq, body FROM matching.snapshots WHERE partition = $1 ORDER BY seq DESC LIMIT 1",
+        partition,
+    )
     if row is None:
         return None
     return row["seq"], json.loads(row["body"])
+
+
+async def has_own_state(conn: asyncpg.Connection, partition: int) -> bool:
+    """Whether the partition has logged or snapshotted anything of its own."""
+    found: bool = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM matching.heads WHERE partition = $1 AND seq > 0)"
+        " OR EXISTS (SELECT 1 FROM matching.snapshots WHERE partition = $1)",
+        partition,
+    )
+    return found
 
 
 async def offer_revision(conn: asyncpg.Connection, offer_id: str) -> int | None:

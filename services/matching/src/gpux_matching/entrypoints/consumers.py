@@ -1,4 +1,13 @@
-"""Matching's subscribers: thin adapters from Kafka records to the book, once per event."""
+"""Matching's subscribers: thin adapters from Kafka records to the book, once per event.
+
+``pricing.offers`` and ``orders.book`` are read by ONE subscriber (one consumer in the group
+``matching.book``) with Kafka's range assignor: both topics are keyed by GPU id with the same
+partition count, and the range assignor gives each member the same partition numbers of both,
+so an instance owns partition p of both topics, i.e. every offer and order of p's GPUs. The
+rebalance listener tells the book which partitions it owns (``Ownership``). ``fx.rates`` is
+read whole by every instance, without a group (``FxFeed``); ``market.sessions`` keeps a group
+of its own (its state goes to the database, shared by every instance).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from faststream import AckPolicy
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
 
@@ -20,44 +32,82 @@ from gpux_common.events import Envelope, EventCodec, decode_or_none
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import FX_RATES, MARKET_SESSIONS, ORDERS_BOOK, PRICING_OFFERS, Topic
 from gpux_matching import handlers
+from gpux_matching.book import Book
 from gpux_matching.domain import Command
 
 log = logging.getLogger("gpux.matching")
-Planner = Callable[[asyncpg.Connection, handlers.Book, Envelope[Any]], Awaitable[Command | None]]
+Planner = Callable[[asyncpg.Connection, handlers.Holder, Envelope[Any]], Awaitable[Command | None]]
+BOOK_GROUP = "matching.book"
 
 
-def matching_router(settings: GpuxSettings, book: handlers.Book) -> KafkaRouter:
+class Ownership(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka is untyped
+    """Tells the book which partitions Kafka assigned to this instance and which it took."""
+
+    def __init__(self, book: Book) -> None:
+        self.book = book
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.book.revoke({tp.partition for tp in revoked})
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.book.assign({tp.partition for tp in assigned})
+
+
+def matching_router(settings: GpuxSettings, book: Book) -> KafkaRouter:
     """Every subscriber of the matching service."""
     router = KafkaRouter()
+    inputs: dict[str, tuple[Topic, EventCodec[Any], dict[str, Planner]]] = {
+        settings.topic(PRICING_OFFERS): (
+            PRICING_OFFERS,
+            EventCodec(OfferAccepted, OfferWithdrawn),
+            {"offer.accepted": handlers.plan_accepted, "offer.withdrawn": handlers.plan_withdrawn},
+        ),
+        settings.topic(ORDERS_BOOK): (
+            ORDERS_BOOK,
+            EventCodec(OrderFunded, OrderCancelRequested),
+            {"order.funded": handlers.plan_funded, "order.cancel_requested": handlers.plan_cancel},
+        ),
+    }
 
-    def subscribe(topic: Topic, codec: EventCodec[Any], route: dict[str, Planner]) -> None:
-        @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
-            settings.topic(topic), **subscriber_options(settings, f"matching.{topic.name}")
-        )
-        async def consume(message: KafkaMessage) -> None:
-            envelope = decode_or_none(codec, message.body, log)
-            if envelope is None:
-                return
-            planner = route.get(envelope.event_type)
-            if planner is None:
-                return
-
-            async def plan(conn: asyncpg.Connection) -> Command | None:
-                return await planner(conn, book, envelope)
-
-            await book.consume(topic.name, envelope, plan)
-
-    subscribe(
-        PRICING_OFFERS,
-        EventCodec(OfferAccepted, OfferWithdrawn),
-        {"offer.accepted": handlers.plan_accepted, "offer.withdrawn": handlers.plan_withdrawn},
+    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
+        *inputs,
+        **subscriber_options(settings, BOOK_GROUP),
+        partition_assignment_strategy=(RangePartitionAssignor,),
+        listener=Ownership(book),
     )
-    subscribe(FX_RATES, EventCodec(RatePublished), {"fx.rate_published": handlers.plan_rate})
-    subscribe(
-        ORDERS_BOOK,
-        EventCodec(OrderFunded, OrderCancelRequested),
-        {"order.funded": handlers.plan_funded, "order.cancel_requested": handlers.plan_cancel},
+    async def consume(message: KafkaMessage) -> None:
+        record = message.raw_message
+        assert not isinstance(record, tuple)  # not a batch subscriber
+        topic, codec, route = inputs[record.topic]
+        envelope = decode_or_none(codec, message.body, log)
+        if envelope is None:
+            return
+        planner = route.get(envelope.event_type)
+        if planner is None:
+            return
+
+        async def plan(conn: asyncpg.Connection, part: handlers.Holder) -> Command | None:
+            return await planner(conn, part, envelope)
+
+        await book.consume(record.partition, topic.name, envelope, plan)
+
+    fx_codec: EventCodec[Any] = EventCodec(RatePublished)
+
+    # No group, so nothing to commit: MANUAL keeps faststream from trying.
+    @router.subscriber(
+        settings.topic(FX_RATES),
+        auto_offset_reset="earliest",
+        ack_policy=AckPolicy.MANUAL,
+        title="matching-fx-feed",
+        description="Every instance reads all FX rates; each owned partition logs them.",
     )
+    async def on_rate(message: KafkaMessage) -> None:
+        record = message.raw_message
+        assert not isinstance(record, tuple)
+        envelope = decode_or_none(fx_codec, message.body, log)
+        if book.fx.apply(None if envelope is None else envelope.payload, record.offset):
+            await book.rates_changed()
+
     # Not a book command: the state goes to matching.market_state, read by plan_funded.
     subscribe_once(
         router,
@@ -70,3 +120,19 @@ def matching_router(settings: GpuxSettings, book: handlers.Book) -> KafkaRouter:
         handle=handlers.record_market_state,
     )
     return router
+
+
+async def load_fx_end(settings: GpuxSettings, book: Book) -> None:
+    """Tell the FX feed where ``fx.rates`` ends now, so it knows when its rates are current."""
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        partition = TopicPartition(settings.topic(FX_RATES), 0)
+        ends = await consumer.end_offsets([partition])
+    finally:
+        await consumer.stop()
+    book.fx.set_end(ends.get(partition, 0))
