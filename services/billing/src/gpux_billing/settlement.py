@@ -10,6 +10,7 @@ settlement repeated after a crash posts the same transfers (replays are no-ops).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -61,7 +62,9 @@ class Rules:
     settle_every_s: int
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _money(micros: int) -> Decimal:
+    # Pure, and the same amounts recur (a price's charge per period): cached.
     return canonical(from_micros(micros))
 
 

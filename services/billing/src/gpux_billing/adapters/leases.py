@@ -37,15 +37,20 @@ class Lease:
     state: State
 
 
+# Members by value: a dict lookup instead of Enum.__call__ for every row read.
+_CURRENCIES = {c.value: c for c in Currency}
+_BILLING = {b.value: b for b in BillingGranularity}
+
+
 def _lease(row: asyncpg.Record) -> Lease:
     terms = Terms(
         row["id"],
         row["buyer_id"],
         row["seller_id"],
-        Currency(row["currency"]),
-        Currency(row["wallet_currency"]),
+        _CURRENCIES[row["currency"]],
+        _CURRENCIES[row["wallet_currency"]],
         row["price_micros"] * row["gpus"],
-        BillingGranularity(row["billing"]),
+        _BILLING[row["billing"]],
         row["started_at"],
         row["ends_at"],
         row["settle_every_s"],

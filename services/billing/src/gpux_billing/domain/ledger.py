@@ -175,6 +175,8 @@ class InsufficientFunds(LedgerError):
 
 
 def _coerce(enum: Any, value: Any, what: str) -> Any:
+    if value.__class__ is enum:  # already a member: skip Enum.__call__ (slow, same result)
+        return value
     try:
         return enum(value)
     except ValueError:
