@@ -30,9 +30,10 @@ format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .
 	@$(UV) run --frozen ruff check --fix .
 
-bench: bootstrap  ## benchmarks (matching engine vs lightmatchingengine, billing settlement); see docs/PERFORMANCE.md
+bench: bootstrap  ## benchmarks (matching engine vs lightmatchingengine, matching recovery, billing settlement); see docs/PERFORMANCE.md
 	@$(UV) run --frozen python bench/matching.py
 	@$(UV) run --frozen gpux infra up
+	@$(UV) run --frozen python bench/matching_recovery.py --db
 	@$(UV) run --frozen python bench/billing.py
 
 infra-up: bootstrap  ## start local Kafka, PostgreSQL, Redis
