@@ -1,14 +1,16 @@
 """One side of one book: sorted price levels, each a FIFO of resting entries.
 
 Keys ascend from best to worst (asks: reference price; bids: minus reference limit), so both
-sides share one structure: a sorted list of keys (bisect) and a dict key -> deque.
+sides share one structure: a sorted list of the *negated* keys (bisect; the best level is the
+last item, so taking out the best level is a ``pop()``, not a shift of the whole list) and a
+dict key -> level. A level is an insertion-ordered dict of entries (values unused): FIFO
+iteration like a queue, but any entry leaves in O(1) (a cancel deep in a level is no scan).
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, insort
-from collections import deque
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Generic, Protocol, TypeVar
@@ -28,47 +30,63 @@ _PRIORITY = attrgetter("key", "seq")
 
 
 class BookSide(Generic[E]):
-    """Price levels of one side; within a level, entries in arrival (``seq``) order."""
+    """Price levels of one side; within a level, entries in arrival (``seq``) order.
+
+    ``keys`` holds minus each level's key, ascending: ``-keys[-1]`` is the best key.
+    """
 
     __slots__ = ("keys", "levels")
 
     def __init__(self) -> None:
         self.keys: list[int] = []
-        self.levels: dict[int, deque[E]] = {}
+        self.levels: dict[int, dict[E, None]] = {}
 
     def append(self, entry: E) -> None:
         """Rest an entry behind everything at its key (its ``seq`` must be the newest there)."""
-        level = self.levels.get(entry.key)
+        key = entry.key
+        level = self.levels.get(key)
         if level is None:
-            level = self.levels[entry.key] = deque()
-            insort(self.keys, entry.key)
-        level.append(entry)
+            self.levels[key] = {entry: None}
+            insort(self.keys, -key)
+        else:
+            level[entry] = None
 
     def remove(self, entry: E) -> None:
         """Take an entry off the book, dropping its level if it was the last one there."""
         key = entry.key
         level = self.levels[key]
-        if level[0] is entry:
-            level.popleft()
-        else:
-            level.remove(entry)
+        del level[entry]
         if not level:
             del self.levels[key]
-            del self.keys[bisect_left(self.keys, key)]
+            keys = self.keys
+            if keys[-1] == -key:
+                keys.pop()
+            else:
+                del keys[bisect_left(keys, -key)]
+
+    def best_within(self, bound: int) -> bool:
+        """Whether the best level's key is at most ``bound``."""
+        keys = self.keys
+        return bool(keys) and keys[-1] >= -bound
+
+    def best_keys(self) -> Iterator[int]:
+        """The level keys, best first."""
+        for negated in reversed(self.keys):
+            yield -negated
 
     def entries(self) -> Iterator[E]:
         """Every entry in priority order."""
         levels = self.levels
-        for key in self.keys:
-            yield from levels[key]
+        for negated in reversed(self.keys):
+            yield from levels[-negated]
 
     def up_to(self, bound: int) -> Iterator[E]:
         """Entries in priority order while their key is at most ``bound``."""
         levels = self.levels
-        for key in self.keys:
-            if key > bound:
+        for negated in reversed(self.keys):
+            if -negated > bound:
                 return
-            yield from levels[key]
+            yield from levels[-negated]
 
     def rebuild(self, entries: Iterable[E]) -> None:
         """Replace the contents (after keys changed), keeping price-then-arrival order."""
@@ -87,10 +105,10 @@ def candidates(sides: tuple[BookSide[E], ...], bound: int) -> Iterator[E] | None
     live: BookSide[E] | None = None
     for side in sides:
         keys = side.keys
-        if keys and keys[0] <= bound:
+        if keys and keys[-1] >= -bound:
             if live is not None:
                 return heapq.merge(
-                    *(s.up_to(bound) for s in sides if s.keys and s.keys[0] <= bound),
+                    *(s.up_to(bound) for s in sides if s.best_within(bound)),
                     key=_PRIORITY,
                 )
             live = side

@@ -7,9 +7,11 @@ results, trade ids included: that is what makes a replay after a crash safe.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 
-from gpux_matching.domain.entries import BidEntry, OfferEntry
+from gpux_matching.domain.book import BookSide
+from gpux_matching.domain.entries import NO_HOURS, BidEntry, OfferEntry
 from gpux_matching.domain.fills import Filling
 from gpux_matching.domain.planning import plan_for_bid, plan_for_offer
 from gpux_matching.domain.results import (
@@ -37,7 +39,15 @@ from gpux_matching.domain.types import (
     TimeInForce,
 )
 from gpux_matching.domain.units import Instant, epoch_micros, rates_from, reference_price
-from gpux_matching.domain.validation import change_problem, offer_problem, order_problem
+from gpux_matching.domain.validation import (
+    OFFER_TIERS,
+    ORDER_TIERS,
+    ORDER_TYPES,
+    TIMES_IN_FORCE,
+    change_problem,
+    offer_problem,
+    order_problem,
+)
 
 # Enum members read once: a class attribute lookup on an Enum costs ~10x a global.
 _SIDE_ASK = Side.ASK
@@ -52,6 +62,7 @@ _OFFER_REJECTED = OfferStatus.REJECTED
 _OFFER_WITHDRAWN = OfferStatus.WITHDRAWN
 _OFFER_LIVE = OfferStatus.LIVE
 _ORDER_CANCELLED = OrderStatus.CANCELLED
+_ORDER_FILLED = OrderStatus.FILLED
 _ORDER_OPEN = OrderStatus.OPEN
 _ORDER_PARTIALLY_FILLED = OrderStatus.PARTIALLY_FILLED
 _ORDER_REJECTED = OrderStatus.REJECTED
@@ -101,20 +112,29 @@ class MatchingEngine(Filling):
             self._expire_due(t)
         until = None if available_until is None else epoch_micros(available_until)
         rates = self._rates
-        reason = offer_problem(
-            offer_id in self._offers,
-            tier,
-            gpus,
-            price_micros,
-            currency,
-            rates,
-            min_hours,
-            until,
-            t,
-        )
-        if reason is not None:
-            self._offer_out.append(OfferUpdate(offer_id, _OFFER_REJECTED, gpus, 0, 0, reason))
-            return self._finish(reason)
+        if (
+            offer_id in self._offers
+            or tier not in OFFER_TIERS
+            or gpus < 1
+            or price_micros <= 0
+            or currency not in rates
+            or min_hours is not None
+            or until is not None
+        ):  # the common case above is surely valid; anything else gets the full check
+            reason = offer_problem(
+                offer_id in self._offers,
+                tier,
+                gpus,
+                price_micros,
+                currency,
+                rates,
+                min_hours,
+                until,
+                t,
+            )
+            if reason is not None:
+                self._offer_out.append(OfferUpdate(offer_id, _OFFER_REJECTED, gpus, 0, 0, reason))
+                return self._finish(reason)
         offer = OfferEntry(
             offer_id,
             seller_id,
@@ -129,33 +149,49 @@ class MatchingEngine(Filling):
             until,
         )
         rate = rates[currency]
-        offer.key = (
+        key = offer.key = (
             price_micros * rate if type(rate) is int else reference_price(price_micros, rate)
         )
         self._seq = offer.seq = self._seq + 1
         book = self._books.get(gpu) or self._book(gpu)
-        plan = None
-        sides = book.bid_sides[tier]
-        for side in sides:  # planning only when some bid pays the price (the rare case)
-            if side.keys and side.keys[0] <= -offer.key:
-                plan, _ = plan_for_offer(offer, sides, -offer.key)
-                if plan:
+        # Bids rank by minus their limit: those at or below -key pay the price.
+        live: BookSide[BidEntry] | None = None
+        for side in book.bid_sides[tier]:
+            keys = side.keys
+            if keys and keys[-1] >= key:
+                if live is None:
+                    live = side
+                else:  # bids of both the offer's tier and "any" pay it: merge (rare)
+                    live = None
+                    plan, _ = plan_for_offer(offer, book.bid_sides[tier], -key)
                     self._fill_from_bids(offer, plan, book, t)
-                    if not offer.remaining:
-                        self._offer_out.append(offer_state(offer))
-                        return self._finish(None)
-                break
-        update = _new(OfferUpdate, (offer_id, _OFFER_LIVE, gpus, offer.sold, offer.remaining, None))
-        level_gpus = self._rest_offer(offer, book)
+                    break
+        if live is not None:
+            self._take_bids(offer, live, -key, t)
+        traded = bool(self._fills)
+        if traded and not offer.remaining:
+            self._offer_out.append(offer_state(offer))
+            return self._finish(None)
+        remaining = offer.remaining
+        update = _new(OfferUpdate, (offer_id, _OFFER_LIVE, gpus, offer.sold, remaining, None))
+        asks = book.asks[tier]
+        queue = asks.levels.get(key)
+        if queue is None:
+            asks.levels[key] = {offer: None}
+            insort(asks.keys, -key)
+        else:
+            queue[offer] = None
+        self._offers[offer_id] = offer
+        level, depth = offer.level, self._depth
+        level_gpus = depth[level] = depth.get(level, 0) + remaining
         if until is not None:
             self._push_expiry(until, OFFER, offer_id, offer)
-        if busy or plan:
-            self._touched[offer.level] = None
+        if busy or traded:
+            self._touched[level] = None
             self._offer_out.append(update)
             return self._finish(None)
         # Nothing else happened in this command: hand out the result directly.
-        change = _new(LevelChange, (offer.level, level_gpus))
-        return _new(Result, ((), (), (update,), (change,), None))
+        return _new(Result, ((), (), (update,), (_new(LevelChange, (level, level_gpus)),), None))
 
     def change_offer(
         self,
@@ -252,34 +288,36 @@ class MatchingEngine(Filling):
             self._expire_due(t)
         expiry = None if expires_at is None or time_in_force != _GTD else epoch_micros(expires_at)
         rates = self._rates
-        reason = order_problem(
-            order_id in self._orders,
-            tier,
-            order_type,
-            time_in_force,
-            gpus,
-            price_micros,
-            currency,
-            rates,
-            hours,
-            expiry,
-            t,
-        )
-        if reason is not None:
-            self._order_out.append(OrderUpdate(order_id, _ORDER_REJECTED, gpus, 0, 0, gpus, reason))
-            return self._finish(reason)
-        bid = BidEntry(
-            order_id,
-            buyer_id,
-            gpu,
-            tier,
-            price_micros or 0,
-            currency,
-            gpus,
-            region,
-            hours,
-            expiry,
-        )
+        if (
+            order_id in self._orders
+            or tier not in ORDER_TIERS
+            or order_type not in ORDER_TYPES
+            or time_in_force not in TIMES_IN_FORCE
+            or gpus < 1
+            or price_micros is None
+            or price_micros <= 0
+            or currency not in rates
+            or hours is not None
+            or time_in_force == _GTD
+        ):  # the common case above is surely valid; anything else gets the full check
+            reason = order_problem(
+                order_id in self._orders,
+                tier,
+                order_type,
+                time_in_force,
+                gpus,
+                price_micros,
+                currency,
+                rates,
+                hours,
+                expiry,
+                t,
+            )
+            if reason is not None:
+                self._order_out.append(
+                    OrderUpdate(order_id, _ORDER_REJECTED, gpus, 0, 0, gpus, reason)
+                )
+                return self._finish(reason)
         if price_micros is None:
             bound = MARKET_BOUND
         else:
@@ -287,49 +325,109 @@ class MatchingEngine(Filling):
             bound = (
                 price_micros * rate if type(rate) is int else reference_price(price_micros, rate)
             )
-            bid.key = -bound
-        self._seq = bid.seq = self._seq + 1
+        seq = self._seq = self._seq + 1
         book = self._books.get(gpu) or self._book(gpu)
-        plan, total = _NO_PLAN
         sides = book.ask_sides[tier]
-        for side in sides:  # planning only when some offer is within the bound
-            if side.keys and side.keys[0] <= bound:
+        fok = time_in_force == _FOK
+        bid = None
+        filled = 0
+        live: BookSide[OfferEntry] | None = None
+        for side in sides:  # asks rank by reference price: those at or below the bound
+            keys = side.keys
+            if keys and keys[-1] >= -bound:
+                if live is None and not fok:
+                    live = side
+                    continue
+                # FOK, or offers of both tiers within the bound (merged): plan first (rare).
+                live = None
+                bid = self._new_bid(
+                    order_id, buyer_id, gpu, tier, price_micros, currency, gpus, region, hours
+                )
                 plan, total = plan_for_bid(bid, sides, bound)
+                if total < gpus and fok:
+                    break
+                self._fill_from_offers(bid, plan, book, t)
+                filled = bid.filled
                 break
-        if total < gpus and time_in_force == _FOK:
+        if live is not None:
+            hours_or_max = NO_HOURS if hours is None else hours
+            filled = self._take_offers(
+                live, bound, order_id, buyer_id, hours, hours_or_max, region, gpus, t
+            )
+        elif fok and filled < gpus:
             self._order_out.append(
                 OrderUpdate(order_id, _ORDER_CANCELLED, gpus, 0, 0, gpus, _FOK_UNFILLABLE)
             )
             return self._finish(None)
-        if plan:
-            self._fill_from_offers(bid, plan, book, t)
-        if not bid.remaining:
-            self._order_out.append(order_state(bid))
+        remaining = gpus - filled
+        traded = bool(self._fills)
+        if not remaining:
+            self._order_out.append(
+                _new(OrderUpdate, (order_id, _ORDER_FILLED, gpus, filled, 0, 0, None))
+            )
         elif order_type == _MARKET or time_in_force == _IOC:
             self._order_out.append(
-                OrderUpdate(
-                    order_id,
-                    _ORDER_CANCELLED,
-                    gpus,
-                    bid.filled,
-                    0,
-                    bid.remaining,
-                    _UNFILLED_REMAINDER,
+                _new(
+                    OrderUpdate,
+                    (
+                        order_id,
+                        _ORDER_CANCELLED,
+                        gpus,
+                        filled,
+                        0,
+                        remaining,
+                        _UNFILLED_REMAINDER,
+                    ),
                 )
             )
         else:
-            level_gpus = self._rest_bid(bid, book)
+            if bid is None:
+                bid = self._new_bid(
+                    order_id, buyer_id, gpu, tier, price_micros, currency, gpus, region, hours
+                )
+                bid.filled = filled
+                bid.remaining = remaining
+                bid.taken = len(self._fills)  # every fill of this command is this bid's
+            bid.key = key = -bound
+            bid.seq = seq
+            bid.expires_at = expiry
+            bids = book.bids[tier]
+            queue = bids.levels.get(key)
+            if queue is None:
+                bids.levels[key] = {bid: None}
+                insort(bids.keys, -key)
+            else:
+                queue[bid] = None
+            self._orders[order_id] = bid
+            level, depth = bid.level, self._depth
+            level_gpus = depth[level] = depth.get(level, 0) + remaining
             if expiry is not None:
                 self._push_expiry(expiry, BID, order_id, bid)
-            status = _ORDER_PARTIALLY_FILLED if bid.filled else _ORDER_OPEN
-            update = _new(OrderUpdate, (order_id, status, gpus, bid.filled, bid.remaining, 0, None))
-            if not (busy or plan):
+            status = _ORDER_PARTIALLY_FILLED if filled else _ORDER_OPEN
+            update = _new(OrderUpdate, (order_id, status, gpus, filled, remaining, 0, None))
+            if not (busy or traded):
                 # Nothing else happened in this command: hand out the result directly.
-                change = _new(LevelChange, (bid.level, level_gpus))
+                change = _new(LevelChange, (level, level_gpus))
                 return _new(Result, ((), (update,), (), (change,), None))
-            self._touched[bid.level] = None
+            self._touched[level] = None
             self._order_out.append(update)
         return self._finish(None)
+
+    @staticmethod
+    def _new_bid(
+        order_id: str,
+        buyer_id: str,
+        gpu: str,
+        tier: str,
+        price_micros: int | None,
+        currency: str,
+        gpus: int,
+        region: str | None,
+        hours: int | None,
+    ) -> BidEntry:
+        return BidEntry(
+            order_id, buyer_id, gpu, tier, price_micros or 0, currency, gpus, region, hours, None
+        )
 
     def cancel_order(self, order_id: str, *, now: Instant) -> Result:
         """The buyer cancels a resting order's remainder."""

@@ -1,12 +1,15 @@
-"""Applying a plan: one trade per resting entry, at the resting side's price.
+"""Filling: one trade per resting entry, at the resting side's price.
 
-The two loops inline depth bookkeeping and status updates: they run once per fill, the
-hottest code in the engine.
+``_take_offers`` / ``_take_bids`` walk one book side from its best level and fill as they go
+(the usual case: one side within the taker's bound, no FOK check needed). They inline depth
+bookkeeping, status updates and taking entries off the book: they run once per fill, the
+hottest code in the engine. ``_fill_from_offers`` / ``_fill_from_bids`` apply a plan made
+beforehand (FOK, takers that meet two sides at once, re-priced offers, FX moves).
 """
 
 from __future__ import annotations
 
-from gpux_matching.domain.book import GpuBook
+from gpux_matching.domain.book import BookSide, GpuBook
 from gpux_matching.domain.entries import BidEntry, OfferEntry
 from gpux_matching.domain.results import Fill, OfferUpdate, OrderUpdate
 from gpux_matching.domain.state import EngineState, new_tuple
@@ -27,6 +30,195 @@ class Filling(EngineState):
     """The engine's fill loops, for a taker bid and for a taker offer."""
 
     __slots__ = ()
+
+    def _take_offers(
+        self,
+        side: BookSide[OfferEntry],
+        bound: int,
+        order_id: str,
+        buyer_id: str,
+        hours: int | None,
+        hours_or_max: int,
+        region: str | None,
+        need: int,
+        t: int,
+    ) -> int:
+        """A new bid (no fills yet) takes compatible offers of ``side`` in price-time order
+        while their key is at most ``bound``; returns the GPUs filled (trade ids count from 1).
+        """
+        fills, out, depth, touched = self._fills, self._offer_out, self._depth, self._touched
+        offers = self._offers
+        keys, levels = side.keys, side.levels
+        wanted = need
+        taken = 0
+        i = len(keys)
+        while i:
+            i -= 1
+            key = -keys[i]
+            if key > bound:
+                break
+            queue = levels[key]
+            gone: list[OfferEntry] | None = None
+            for offer in queue:
+                if (
+                    offer.seller_id == buyer_id
+                    or offer.min_hours > hours_or_max
+                    or (region is not None and offer.region != region)
+                ):
+                    continue
+                have = offer.remaining
+                n = have if have < need else need
+                need -= n
+                taken += 1
+                offer_id = offer.offer_id
+                fills.append(
+                    _new(
+                        Fill,
+                        (
+                            f"{order_id}:b{taken}",
+                            order_id,
+                            offer_id,
+                            buyer_id,
+                            offer.seller_id,
+                            offer.gpu,
+                            offer.tier,
+                            n,
+                            offer.price_micros,
+                            offer.currency,
+                            offer.billing,
+                            hours,
+                            _SIDE_BID,
+                            t,
+                        ),
+                    )
+                )
+                level = offer.level
+                level_gpus = depth[level] - n
+                if level_gpus:
+                    depth[level] = level_gpus
+                else:
+                    del depth[level]
+                touched[level] = None
+                sold = offer.sold = offer.sold + n
+                if n < have:
+                    left = offer.remaining = have - n
+                    out.append(
+                        _new(OfferUpdate, (offer_id, _OFFER_LIVE, offer.gpus, sold, left, None))
+                    )
+                    break
+                offer.remaining = 0
+                del offers[offer_id]
+                out.append(
+                    _new(OfferUpdate, (offer_id, _OFFER_EXHAUSTED, offer.gpus, sold, 0, None))
+                )
+                if gone is None:
+                    gone = [offer]
+                else:
+                    gone.append(offer)
+                if not need:
+                    break
+            if gone is not None:
+                if len(gone) == len(queue):
+                    del levels[key]
+                    del keys[i]
+                else:
+                    for offer in gone:
+                        del queue[offer]
+            if not need:
+                break
+        return wanted - need
+
+    def _take_bids(self, offer: OfferEntry, side: BookSide[BidEntry], bound: int, t: int) -> None:
+        """A new offer fills compatible bids of ``side`` in price-time order while their key
+        is at most ``bound``, at each bid's limit."""
+        fills, out, depth, touched = self._fills, self._order_out, self._depth, self._touched
+        orders = self._orders
+        keys, levels = side.keys, side.levels
+        offer_id, seller_id, taken = offer.offer_id, offer.seller_id, offer.taken
+        gpu, tier, billing = offer.gpu, offer.tier, offer.billing
+        region, min_hours = offer.region, offer.min_hours
+        need = wanted = offer.remaining
+        i = len(keys)
+        while i:
+            i -= 1
+            key = -keys[i]
+            if key > bound:
+                break
+            queue = levels[key]
+            gone: list[BidEntry] | None = None
+            for bid in queue:
+                if (
+                    bid.buyer_id == seller_id
+                    or min_hours > bid.hours_or_max
+                    or (bid.region is not None and bid.region != region)
+                ):
+                    continue
+                have = bid.remaining
+                n = have if have < need else need
+                need -= n
+                taken += 1
+                order_id = bid.order_id
+                fills.append(
+                    _new(
+                        Fill,
+                        (
+                            f"{offer_id}:a{taken}",
+                            order_id,
+                            offer_id,
+                            bid.buyer_id,
+                            seller_id,
+                            gpu,
+                            tier,
+                            n,
+                            bid.price_micros,
+                            bid.currency,
+                            billing,
+                            bid.hours,
+                            _SIDE_ASK,
+                            t,
+                        ),
+                    )
+                )
+                level = bid.level
+                level_gpus = depth[level] - n
+                if level_gpus:
+                    depth[level] = level_gpus
+                else:
+                    del depth[level]
+                touched[level] = None
+                filled = bid.filled = bid.filled + n
+                if n < have:
+                    left = bid.remaining = have - n
+                    out.append(
+                        _new(
+                            OrderUpdate,
+                            (order_id, _ORDER_PARTIALLY_FILLED, bid.gpus, filled, left, 0, None),
+                        )
+                    )
+                    break
+                bid.remaining = 0
+                del orders[order_id]
+                out.append(
+                    _new(OrderUpdate, (order_id, _ORDER_FILLED, bid.gpus, filled, 0, 0, None))
+                )
+                if gone is None:
+                    gone = [bid]
+                else:
+                    gone.append(bid)
+                if not need:
+                    break
+            if gone is not None:
+                if len(gone) == len(queue):
+                    del levels[key]
+                    del keys[i]
+                else:
+                    for bid in gone:
+                        del queue[bid]
+            if not need:
+                break
+        offer.taken = taken
+        offer.sold += wanted - need
+        offer.remaining = need
 
     def _fill_from_offers(
         self, bid: BidEntry, plan: list[tuple[OfferEntry, int]], book: GpuBook, t: int

@@ -61,7 +61,9 @@ def side_levels(sides: Iterable[BookSide[Any]], sign: int, depth: int) -> tuple[
     whose keys are minus their reference limit)."""
     out: list[BookLevel] = []
     live = [side for side in sides if side.keys]
-    keys: Iterable[int] = live[0].keys if len(live) == 1 else heapq.merge(*(s.keys for s in live))
+    keys: Iterable[int] = (
+        live[0].best_keys() if len(live) == 1 else heapq.merge(*(s.best_keys() for s in live))
+    )
     price = gpus = entries = 0
     last = None
     for key in keys:
