@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from gpux_common.compacted import load_end_offsets
 from gpux_common.outbox import OutboxRelay
 from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
@@ -30,13 +31,12 @@ from gpux_gateway.api import (
 from gpux_gateway.body_limit import BodyLimitMiddleware
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.context import Gateway
-from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view, load_end_offsets
+from gpux_gateway.readmodels.catalog_consumer import catalog_router, catalog_view
 from gpux_gateway.readmodels.leases_consumer import leases_router
 from gpux_gateway.readmodels.ledger_consumer import ledger_router
-from gpux_gateway.readmodels.market import load_end_offsets as load_market_end_offsets
 from gpux_gateway.readmodels.market import market_router, market_view
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
-from gpux_gateway.readmodels.orderbook import book_router, book_view, load_book_end_offsets
+from gpux_gateway.readmodels.orderbook import book_router, book_view
 from gpux_gateway.readmodels.orders_consumer import orders_status_router
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
@@ -109,8 +109,8 @@ async def wire(runtime: Runtime) -> Wiring:
         tasks=[relay.run, lambda: purge_loop(gw)],
         on_started=[
             lambda: load_end_offsets(runtime.settings, view),
-            lambda: load_market_end_offsets(runtime.settings, sessions),
-            lambda: load_book_end_offsets(runtime.settings, books),
+            lambda: load_end_offsets(runtime.settings, sessions),
+            lambda: load_end_offsets(runtime.settings, books),
         ],
         configure_app=lambda app: configure(gw, app),
     )

@@ -6,25 +6,21 @@ A record it cannot read (an unknown event version, an inconsistent shape) is log
 counted and skipped: the previous value of that id stays. A record without a value (a
 tombstone) removes its id.
 
-Readiness: the consumer hands it each partition's end offset as of start-up; the view is
-ready once it has read up to all of them (an empty topic is read at once), so the routes
-never answer from a half-read catalog after a restart.
+Readiness (``gpux_common.compacted``): ready once it has read up to each partition's end
+offset as of start-up, so the routes never answer from a half-read catalog after a restart.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from gpux_catalog.domain import GpuCatalog, GpuSpec, ModelArch, ModelCatalog
+from gpux_common.compacted import CompactedView
 from gpux_common.contracts.catalog import GpuPublished, ModelPublished
 from gpux_common.events import EventCodec
 
 log = logging.getLogger("gpux.gateway.catalog")
-
-Partition = tuple[str, int]
-"""(physical topic name, partition)."""
 
 
 def gpu_spec(payload: GpuPublished) -> GpuSpec:
@@ -47,10 +43,11 @@ def _model_order(payload: ModelPublished) -> tuple[float, str]:
     return (payload.params_b, payload.id)
 
 
-class CatalogView:
+class CatalogView(CompactedView):
     """Every published GPU and model, as payloads and as domain catalogs, kept in memory."""
 
     def __init__(self, gpu_topic: str, model_topic: str) -> None:
+        super().__init__(gpu_topic, model_topic)
         self._gpu_topic = gpu_topic
         self._model_topic = model_topic
         self._codec: EventCodec[Any] = EventCodec(GpuPublished, ModelPublished)
@@ -58,31 +55,13 @@ class CatalogView:
         self._models: dict[str, ModelPublished] = {}
         self._gpu_catalog = GpuCatalog(version=0, gpus=())
         self._model_catalog = ModelCatalog(version=0, models=())
-        self._positions: dict[Partition, int] = {}
-        self._ends: dict[Partition, int] | None = None
         self.rejected = 0
         """Records skipped because they could not be read (see the log)."""
-
-    @property
-    def topics(self) -> tuple[str, str]:
-        """The physical names of the GPU and model topics."""
-        return (self._gpu_topic, self._model_topic)
-
-    @property
-    def ready(self) -> bool:
-        """True once every partition was read up to its end offset at start-up."""
-        if self._ends is None:
-            return False
-        return all(self._positions.get(p, 0) >= end for p, end in self._ends.items())
 
     @property
     def holds_catalog(self) -> bool:
         """Ready, and the topics held GPUs and models (the catalog service has published)."""
         return self.ready and bool(self._gpus) and bool(self._models)
-
-    def set_end_offsets(self, ends: Mapping[Partition, int]) -> None:
-        """Record where each partition ended when the gateway started."""
-        self._ends = dict(ends)
 
     def gpus(self) -> list[GpuPublished]:
         """Every GPU, ordered by memory, then bandwidth (as on the reference page)."""
@@ -114,8 +93,7 @@ class CatalogView:
         self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None
     ) -> None:
         """Take one record of either topic into the view (never raises on bad data)."""
-        at = (topic, partition)
-        self._positions[at] = max(self._positions.get(at, 0), offset + 1)
+        self._read(topic, partition, offset)
         if topic not in self.topics or key is None:
             self._reject(topic, offset, "a record without a key, or of another topic")
             return

@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
-from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
+from aiokafka import ConsumerRebalanceListener, ConsumerRecord, TopicPartition
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
-from faststream import AckPolicy
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
 
 from gpux_common.broker import subscriber_options
+from gpux_common.compacted import end_offsets, subscribe_whole
 from gpux_common.consumers import subscribe_once
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.market import MarketStateChanged
@@ -93,20 +93,18 @@ def matching_router(settings: GpuxSettings, book: Book) -> KafkaRouter:
 
     fx_codec: EventCodec[Any] = EventCodec(RatePublished)
 
-    # No group, so nothing to commit: MANUAL keeps faststream from trying.
-    @router.subscriber(
-        settings.topic(FX_RATES),
-        auto_offset_reset="earliest",
-        ack_policy=AckPolicy.MANUAL,
-        title="matching-fx-feed",
-        description="Every instance reads all FX rates; each owned partition logs them.",
-    )
-    async def on_rate(message: KafkaMessage) -> None:
-        record = message.raw_message
-        assert not isinstance(record, tuple)
-        envelope = decode_or_none(fx_codec, message.body, log)
+    async def on_rate(record: ConsumerRecord) -> None:
+        envelope = decode_or_none(fx_codec, record.value or b"", log)
         if book.fx.apply(None if envelope is None else envelope.payload, record.offset):
             await book.rates_changed()
+
+    subscribe_whole(
+        router,
+        [settings.topic(FX_RATES)],
+        title="matching-fx-feed",
+        description="Every instance reads all FX rates; each owned partition logs them.",
+        handle=on_rate,
+    )
 
     # Not a book command: the state goes to matching.market_state, read by plan_funded.
     subscribe_once(
@@ -124,15 +122,6 @@ def matching_router(settings: GpuxSettings, book: Book) -> KafkaRouter:
 
 async def load_fx_end(settings: GpuxSettings, book: Book) -> None:
     """Tell the FX feed where ``fx.rates`` ends now, so it knows when its rates are current."""
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
-        request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    try:
-        partition = TopicPartition(settings.topic(FX_RATES), 0)
-        ends = await consumer.end_offsets([partition])
-    finally:
-        await consumer.stop()
-    book.fx.set_end(ends.get(partition, 0))
+    topic = settings.topic(FX_RATES)
+    ends = await end_offsets(settings, [topic])
+    book.fx.set_end(ends.get((topic, 0), 0))
