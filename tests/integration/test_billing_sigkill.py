@@ -26,14 +26,13 @@ import asyncio
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-import pytest
 
 from gpux_billing.adapters import ledger_repository
 from gpux_common.broker import Outgoing, make_broker, publish_many
@@ -48,7 +47,6 @@ from gpux_common.contracts.orders import (
     TradeExecuted,
 )
 from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import new_id
 from gpux_common.money import Currency, from_micros
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import (
@@ -59,9 +57,7 @@ from gpux_common.topics import (
     ORDERS_COMMANDS,
     Topic,
 )
-from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.testing.kafka import published
-from gpux_devinfra.testing.plugin import _isolated
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 
 SEED = 20261130
@@ -74,13 +70,6 @@ STAGGER_S = 30  # between trades' start times (clock seconds)
 TEST_DEADLINE_S = 85.0
 
 Run = tuple[str, GpuxSettings, ServiceProcess]
-
-
-@pytest.fixture(scope="module")
-async def reference_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSettings]:
-    """A second fresh database and namespace, for the uninterrupted run."""
-    async with _isolated(infra_endpoints, "m" + new_id()[-10:].lower()) as settings:
-        yield settings
 
 
 async def _publish(
@@ -137,7 +126,7 @@ async def _ledger(conn: asyncpg.Connection, origin: datetime) -> dict[str, tuple
 
 
 async def test_sigkill_while_leases_run_leaves_the_ledger_of_an_uninterrupted_run(
-    module_settings: GpuxSettings, reference_settings: GpuxSettings, tmp_path: Path
+    module_settings: GpuxSettings, second_module_settings: GpuxSettings, tmp_path: Path
 ) -> None:
     rng = random.Random(SEED)
     begun = time.monotonic()
@@ -151,7 +140,7 @@ async def test_sigkill_while_leases_run_leaves_the_ledger_of_an_uninterrupted_ru
         return epoch + (datetime.now(UTC) - epoch) * SPEED
 
     runs: list[Run] = []
-    for name, settings in (("killed", module_settings), ("reference", reference_settings)):
+    for name, settings in (("killed", module_settings), ("reference", second_module_settings)):
         env = service_env(
             settings,
             clock_speed=SPEED,

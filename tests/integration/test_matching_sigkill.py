@@ -15,12 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections import Counter
 from decimal import Decimal
@@ -45,6 +40,7 @@ from gpux_common.ids import new_id
 from gpux_common.money import Currency, to_micros
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
 
 SEED = 20261129
@@ -57,67 +53,6 @@ QUIET_S = 3.0
 
 # Trade fields that come from the matching itself (executed_at is the service's clock).
 Key = tuple[str, str, str, int, Decimal]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _env(settings: GpuxSettings) -> dict[str, str]:
-    return {
-        **os.environ,
-        "GPUX_ENV": "test",
-        "GPUX_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "GPUX_DATABASE_URL": settings.database_url.get_secret_value(),
-        "GPUX_REDIS_URL": settings.redis_url,
-        "GPUX_NAMESPACE": settings.namespace,
-        "GPUX_CONNECT_TIMEOUT_S": "5",
-        "GPUX_HTTP_PORT": str(_free_port()),
-        "GPUX_SNAPSHOT_EVERY": "50",
-        "GPUX_EXPIRY_INTERVAL_S": "0.5",
-    }
-
-
-class Service:
-    """The matching process; its output (all runs) goes to one log file."""
-
-    def __init__(self, settings: GpuxSettings, log_path: Path) -> None:
-        self.settings = settings
-        self.log_path = log_path
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-
-    def start(self) -> None:
-        self.starts += 1
-        with self.log_path.open("ab") as log:
-            log.write(f"\n=== start {self.starts} ===\n".encode())
-            log.flush()
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gpux_matching"],
-                env=_env(self.settings),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        assert self.proc.poll() is None, f"the service died by itself:\n{self.tail()}"
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-
-    def tail(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:]
 
 
 def _offers(rng: random.Random) -> list[OfferSubmitted]:
@@ -280,7 +215,8 @@ async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
     def left() -> float:
         return TEST_DEADLINE_S - (time.monotonic() - begun)
 
-    service = Service(settings, tmp_path / "matching.log")
+    env = service_env(settings, snapshot_every=50, expiry_interval_s=0.5)
+    service = ServiceProcess("gpux_matching", env, tmp_path / "matching.log")
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
         service.start()
@@ -294,8 +230,7 @@ async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
         # the order of commands (and so the trades) is defined.
         while len(await _logged(conn)) < OFFERS:
             assert left() > 40, f"the offers were never logged:\n{service.tail()}"
-            assert service.proc is not None
-            assert service.proc.poll() is None, service.tail()
+            assert service.alive, service.tail()
             await asyncio.sleep(0.2)
 
         funded = [

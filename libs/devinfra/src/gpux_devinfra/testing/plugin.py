@@ -57,7 +57,7 @@ async def gpux_settings(
     infra_endpoints: Endpoints, session_tag: str
 ) -> AsyncIterator[GpuxSettings]:
     """Settings pointing at a fresh database and a fresh namespace; cleaned up afterwards."""
-    async with _isolated(infra_endpoints, session_tag) as settings:
+    async with isolated_settings(infra_endpoints, session_tag) as settings:
         yield settings
 
 
@@ -68,12 +68,26 @@ async def module_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSetti
     For modules that run whole services, whose start-up state (published versions,
     consumer groups) must not meet other modules' tests.
     """
-    async with _isolated(infra_endpoints, "m" + new_id()[-10:].lower()) as settings:
+    async with isolated_settings(infra_endpoints, _module_tag()) as settings:
         yield settings
 
 
+@pytest.fixture(scope="module")
+async def second_module_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSettings]:
+    """A second database and namespace of this test module's own, beside ``module_settings``
+    (for a reference run that gets the same input as the run under test)."""
+    async with isolated_settings(infra_endpoints, _module_tag()) as settings:
+        yield settings
+
+
+def _module_tag() -> str:
+    return "m" + new_id()[-10:].lower()
+
+
 @contextlib.asynccontextmanager
-async def _isolated(infra_endpoints: Endpoints, tag: str) -> AsyncIterator[GpuxSettings]:
+async def isolated_settings(infra_endpoints: Endpoints, tag: str) -> AsyncIterator[GpuxSettings]:
+    """Settings pointing at a fresh database ``gpux_<tag>`` and the namespace ``<tag>.``;
+    the database, the namespace's topics and its Redis keys are removed afterwards."""
     database = f"gpux_{tag}"
     admin = await asyncpg.connect(_with_database(infra_endpoints.database_url, "postgres"))
     try:
