@@ -35,7 +35,6 @@ from typing import Any
 import asyncpg
 
 from gpux_billing.adapters import ledger_repository
-from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.contracts.billing import CreditRequested
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.leases import LeaseStopRequested
@@ -57,7 +56,7 @@ from gpux_common.topics import (
     ORDERS_COMMANDS,
     Topic,
 )
-from gpux_devinfra.testing.kafka import published
+from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 
 SEED = 20261130
@@ -70,17 +69,6 @@ STAGGER_S = 30  # between trades' start times (clock seconds)
 TEST_DEADLINE_S = 85.0
 
 Run = tuple[str, GpuxSettings, ServiceProcess]
-
-
-async def _publish(
-    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]
-) -> None:
-    broker = make_broker(settings, "test")
-    await broker.start()
-    try:
-        await publish_many(broker, settings, [Outgoing(topic, k, e) for k, e in items])
-    finally:
-        await broker.stop()
 
 
 async def _count(conn: asyncpg.Connection, sql: str) -> int:
@@ -166,7 +154,7 @@ async def test_sigkill_while_leases_run_leaves_the_ledger_of_an_uninterrupted_ru
             await asyncio.sleep(0.1)
 
     async def publish_all(topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]) -> None:
-        await asyncio.gather(*(_publish(s, topic, items) for _, s, _ in runs))
+        await asyncio.gather(*(publish(s, topic, items) for _, s, _ in runs))
 
     def at(payload: Payload, when: datetime, producer: str = "gateway") -> Envelope[Any]:
         return wrap(payload, producer=producer, occurred_at=when)

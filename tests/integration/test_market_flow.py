@@ -7,42 +7,15 @@ resting bid move the best ask, and the buyer's wallet holds what the orders need
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
 import httpx
-import pytest
 
-from gpux_billing.bootstrap import SPEC as BILLING
-from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.settings import GpuxSettings
+from gpux_devinfra.testing.http import account, auth
 from gpux_devinfra.testing.http import eventually as until
-from gpux_devinfra.testing.services import running
-from gpux_gateway.bootstrap import SPEC as GATEWAY
-from gpux_matching.bootstrap import SPEC as MATCHING
-from gpux_pricing.bootstrap import SPEC as PRICING
 
 EUR = "/v1/prices/rtx-4090?currency=EUR"
-
-
-@pytest.fixture(scope="module")
-async def market(module_settings: GpuxSettings) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        running(CATALOG, module_settings),
-        running(PRICING, module_settings),
-        running(MATCHING, module_settings, expiry_interval_s=0.2),
-        running(BILLING, module_settings, dev_topups=True),
-        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
-        httpx.AsyncClient(base_url=url, timeout=30) as client,
-    ):
-        yield client
-
-
-async def account(client: httpx.AsyncClient, role: str) -> str:
-    created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
-    assert created.status_code == 201, created.text
-    return str(created.json()["api_key"])
 
 
 async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> str:
@@ -54,7 +27,7 @@ async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> s
         "tier": "on_demand",
         "billing": "hour",
     }
-    made = await client.post("/v1/offers", json=body, headers={"Authorization": f"Bearer {key}"})
+    made = await client.post("/v1/offers", json=body, headers=auth(key))
     assert made.status_code == 202, made.text
     offer_id = str(made.json()["id"])
     live = await until(client, f"/v1/offers/{offer_id}", lambda b: b["status"] == "live", key=key)
@@ -64,7 +37,7 @@ async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> s
 
 async def order(client: httpx.AsyncClient, key: str, **fields: Any) -> str:
     body = {"gpu": "rtx-4090", "currency": "EUR", "tier": "on_demand", "hours": 1, **fields}
-    made = await client.post("/v1/orders", json=body, headers={"Authorization": f"Bearer {key}"})
+    made = await client.post("/v1/orders", json=body, headers=auth(key))
     assert made.status_code == 202, made.text
     assert made.json()["status"] == "pending_funds"
     return str(made.json()["id"])
@@ -77,8 +50,8 @@ def best(body: dict[str, Any]) -> tuple[str, int] | None:
     return None
 
 
-async def test_the_market_moves_through_the_public_api(market: httpx.AsyncClient) -> None:
-    client = market
+async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient) -> None:
+    client = chain
     alice = await account(client, "seller")
     bob = await account(client, "seller")
     carol = await account(client, "seller")

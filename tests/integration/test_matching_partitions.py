@@ -23,10 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 import asyncpg
-from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.clock import SystemClock
 from gpux_common.contracts.offers import (
     BillingGranularity,
     OfferAccepted,
@@ -43,7 +40,7 @@ from gpux_common.contracts.orders import (
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.events import EventCodec, Payload, wrap
+from gpux_common.events import EventCodec
 from gpux_common.ids import new_id
 from gpux_common.money import Currency
 from gpux_common.service import Runtime, Wiring
@@ -54,8 +51,8 @@ from gpux_common.topics import (
     ORDERS_BOOK,
     ORDERS_STATUS,
     PRICING_OFFERS,
-    Topic,
 )
+from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.book import Book
 from gpux_matching.bootstrap import SPEC, wire_book
@@ -76,22 +73,6 @@ def gpus_one_per_partition() -> dict[int, str]:
         if len(found) == PARTITIONS:
             return found
     raise AssertionError("no GPU name for some partition")
-
-
-async def publish(
-    settings: GpuxSettings, topic: Topic, producer: str, items: Sequence[tuple[str, Payload]]
-) -> None:
-    broker = make_broker(settings, producer)
-    await broker.start()
-    try:
-        now = SystemClock().now()
-        messages = [
-            Outgoing(topic, key, wrap(payload, producer=producer, occurred_at=now))
-            for key, payload in items
-        ]
-        await publish_many(broker, settings, messages)
-    finally:
-        await broker.stop()
 
 
 def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
@@ -125,7 +106,7 @@ def order(gpu: str, gpus: int, kind: OrderType, price: str | None = None) -> Ord
 
 async def accept(settings: GpuxSettings, offers: Sequence[OfferSubmitted]) -> None:
     items = [(o.gpu, OfferAccepted(offer=o, revision=1)) for o in offers]
-    await publish(settings, PRICING_OFFERS, "pricing", items)
+    await publish_payloads(settings, PRICING_OFFERS, "pricing", items)
 
 
 async def fund(settings: GpuxSettings, orders: Sequence[OrderPlaced]) -> None:
@@ -138,37 +119,7 @@ async def fund(settings: GpuxSettings, orders: Sequence[OrderPlaced]) -> None:
         )
         for o in orders
     ]
-    await publish(settings, ORDERS_BOOK, "billing", items)
-
-
-async def read(settings: GpuxSettings, topic: Topic, codec: EventCodec[Any]) -> list[Any]:
-    """Every payload matching published on ``topic``, in order."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(topic),
-        bootstrap_servers=settings.kafka_bootstrap,
-        group_id=settings.group(f"test-{new_id()}"),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    found: list[Any] = []
-    try:
-        async with asyncio.timeout(30):
-            while True:
-                batches = await consumer.getmany(timeout_ms=200)
-                for batch in batches.values():
-                    for record in batch:
-                        envelope = codec.decode(record.value)
-                        if envelope.producer == "matching":
-                            found.append(envelope.payload)
-                parts: set[TopicPartition] = consumer.assignment()
-                if parts:
-                    ends = await consumer.end_offsets(list(parts))
-                    positions = [await consumer.position(tp) for tp in parts]
-                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
-                        return found
-    finally:
-        await consumer.stop()
+    await publish_payloads(settings, ORDERS_BOOK, "billing", items)
 
 
 async def until(check: Any, what: str, timeout_s: float = 45) -> None:
@@ -225,7 +176,9 @@ async def test_two_instances_share_the_book_and_one_takes_over_when_the_other_st
         async def offers_live() -> bool:
             live = {
                 s.offer_id
-                for s in await read(settings, OFFERS_STATUS, EventCodec(OfferStatusChanged))
+                for s in await read_to_end(
+                    settings, OFFERS_STATUS, EventCodec(OfferStatusChanged), "matching"
+                )
                 if s.status.value == "live"
             }
             return {o.offer_id for o in [*cheap.values(), *dear.values()]} <= live
@@ -240,14 +193,16 @@ async def test_two_instances_share_the_book_and_one_takes_over_when_the_other_st
 
         async def trades() -> list[TradeExecuted]:
             """Each trade once (an outbox row republished after a stop is an exact copy)."""
-            seen = await read(settings, MARKET_TRADES, EventCodec(TradeExecuted))
+            seen = await read_to_end(settings, MARKET_TRADES, EventCodec(TradeExecuted), "matching")
             return list({t.trade_id: t for t in seen}.values())
 
         async def traded(want: Counter[Any]) -> bool:
             return trades_key(await trades()) == want
 
         async def rested() -> bool:
-            statuses = await read(settings, ORDERS_STATUS, EventCodec(OrderStatusChanged))
+            statuses = await read_to_end(
+                settings, ORDERS_STATUS, EventCodec(OrderStatusChanged), "matching"
+            )
             opened = {s.order_id for s in statuses if s.status.value == "open"}
             return {o.order_id for o in limit.values()} <= opened
 

@@ -25,8 +25,6 @@ from typing import Any, cast
 import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.clock import SystemClock
 from gpux_common.contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
 from gpux_common.contracts.orders import (
     OrderFunded,
@@ -35,11 +33,11 @@ from gpux_common.contracts.orders import (
     OrderType,
     TimeInForce,
 )
-from gpux_common.events import Payload, wrap
 from gpux_common.ids import new_id
 from gpux_common.money import Currency, to_micros
 from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
+from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
 
@@ -96,21 +94,6 @@ def _orders(rng: random.Random) -> list[OrderPlaced]:
             )
         )
     return placed
-
-
-async def _publish(
-    settings: GpuxSettings, topic: Topic, producer: str, payloads: list[Payload]
-) -> None:
-    broker = make_broker(settings, producer)
-    await broker.start()
-    try:
-        now = SystemClock().now()
-        messages = [
-            Outgoing(topic, GPU, wrap(p, producer=producer, occurred_at=now)) for p in payloads
-        ]
-        await publish_many(broker, settings, messages)
-    finally:
-        await broker.stop()
 
 
 def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counter[Key]:
@@ -220,12 +203,8 @@ async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
         service.start()
-        await _publish(
-            settings,
-            PRICING_OFFERS,
-            "pricing",
-            [OfferAccepted(offer=o, revision=1) for o in offers],
-        )
+        accepted = [(GPU, OfferAccepted(offer=o, revision=1)) for o in offers]
+        await publish_payloads(settings, PRICING_OFFERS, "pricing", accepted)
         # Offers and orders are separate topics: let the book log every offer first, so that
         # the order of commands (and so the trades) is defined.
         while len(await _logged(conn)) < OFFERS:
@@ -239,7 +218,7 @@ async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
             )
             for o in orders
         ]
-        await _publish(settings, ORDERS_BOOK, "billing", list(funded))
+        await publish_payloads(settings, ORDERS_BOOK, "billing", [(GPU, f) for f in funded])
 
         # Each kill comes a random 0.1-0.6 s after the (re)started service has logged a new
         # command, so that it lands mid-consumption rather than during start-up.

@@ -7,48 +7,17 @@ currency asked for; an unknown GPU model is 404.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 import httpx
-import pytest
 
-from gpux_billing.bootstrap import SPEC as BILLING
-from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.settings import GpuxSettings
+from gpux_devinfra.testing.http import account, auth
 from gpux_devinfra.testing.http import eventually as until
-from gpux_devinfra.testing.services import running
-from gpux_gateway.bootstrap import SPEC as GATEWAY
-from gpux_matching.bootstrap import SPEC as MATCHING
-from gpux_pricing.bootstrap import SPEC as PRICING
 
 GPU = "rtx-4090"
 BOOK = f"/v1/orderbook/{GPU}?tier=on_demand&currency=EUR"
 Levels = list[tuple[str, int, int]]
-
-
-@pytest.fixture(scope="module")
-async def market(module_settings: GpuxSettings) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        running(CATALOG, module_settings),
-        running(PRICING, module_settings),
-        running(MATCHING, module_settings, expiry_interval_s=0.2),
-        running(BILLING, module_settings, dev_topups=True),
-        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
-        httpx.AsyncClient(base_url=url, timeout=30) as client,
-    ):
-        yield client
-
-
-async def account(client: httpx.AsyncClient, role: str) -> str:
-    created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
-    assert created.status_code == 201, created.text
-    return str(created.json()["api_key"])
-
-
-def auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> str:
@@ -85,9 +54,9 @@ async def book_until(client: httpx.AsyncClient, bids: Levels, asks: Levels) -> N
 
 
 async def test_bids_and_offers_show_as_levels_and_fills_remove_them(
-    market: httpx.AsyncClient,
+    chain: httpx.AsyncClient,
 ) -> None:
-    client = market
+    client = chain
     alice, bob = await account(client, "seller"), await account(client, "seller")
     buyer = await account(client, "buyer")
     topup = await client.post(

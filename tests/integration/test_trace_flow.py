@@ -28,6 +28,7 @@ from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_common.service import ServiceSpec
 from gpux_common.settings import GpuxSettings
 from gpux_common.telemetry import make_tracer_provider
+from gpux_devinfra.testing.http import account
 from gpux_devinfra.testing.http import eventually as until
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -102,16 +103,10 @@ def db_calls(spans: Sequence[ReadableSpan], parent: ReadableSpan) -> list[str]:
     ]
 
 
-async def sign_up(client: httpx.AsyncClient, role: str) -> str:
-    created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
-    assert created.status_code == 201, created.text
-    return str(created.json()["api_key"])
-
-
 async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     client = market.client
-    seller = await sign_up(client, "seller")
-    buyer = await sign_up(client, "buyer")
+    seller = await account(client, "seller")
+    buyer = await account(client, "buyer")
     seller_auth = {"Authorization": f"Bearer {seller}"}
     buyer_auth = {"Authorization": f"Bearer {buyer}"}
     offer = {

@@ -9,7 +9,7 @@ Kafka (``billing.leases``) and the ledger.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -21,7 +21,6 @@ from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import Clock
 from gpux_common.contracts.billing import CreditRequested
 from gpux_common.contracts.fx import RatePublished
@@ -48,9 +47,8 @@ from gpux_common.topics import (
     ORDERS_COMMANDS,
     ORDERS_STATUS,
     PRICING_BEST_ASKS,
-    Topic,
 )
-from gpux_devinfra.testing.kafka import published
+from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.services import running
 
 GPU = "rtx-4090"
@@ -91,17 +89,6 @@ async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
 
 def envelope(clock: Clock, payload: Payload, producer: str = "gateway") -> Envelope[Any]:
     return wrap(payload, producer=producer, occurred_at=clock.now())
-
-
-async def publish(
-    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]
-) -> None:
-    broker = make_broker(settings, "test")
-    await broker.start()
-    try:
-        await publish_many(broker, settings, [Outgoing(topic, k, e) for k, e in items])
-    finally:
-        await broker.stop()
 
 
 async def lease_events(

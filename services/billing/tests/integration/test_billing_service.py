@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +21,6 @@ from redis.asyncio import Redis
 from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import SystemClock
 from gpux_common.contracts.billing import (
     CreditRequested,
@@ -50,6 +49,7 @@ from gpux_common.topics import (
     ORDERS_STATUS,
     Topic,
 )
+from gpux_devinfra.testing.kafka import publish
 from gpux_devinfra.testing.services import running
 
 GPU = "rtx-4090"
@@ -71,20 +71,6 @@ async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
 
 def envelope(payload: Payload, producer: str = "gateway") -> Envelope[Any]:
     return wrap(payload, producer=producer, occurred_at=SystemClock().now())
-
-
-async def publish(
-    settings: GpuxSettings,
-    topic: Topic,
-    items: Sequence[tuple[str, Envelope[Any]]],
-    producer: str = "gateway",
-) -> None:
-    broker = make_broker(settings, producer)
-    await broker.start()
-    try:
-        await publish_many(broker, settings, [Outgoing(topic, k, e) for k, e in items])
-    finally:
-        await broker.stop()
 
 
 async def records(
@@ -291,9 +277,7 @@ async def test_orders_are_funded_rejected_cancelled_and_released(
         remaining_gpus=0,
     )
     status_event = envelope(cancelled, producer="matching")
-    await publish(
-        billing, ORDERS_STATUS, [(GPU, status_event), (GPU, status_event)], producer="matching"
-    )
+    await publish(billing, ORDERS_STATUS, [(GPU, status_event), (GPU, status_event)])
     await eventually(lambda: wallet(pool, buyer, "USD"), (8_750_000, 1_250_000))
     async with pool.acquire() as conn:
         assert (await ledger_repository.verify(conn)).ok

@@ -9,14 +9,11 @@ test uses a GPU model of its own, so the scenarios share one book without meetin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-
-from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import SystemClock
 from gpux_common.contracts.book import BookLevelsChanged
 from gpux_common.contracts.offers import (
@@ -36,7 +33,7 @@ from gpux_common.contracts.orders import (
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.events import EventCodec, Payload, wrap
+from gpux_common.events import EventCodec
 from gpux_common.ids import new_id
 from gpux_common.money import Currency
 from gpux_common.settings import GpuxSettings
@@ -49,26 +46,11 @@ from gpux_common.topics import (
     PRICING_OFFERS,
     Topic,
 )
+from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
 
 RUN = {"snapshot_every": 5, "expiry_interval_s": 0.2}
-
-
-async def publish(
-    settings: GpuxSettings, topic: Topic, producer: str, items: Sequence[tuple[str, Payload]]
-) -> None:
-    broker = make_broker(settings, producer)
-    await broker.start()
-    try:
-        now = SystemClock().now()
-        messages = [
-            Outgoing(topic, key, wrap(payload, producer=producer, occurred_at=now))
-            for key, payload in items
-        ]
-        await publish_many(broker, settings, messages)
-    finally:
-        await broker.stop()
 
 
 def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
@@ -112,51 +94,21 @@ def order(
 
 async def accept(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
     items = [(o.gpu, OfferAccepted(offer=o, revision=1)) for o in offers]
-    await publish(settings, PRICING_OFFERS, "pricing", items)
+    await publish_payloads(settings, PRICING_OFFERS, "pricing", items)
 
 
 async def fund(settings: GpuxSettings, placed: OrderPlaced) -> None:
     funded = OrderFunded(
         order=placed, hold_id=new_id(), held=Decimal("100"), held_currency=Currency("EUR")
     )
-    await publish(settings, ORDERS_BOOK, "billing", [(placed.gpu, funded)])
+    await publish_payloads(settings, ORDERS_BOOK, "billing", [(placed.gpu, funded)])
 
 
 async def cancel(settings: GpuxSettings, placed: OrderPlaced) -> None:
     request = OrderCancelRequested(
         order_id=placed.order_id, buyer_id=placed.buyer_id, gpu=placed.gpu
     )
-    await publish(settings, ORDERS_BOOK, "billing", [(placed.gpu, request)])
-
-
-async def read(settings: GpuxSettings, topic: Topic, codec: EventCodec[Any]) -> list[Any]:
-    """Every payload the book published on ``topic``, in order."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(topic),
-        bootstrap_servers=settings.kafka_bootstrap,
-        group_id=settings.group(f"test-{new_id()}"),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    found: list[Any] = []
-    try:
-        async with asyncio.timeout(30):
-            while True:
-                batches = await consumer.getmany(timeout_ms=200)
-                for batch in batches.values():
-                    for record in batch:
-                        envelope = codec.decode(record.value)
-                        if envelope.producer == "matching":
-                            found.append(envelope.payload)
-                parts: set[TopicPartition] = consumer.assignment()
-                if parts:
-                    ends = await consumer.end_offsets(list(parts))
-                    positions = [await consumer.position(tp) for tp in parts]
-                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
-                        return found
-    finally:
-        await consumer.stop()
+    await publish_payloads(settings, ORDERS_BOOK, "billing", [(placed.gpu, request)])
 
 
 async def eventually(
@@ -168,7 +120,7 @@ async def eventually(
 ) -> list[Any]:
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
-        seen = await read(settings, topic, codec)
+        seen = await read_to_end(settings, topic, codec, "matching")
         if check(seen) or asyncio.get_running_loop().time() > deadline:
             return seen
         await asyncio.sleep(0.3)
@@ -205,7 +157,11 @@ async def orders_until(settings: GpuxSettings, expected: Status) -> list[Status]
 
 
 async def trades_of(settings: GpuxSettings, order_id: str) -> list[TradeExecuted]:
-    return [t for t in await read(settings, MARKET_TRADES, TRADE_CODEC) if t.order_id == order_id]
+    return [
+        t
+        for t in await read_to_end(settings, MARKET_TRADES, TRADE_CODEC, "matching")
+        if t.order_id == order_id
+    ]
 
 
 async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
@@ -303,7 +259,7 @@ async def test_fok_that_cannot_fill_completely_fills_nothing(
         killed = (placed.order_id, "cancelled", 0, 0, "fok_unfillable")
         assert killed in await orders_until(settings, killed)
         assert await trades_of(settings, placed.order_id) == []
-        offers = await read(settings, OFFERS_STATUS, OFFER_CODEC)
+        offers = await read_to_end(settings, OFFERS_STATUS, OFFER_CODEC, "matching")
         assert [x.status.value for x in offers if x.offer_id == ask.offer_id] == ["live"]
 
 

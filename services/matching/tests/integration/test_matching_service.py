@@ -8,15 +8,13 @@ and the command log, and publish nothing twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import asyncpg
-from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import SystemClock
 from gpux_common.contracts.fx import RatePublished
 from gpux_common.contracts.offers import (
@@ -27,32 +25,17 @@ from gpux_common.contracts.offers import (
     OfferWithdrawn,
     Tier,
 )
-from gpux_common.events import EventCodec, Payload, wrap
+from gpux_common.events import EventCodec
 from gpux_common.ids import new_id
 from gpux_common.money import Currency
 from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS, Topic
+from gpux_common.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS
+from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
 
 CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
 GPU = "rtx-4090"
-
-
-async def publish(
-    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Payload]]
-) -> None:
-    broker = make_broker(settings, "pricing")
-    await broker.start()
-    try:
-        now = SystemClock().now()
-        messages = [
-            Outgoing(topic, key, wrap(payload, producer="pricing", occurred_at=now))
-            for key, payload in items
-        ]
-        await publish_many(broker, settings, messages)
-    finally:
-        await broker.stop()
 
 
 async def rates(settings: GpuxSettings) -> None:
@@ -70,7 +53,7 @@ async def rates(settings: GpuxSettings) -> None:
         )
         for code, rate in (("USD", "0.92"), ("GBP", "1.18"))
     ]
-    await publish(settings, FX_RATES, items)
+    await publish_payloads(settings, FX_RATES, "pricing", items)
 
 
 def offer(
@@ -92,43 +75,18 @@ def offer(
 
 async def accept(settings: GpuxSettings, *offers: OfferSubmitted, revision: int = 1) -> None:
     items = [(o.gpu, OfferAccepted(offer=o, revision=revision)) for o in offers]
-    await publish(settings, PRICING_OFFERS, items)
+    await publish_payloads(settings, PRICING_OFFERS, "pricing", items)
 
 
 async def withdraw(settings: GpuxSettings, o: OfferSubmitted) -> None:
     withdrawn = OfferWithdrawn(offer_id=o.offer_id, seller_id=o.seller_id, gpu=o.gpu)
-    await publish(settings, PRICING_OFFERS, [(o.gpu, withdrawn)])
+    await publish_payloads(settings, PRICING_OFFERS, "pricing", [(o.gpu, withdrawn)])
 
 
 async def statuses(settings: GpuxSettings) -> list[tuple[str, str, int]]:
     """(offer id, status, remaining) of every status the book published, in order."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(OFFERS_STATUS),
-        bootstrap_servers=settings.kafka_bootstrap,
-        group_id=settings.group(f"test-{new_id()}"),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    found: list[tuple[str, str, int]] = []
-    try:
-        async with asyncio.timeout(30):
-            while True:
-                batches = await consumer.getmany(timeout_ms=200)
-                for batch in batches.values():
-                    for record in batch:
-                        envelope = CODEC.decode(record.value)
-                        if envelope.producer == "matching":
-                            p = envelope.payload
-                            found.append((p.offer_id, p.status.value, p.remaining_gpus))
-                parts: set[TopicPartition] = consumer.assignment()
-                if parts:
-                    ends = await consumer.end_offsets(list(parts))
-                    positions = [await consumer.position(tp) for tp in parts]
-                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
-                        return found
-    finally:
-        await consumer.stop()
+    seen = await read_to_end(settings, OFFERS_STATUS, CODEC, "matching")
+    return [(p.offer_id, p.status.value, p.remaining_gpus) for p in seen]
 
 
 async def eventually(

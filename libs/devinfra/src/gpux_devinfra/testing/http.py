@@ -25,3 +25,15 @@ async def eventually(
         if check(body) or asyncio.get_running_loop().time() > deadline:
             return body
         await asyncio.sleep(0.2)
+
+
+async def account(client: httpx.AsyncClient, role: str) -> str:
+    """Sign up an account named after its one role through the API; its API key."""
+    created = await client.post("/v1/accounts", json={"name": role, "roles": [role]})
+    assert created.status_code == 201, created.text
+    return str(created.json()["api_key"])
+
+
+def auth(key: str) -> dict[str, str]:
+    """The header that authenticates a request with ``key``."""
+    return {"Authorization": f"Bearer {key}"}

@@ -1,16 +1,77 @@
-"""Read what services published: every record of a topic that matches, from the start."""
+"""Publish to a service's input topics as its peers would, and read what services published."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from gpux_common.broker import Outgoing, make_broker, publish_many
+from gpux_common.clock import SystemClock
+from gpux_common.events import Envelope, EventCodec, Payload, wrap
+from gpux_common.ids import new_id
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import Topic
+
+
+async def publish(
+    settings: GpuxSettings, topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]
+) -> None:
+    """Publish ``(key, envelope)`` pairs to ``topic`` in order; return once all are acked."""
+    broker = make_broker(settings, "test")
+    await broker.start()
+    try:
+        await publish_many(broker, settings, [Outgoing(topic, k, e) for k, e in items])
+    finally:
+        await broker.stop()
+
+
+async def publish_payloads(
+    settings: GpuxSettings, topic: Topic, producer: str, items: Sequence[tuple[str, Payload]]
+) -> None:
+    """Publish ``(key, payload)`` pairs as ``producer`` would have, all occurring now."""
+    now = SystemClock().now()
+    envelopes = [(k, wrap(p, producer=producer, occurred_at=now)) for k, p in items]
+    await publish(settings, topic, envelopes)
+
+
+async def read_to_end(
+    settings: GpuxSettings, topic: Topic, codec: EventCodec[Any], producer: str
+) -> list[Any]:
+    """Every payload ``producer`` published on ``topic``, in order, read up to its end offsets.
+
+    Reads in a group of its own (so the assignment tells which partitions to wait for) from
+    the earliest offset; fails after 30 s.
+    """
+    consumer = AIOKafkaConsumer(
+        settings.topic(topic),
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=settings.group(f"test-{new_id()}"),
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    found: list[Any] = []
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                batches = await consumer.getmany(timeout_ms=200)
+                for batch in batches.values():
+                    for record in batch:
+                        envelope = codec.decode(record.value)
+                        if envelope.producer == producer:
+                            found.append(envelope.payload)
+                parts: set[TopicPartition] = consumer.assignment()
+                if parts:
+                    ends = await consumer.end_offsets(list(parts))
+                    positions = [await consumer.position(tp) for tp in parts]
+                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
+                        return found
+    finally:
+        await consumer.stop()
 
 
 class Published(NamedTuple):
