@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import asyncpg
-from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from gpux_common.contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
 from gpux_common.contracts.orders import (
@@ -37,7 +36,7 @@ from gpux_common.ids import new_id
 from gpux_common.money import Currency, to_micros
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
-from gpux_devinfra.testing.kafka import publish_payloads
+from gpux_devinfra.testing.kafka import publish_payloads, records_to_end
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
 
@@ -141,32 +140,9 @@ def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counte
 
 async def _read_trades(settings: GpuxSettings) -> list[tuple[str, dict[str, Any]]]:
     """(event id, payload as JSON) of every record the service put on ``market.trades``."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(MARKET_TRADES),
-        bootstrap_servers=settings.kafka_bootstrap,
-        group_id=settings.group(f"test-{new_id()}"),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    found: list[tuple[str, dict[str, Any]]] = []
-    try:
-        async with asyncio.timeout(20):
-            while True:
-                batches = await consumer.getmany(timeout_ms=300)
-                for batch in batches.values():
-                    for record in batch:
-                        body = json.loads(cast(bytes, record.value))
-                        if body.get("producer") == "matching":
-                            found.append((body["event_id"], body["payload"]))
-                parts: set[TopicPartition] = consumer.assignment()
-                if parts:
-                    ends = await consumer.end_offsets(list(parts))
-                    positions = [await consumer.position(tp) for tp in parts]
-                    if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
-                        return found
-    finally:
-        await consumer.stop()
+    records = await records_to_end(settings, MARKET_TRADES, timeout_s=20)
+    bodies = [json.loads(cast(bytes, record.value)) for record in records]
+    return [(b["event_id"], b["payload"]) for b in bodies if b.get("producer") == "matching"]
 
 
 async def _logged(conn: asyncpg.Connection) -> list[tuple[str, dict[str, Any]]]:

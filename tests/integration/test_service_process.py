@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,33 +11,15 @@ import httpx
 import pytest
 
 from gpux_common.settings import GpuxSettings
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _env(settings: GpuxSettings, **overrides: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "GPUX_ENV": "test",
-        "GPUX_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "GPUX_DATABASE_URL": settings.database_url.get_secret_value(),
-        "GPUX_REDIS_URL": settings.redis_url,
-        "GPUX_NAMESPACE": settings.namespace,
-        "GPUX_CONNECT_TIMEOUT_S": "3",
-    }
-    env.update(overrides)
-    return env
+from gpux_devinfra.testing.processes import service_env
+from gpux_devinfra.testing.services import free_port
 
 
 def test_gateway_process_serves_health_readiness_and_openapi(gpux_settings: GpuxSettings) -> None:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpux_gateway"],
-        env=_env(gpux_settings, GPUX_HTTP_PORT=str(port)),
+        env=service_env(gpux_settings, connect_timeout_s=3, http_port=port),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -86,7 +66,7 @@ def test_bad_configuration_is_one_line_naming_the_setting(
 ) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "gpux_pricing"],
-        env=_env(gpux_settings, **{setting: value}),
+        env={**service_env(gpux_settings, connect_timeout_s=3), setting: value},
         capture_output=True,
         text=True,
         timeout=60,

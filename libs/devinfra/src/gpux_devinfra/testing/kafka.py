@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
 from gpux_common.broker import Outgoing, make_broker, publish_many
 from gpux_common.clock import SystemClock
@@ -38,13 +38,13 @@ async def publish_payloads(
     await publish(settings, topic, envelopes)
 
 
-async def read_to_end(
-    settings: GpuxSettings, topic: Topic, codec: EventCodec[Any], producer: str
-) -> list[Any]:
-    """Every payload ``producer`` published on ``topic``, in order, read up to its end offsets.
+async def records_to_end(
+    settings: GpuxSettings, topic: Topic, timeout_s: float = 30
+) -> list[ConsumerRecord]:
+    """Every record of ``topic``, in order per partition, read up to its end offsets.
 
     Reads in a group of its own (so the assignment tells which partitions to wait for) from
-    the earliest offset; fails after 30 s.
+    the earliest offset; fails after ``timeout_s``.
     """
     consumer = AIOKafkaConsumer(
         settings.topic(topic),
@@ -54,16 +54,12 @@ async def read_to_end(
         enable_auto_commit=False,
     )
     await consumer.start()
-    found: list[Any] = []
+    found: list[ConsumerRecord] = []
     try:
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(timeout_s):
             while True:
                 batches = await consumer.getmany(timeout_ms=200)
-                for batch in batches.values():
-                    for record in batch:
-                        envelope = codec.decode(record.value)
-                        if envelope.producer == producer:
-                            found.append(envelope.payload)
+                found += [record for batch in batches.values() for record in batch]
                 parts: set[TopicPartition] = consumer.assignment()
                 if parts:
                     ends = await consumer.end_offsets(list(parts))
@@ -72,6 +68,14 @@ async def read_to_end(
                         return found
     finally:
         await consumer.stop()
+
+
+async def read_to_end(
+    settings: GpuxSettings, topic: Topic, codec: EventCodec[Any], producer: str
+) -> list[Any]:
+    """Every payload ``producer`` published on ``topic``, in order (``records_to_end``)."""
+    envelopes = [codec.decode(r.value) for r in await records_to_end(settings, topic)]
+    return [e.payload for e in envelopes if e.producer == producer]
 
 
 class Published(NamedTuple):
