@@ -18,6 +18,7 @@ from gpux_common.contracts.offers import OfferWithdrawn
 from gpux_common.contracts.orders import OrderType
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import MARKET_SESSIONS, PRICING_OFFERS
+from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
 
@@ -32,7 +33,6 @@ from .test_matching_orders import (
     offer,
     order,
     orders_until,
-    publish,
     trades_of,
 )
 
@@ -46,7 +46,7 @@ async def set_state(settings: GpuxSettings, scope: str, state: MarketState) -> N
         changed_at=SystemClock().now(),
         changed_by="admin",
     )
-    await publish(settings, MARKET_SESSIONS, "gateway", [(scope, changed)])
+    await publish_payloads(settings, MARKET_SESSIONS, "gateway", [(scope, changed)])
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
         async with asyncio.timeout(20):
@@ -86,7 +86,7 @@ async def test_a_halted_gpu_rejects_new_orders_keeps_resting_ones_and_takes_offe
         await accept(settings, another)
         await live(settings, another)
         withdrawn = OfferWithdrawn(offer_id=ask.offer_id, seller_id=ask.seller_id, gpu=gpu)
-        await publish(settings, PRICING_OFFERS, "pricing", [(gpu, withdrawn)])
+        await publish_payloads(settings, PRICING_OFFERS, "pricing", [(gpu, withdrawn)])
         seen = await eventually(
             settings,
             OFFERS_STATUS,
