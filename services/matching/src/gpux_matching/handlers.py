@@ -11,7 +11,6 @@ Where commands are applied, logged and snapshotted per partition: ``gpux_matchin
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -48,7 +47,6 @@ from gpux_matching.adapters import store
 from gpux_matching.domain import (
     AddOffer,
     CancelOrder,
-    Capture,
     ChangeOffer,
     Command,
     Fill,
@@ -69,7 +67,6 @@ PRODUCER = "matching"
 REFERENCE = str(REFERENCE_CURRENCY)
 """The currency FX rates are quoted in; worth 1_000_000 reference micro-units per unit."""
 REFERENCE_MICROS = 1_000_000
-RETRY_WAIT_S = 0.5
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 log = logging.getLogger("gpux.matching")
@@ -119,18 +116,6 @@ def _status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
     return OfferStatus(str(update.status)), None
 
 
-def capture(engine: MatchingEngine) -> Capture:
-    """The engine's state copied at this point, with the cyclic GC paused meanwhile: the copy
-    makes one tuple per entry, and collections over a big book would lengthen the pause."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return engine.capture()
-    finally:
-        if enabled:
-            gc.enable()
-
-
 async def status_messages(
     conn: asyncpg.Connection,
     result: Result,
@@ -143,7 +128,7 @@ async def status_messages(
     if not (result.fills or result.orders or result.offers):
         return []
     base = cause.event_id if cause is not None else command_id
-    envelope = _enveloper(cause, command_id, now)
+    envelope = enveloper(cause, command_id, now)
 
     messages = [
         Outgoing(
@@ -191,7 +176,7 @@ async def status_messages(
     return messages
 
 
-def _enveloper(
+def enveloper(
     cause: Envelope[Any] | None, command_id: str, now: datetime
 ) -> Callable[[Any, str], Envelope[Any]]:
     """Wraps a payload of one command's result, caused by its input (or by the command)."""

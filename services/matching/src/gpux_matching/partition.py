@@ -50,7 +50,7 @@ from gpux_matching.domain import (
 from gpux_matching.handlers import (
     SCHEMA,
     NotYetError,
-    _enveloper,
+    enveloper,
     fresh_engine,
     status_messages,
 )
@@ -318,7 +318,7 @@ class Partition:
         books = books_changed(self.engine, command, result)
         if books:
             base = cause.event_id if cause is not None else command_id
-            envelope = _enveloper(cause, command_id, now)
+            envelope = enveloper(cause, command_id, now)
             messages += book_messages(self.engine, books, seq, now, envelope, base)
         if messages:
             await outbox.add(conn, SCHEMA, messages)
