@@ -53,11 +53,10 @@ class FxFeed:
         if self._end is not None and offset + 1 >= self._end:
             self.caught_up = True
         changed = False
-        rates = None if rate is None else fx_rates(rate)
-        if rates is not None:
+        if rate is not None and (rates := fx_rates(rate)) is not None:
             for currency, value in rates.items():
                 known = self._latest.get(currency)
-                if rate is not None and (known is None or known[0] < rate.as_of):
+                if known is None or known[0] < rate.as_of:
                     self._latest[currency] = (rate.as_of, value)
                     changed = True
         return self.caught_up and (changed or not was)
