@@ -6,6 +6,7 @@ problem document's status, title and detail, or why the API could not be reached
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -15,6 +16,8 @@ DEFAULT_API_URL = "http://127.0.0.1:8000"
 API_URL_ENV = "GPUX_API_URL"
 API_KEY_ENV = "GPUX_API_KEY"
 MAX_PAGES = 100
+_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+"""What the gateway takes as an Idempotency-Key: 1 to 255 visible ASCII characters."""
 
 
 class ApiError(Exception):
@@ -164,8 +167,13 @@ class ApiClient:
         return self._pages("/v1/leases", query)
 
     def stop_lease(self, lease_id: str) -> dict[str, Any]:
-        """Ask to stop a running lease (POST /v1/leases/{id}/stop)."""
-        answer: dict[str, Any] = self._call("POST", f"/v1/leases/{quote(lease_id, safe='')}/stop")
+        """Ask to stop a running lease (POST /v1/leases/{id}/stop), with an Idempotency-Key
+        derived from the lease id: a retried stop is answered as the first one was."""
+        answer: dict[str, Any] = self._call(
+            "POST",
+            f"/v1/leases/{quote(lease_id, safe='')}/stop",
+            headers=_idempotent(stop_key(lease_id)),
+        )
         return answer
 
     def ledger(self, currency: str | None = None) -> list[dict[str, Any]]:
@@ -176,6 +184,13 @@ class ApiClient:
         """A seller's earnings per currency (GET /v1/accounts/me/earnings)."""
         items: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/earnings")["items"]
         return items
+
+
+def stop_key(lease_id: str) -> str | None:
+    """The Idempotency-Key of stopping ``lease_id`` (None when the id cannot make a key: one
+    the gateway would refuse anyway, as keys are 1 to 255 visible ASCII characters)."""
+    key = f"stop-{lease_id}"
+    return key if _KEY.fullmatch(key) else None
 
 
 def _idempotent(key: str | None) -> dict[str, str]:

@@ -155,10 +155,23 @@ def test_leases_stop_posts_and_reports(fake: FakeGateway) -> None:
     assert result.exit_code == 0, result.output
     assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/leases/01LEASE/stop")
     assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.last.headers["idempotency-key"] == "stop-01LEASE"
     assert len(fake.requests) == 1
     assert result.stdout.strip() == "lease 01LEASE: stop_requested at 2025-01-01T12:30:00Z"
     as_json = run("leases", "stop", "01LEASE", "--key", KEY, "--json")
     assert json.loads(as_json.stdout)["status"] == "stop_requested"
+
+
+def test_a_retried_stop_sends_the_same_key(fake: FakeGateway) -> None:
+    for _ in range(2):
+        assert run("leases", "stop", "01LEASE", "--key", KEY).exit_code == 0
+    assert [r.headers["idempotency-key"] for r in fake.requests] == ["stop-01LEASE"] * 2
+
+
+def test_a_lease_id_that_cannot_make_a_key_is_sent_without_one(fake: FakeGateway) -> None:
+    result = run("leases", "stop", "01 NOPE", "--key", KEY)
+    assert result.exit_code == 1
+    assert "idempotency-key" not in fake.last.headers
 
 
 def test_stopping_an_unknown_lease_is_one_line(fake: FakeGateway) -> None:
