@@ -11,9 +11,10 @@ settlement repeated after a crash posts the same transfers (replays are no-ops).
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -30,9 +31,11 @@ from gpux_billing.domain.leases import (
     Policy,
     State,
     Terms,
+    release_transfer_id,
     settle,
+    settlement_order,
 )
-from gpux_billing.domain.ledger import FxQuote, Transfer
+from gpux_billing.domain.ledger import FxQuote, LedgerError, Transfer
 from gpux_billing.handlers import PRODUCER, Wallet, announce, outgoing, post
 from gpux_common.broker import Outgoing
 from gpux_common.contracts.fx import RatePublished
@@ -48,10 +51,13 @@ from gpux_common.contracts.offers import BillingGranularity
 from gpux_common.contracts.orders import TradeExecuted
 from gpux_common.events import Envelope, Payload
 from gpux_common.ids import stable_id
+from gpux_common.metrics import LEASE_EVENTS
 from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
 from gpux_common.topics import BILLING_LEASES
 
 __all__ = ["PRODUCER", "apply", "on_rate", "on_stop", "on_trade", "settle_due"]
+
+log = logging.getLogger("gpux.billing.settlement")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,6 @@ def _quote(terms: Terms, rates: Mapping[Currency, ToReference]) -> FxQuote | Non
 
 def _effects(
     terms: Terms,
-    before: State,
     actions: Sequence[Action],
     fx: FxQuote | None,
     cause: Envelope[Any] | None,
@@ -105,11 +110,9 @@ def _effects(
     """The ledger transfers and lease events of one lease's settlement step."""
     posted: list[Transfer] = []
     events: list[Outgoing] = []
-    state = before
     for action in actions:
         if isinstance(action, Charge):
-            transfer_id = f"charge:{terms.lease_id}:{action.period}"
-            hourly = terms.billing is BillingGranularity.HOUR
+            transfer_id = action.transfer_id(terms.lease_id)
             posted.append(
                 transfers.lease_charge(
                     transfer_id,
@@ -120,19 +123,10 @@ def _effects(
                     action.fee_micros,
                     action.paid_micros,
                     action.from_held_micros,
-                    action.period_start if hourly else action.period_end,
+                    action.at,
                     fx=fx,
                     reference=f"lease {terms.lease_id} period {action.period}"[:200],
                 )
-            )
-            state = replace(
-                state,
-                period=action.period,
-                charged_through=action.period_end,
-                charged_micros=state.charged_micros + action.amount_micros,
-                paid_micros=state.paid_micros + action.paid_micros,
-                fee_micros=state.fee_micros + action.fee_micros,
-                seller_micros=state.seller_micros + action.seller_micros,
             )
             payload: Payload = LeaseCharged(
                 lease_id=terms.lease_id,
@@ -149,7 +143,7 @@ def _effects(
                 seller_amount=_money(action.seller_micros),
                 fx_rate=None if fx is None else fx.rate,
                 fx_rate_at=None if fx is None else fx.rate_at,
-                totals=_totals(state, terms.started_at),
+                totals=_totals(action.after, terms.started_at),
             )
             events.append(_lease_event(terms, payload, f"charged:{action.period}", cause, now))
         elif isinstance(action, LowBalance):
@@ -165,7 +159,7 @@ def _effects(
         elif isinstance(action, Ended) and action.released_micros > 0:
             posted.append(
                 transfers.release(
-                    f"release:lease:{terms.lease_id}",
+                    release_transfer_id(terms.lease_id),
                     terms.buyer_id,
                     terms.wallet_currency,
                     action.released_micros,
@@ -195,6 +189,10 @@ def _ended_event(
     return _lease_event(terms, payload, "ended", cause, now)
 
 
+class WaitingForRate(LookupError):
+    """A lease across currencies that billing has no rate for yet (fx.rates will bring it)."""
+
+
 async def apply(
     conn: asyncpg.Connection,
     leases: Sequence[repository.Lease],
@@ -205,31 +203,46 @@ async def apply(
     stops: Mapping[str, datetime] | None = None,
     opened: Sequence[Outgoing] = (),
 ) -> list[Wallet]:
-    """Settle leases up to ``until`` (stopping those in ``stops``); returns touched wallets."""
+    """Settle leases up to ``until`` (stopping those in ``stops``); returns touched wallets.
+
+    A lease across currencies without a rate waits: it is left as it is and due again one
+    settlement period later; a stop for it raises ``WaitingForRate`` (so its command is
+    delivered again rather than lost).
+    """
     if not leases:
         return []
     stops = stops or {}
     rates = await repository.rates(conn)
+    quotes: dict[tuple[Currency, Currency], FxQuote | None] = {}
     buyers = [(lease.terms.buyer_id, lease.terms.wallet_currency) for lease in leases]
     available = await repository.lock_available(conn, buyers)
     posted: list[Transfer] = []
     events: list[Outgoing] = list(opened)
     changed: list[tuple[Terms, State]] = []
+    waiting: list[str] = []
     touched: set[Wallet] = set()
-    ordered = sorted(leases, key=lambda x: (x.terms.buyer_id, x.terms.started_at, x.id))
+    ordered = sorted(
+        leases, key=lambda x: settlement_order(x.terms.buyer_id, x.terms.started_at, x.id)
+    )
     for lease in ordered:
         terms = lease.terms
+        pair = (terms.currency, terms.wallet_currency)
         try:
-            fx = _quote(terms, rates)
+            if pair not in quotes:
+                quotes[pair] = _quote(terms, rates)
         except NoRate:
-            continue  # no rate yet: the lease waits (fx.rates is compacted; it comes)
+            if lease.id in stops:
+                raise WaitingForRate(f"no rate for {pair[0].value} to {pair[1].value}") from None
+            waiting.append(lease.id)
+            continue
+        fx = quotes[pair]
         wallet = (terms.buyer_id, terms.wallet_currency)
         stop_at = stops.get(lease.id)
         outcome = settle(
             terms,
             lease.state,
             available[wallet],
-            max(until, stop_at) if stop_at is not None else until,
+            until,
             None if fx is None else fx.rate,
             rules.policy,
             stop_at,
@@ -237,9 +250,7 @@ async def apply(
         available[wallet] = outcome.available_micros
         if outcome.state == lease.state:
             continue
-        lease_transfers, lease_events = _effects(
-            terms, lease.state, outcome.actions, fx, cause, now
-        )
+        lease_transfers, lease_events = _effects(terms, outcome.actions, fx, cause, now)
         posted += lease_transfers
         events += lease_events
         if outcome.state.ended:
@@ -250,6 +261,7 @@ async def apply(
     if posted:
         await post(conn, posted, cause, now)
     await repository.save(conn, changed)
+    await repository.postpone(conn, waiting, now + timedelta(seconds=rules.settle_every_s))
     return await announce(conn, cause, sorted(touched), now, events)
 
 
@@ -277,6 +289,8 @@ async def on_trade(
 ) -> list[Wallet]:
     """Open the lease of a trade, with its share of the order's hold as its prepayment."""
     trade = event.payload
+    if await repository.exists(conn, trade.trade_id):
+        return []  # the same trade again: its share of the hold is taken already
     share = await repository.take_share(conn, trade.order_id, trade.gpus)
     wallet_currency, held = share if share is not None else (trade.currency, 0)
     terms, price = _terms_of(trade, wallet_currency, rules.settle_every_s)
@@ -292,8 +306,7 @@ async def on_trade(
         terms,
         State(held_micros=held),
     )
-    if not await repository.insert(conn, lease):
-        return []  # the same trade again
+    await repository.insert(conn, lease)
     opened = LeaseOpened(
         lease_id=trade.trade_id,
         order_id=trade.order_id,
@@ -326,15 +339,37 @@ async def on_stop(
     if lease is None or lease.terms.buyer_id != request.buyer_id or lease.state.ended:
         return []  # unknown, someone else's, or over already
     stops = {lease.id: request.requested_at}
+    # Settle up to the stop even if it lies ahead of this clock: its periods come first.
     return await apply(conn, [lease], max(now, request.requested_at), rules, event, now, stops)
 
 
 async def settle_due(
     conn: asyncpg.Connection, now: datetime, rules: Rules, limit: int
 ) -> tuple[int, list[Wallet]]:
-    """One batch of the settlement loop: (leases looked at, wallets touched)."""
+    """One batch of the settlement loop: (leases looked at, wallets touched).
+
+    The batch is one savepoint; if the ledger refuses it (a bug, never a normal outcome:
+    settlement only charges what the wallet can pay), its leases are settled one by one and
+    a lease the ledger still refuses is set aside for a period (logged and counted), so one
+    bad lease cannot stop everybody's billing.
+    """
     leases = await repository.due(conn, now, limit)
-    return len(leases), await apply(conn, leases, now, rules, None, now)
+    try:
+        async with conn.transaction():
+            return len(leases), await apply(conn, leases, now, rules, None, now)
+    except LedgerError:
+        log.exception("a settlement batch was refused; settling its leases one by one")
+    touched: list[Wallet] = []
+    for lease in leases:
+        try:
+            async with conn.transaction():
+                touched += await apply(conn, [lease], now, rules, None, now)
+        except LedgerError:
+            log.exception("lease %s set aside: the ledger refused its settlement", lease.id)
+            LEASE_EVENTS.labels("set_aside").inc()
+            later = now + timedelta(seconds=rules.settle_every_s)
+            await repository.postpone(conn, [lease.id], later)
+    return len(leases), touched
 
 
 async def on_rate(conn: asyncpg.Connection, event: Envelope[RatePublished]) -> list[Wallet]:

@@ -202,3 +202,25 @@ def test_no_wallet_goes_below_zero_and_money_is_conserved(
     assert available - out.available_micros == out.state.paid_micros - paid_from_held
     if out.state.end_reason is LeaseEndReason.INSUFFICIENT_FUNDS:
         assert out.state.warned
+
+
+def test_a_stop_the_wallet_cannot_fully_pay_stays_a_stop_and_records_the_unpaid_part() -> None:
+    t = terms(price=3_600_000)  # 1000 micros per second
+    out = settle(t, State(warned=False), 20_000, seconds(40), None, POLICY, seconds(30))
+    kinds = [type(a) for a in out.actions]
+    assert kinds == [Charge, LowBalance, Ended]
+    assert out.state.end_reason is LeaseEndReason.STOPPED
+    assert out.state.charged_micros == 20_000
+    assert out.state.unpaid_micros == 10_000
+    assert out.available_micros == 0
+
+
+def test_a_charge_carries_its_ledger_time_id_and_the_totals_after_it() -> None:
+    hourly = settle(terms(BillingGranularity.HOUR, 2_000_000), State(), RICH, T0, None, POLICY)
+    (first,) = charges(hourly.actions)
+    assert first.at == T0  # an hour is charged when it starts
+    assert first.transfer_id("L1") == "charge:L1:1"
+    assert first.after == hourly.state
+    per_second = settle(terms(), State(), RICH, seconds(61), None, POLICY)
+    (minute,) = charges(per_second.actions)
+    assert minute.at == seconds(60)  # a per-second period is charged when it ends

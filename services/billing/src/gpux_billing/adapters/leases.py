@@ -113,6 +113,23 @@ async def insert(conn: asyncpg.Connection, lease: Lease) -> bool:
     return bool(inserted)
 
 
+async def exists(conn: asyncpg.Connection, lease_id: str) -> bool:
+    """Whether a lease was opened for this trade already."""
+    found = await conn.fetchval("SELECT true FROM billing.leases WHERE id = $1", lease_id)
+    return bool(found)
+
+
+async def postpone(conn: asyncpg.Connection, lease_ids: Sequence[str], until: datetime) -> None:
+    """Make running leases due again no sooner than ``until`` (nothing else changes)."""
+    if lease_ids:
+        await conn.execute(
+            "UPDATE billing.leases SET next_due_at = greatest(next_due_at, $2)"
+            " WHERE id = ANY($1::text[]) AND next_due_at IS NOT NULL",
+            list(lease_ids),
+            until,
+        )
+
+
 async def get(conn: asyncpg.Connection, lease_id: str) -> Lease | None:
     """A lease, locked for this transaction, or None."""
     row = await conn.fetchrow("SELECT * FROM billing.leases WHERE id = $1 FOR UPDATE", lease_id)

@@ -115,6 +115,26 @@ class Charge:
     seller_micros: int
     rate: Decimal | None
     """Offer currency to wallet currency; None when they are the same."""
+    at: datetime
+    """The charge's time on the ledger: its period's start (hourly) or end (per second)."""
+    after: State
+    """The lease once this charge is paid (its running totals)."""
+
+    def transfer_id(self, lease_id: str) -> str:
+        """The ledger transfer of this charge: one per lease and period, whenever posted."""
+        return f"charge:{lease_id}:{self.period}"
+
+
+def release_transfer_id(lease_id: str) -> str:
+    """The ledger transfer that gives back what is left of a lease's prepayment."""
+    return f"release:lease:{lease_id}"
+
+
+def settlement_order(
+    buyer_id: str, started_at: datetime, lease_id: str
+) -> tuple[str, datetime, str]:
+    """Leases sharing a wallet are settled in this order: the oldest pays first."""
+    return buyer_id, started_at, lease_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +257,11 @@ class _Step:
             unpaid_micros=s.unpaid_micros + unpaid,
         )
         if amount > 0:
-            charge = Charge(k, start, end, amount, paid, from_held, fee, amount - fee, rate)
+            hourly = self.terms.billing is BillingGranularity.HOUR
+            at = start if hourly else end
+            charge = Charge(
+                k, start, end, amount, paid, from_held, fee, amount - fee, rate, at, self.state
+            )
             self.actions.append(charge)
         return whole
 
@@ -279,9 +303,9 @@ def settle(
 
     ``available_micros`` is the buyer's available balance in the wallet currency before
     this lease's charges; ``rate`` converts the offer's currency into the wallet's (None:
-    the same currency). ``stop_at`` stops the lease then (or at its last settled instant
-    if that is later: charged time is never taken back). A fixed-length lease ends at
-    ``ends_at`` once ``until`` reaches it.
+    the same currency). ``stop_at`` stops the lease then (a per-second lease: or at its
+    last settled instant if that is later; charged time is never taken back). A
+    fixed-length lease ends at ``ends_at`` once ``until`` reaches it.
     """
     if (terms.currency is terms.wallet_currency) != (rate is None):
         raise ValueError("a rate is needed exactly when the currencies differ")
@@ -317,7 +341,7 @@ def settle(
             k = step.state.period + 1
             start = terms.period_bounds(k)[0]
             if at > start and not step.charge(k, start, at, terms.target_micros(k, at), rate):
-                reason = LeaseEndReason.INSUFFICIENT_FUNDS
+                step.warn_if_short(at, rate)  # the wallet fell short; `unpaid` records how much
         step.end(at, reason)
         return Outcome(step.state, tuple(step.actions), step.available)
     if step.state.period == 0 and not hourly:  # a lease that cannot pay its first period
