@@ -170,10 +170,14 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
 
     # The last hops (the lease's read model in the gateway) may still be on their way.
     await eventually(lambda: bool(consumed(in_trace(), "gateway", "billing.leases")))
+    # A span is exported when it ends, its parent only later: wait until every span seen so
+    # far has its whole parent chain (a span that never joins the tree fails below).
+    await eventually(lambda: len(under(in_trace(), request)) == len(in_trace()), timeout_s=10)
     spans = in_trace()
     tree = under(spans, request)
     summary = sorted(f"{service(s)}: {s.name}" for s in spans if s.kind is not SpanKind.CLIENT)
-    assert len(tree) == len(spans), summary  # one tree: every span descends from the request
+    orphans = sorted(f"{service(s)}: {s.name}" for s in spans if s not in tree)
+    assert len(tree) == len(spans), orphans  # one tree: every span descends from the request
     assert {service(s) for s in spans} >= {
         "gpux-gateway",
         "gpux-billing",

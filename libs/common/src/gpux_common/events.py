@@ -9,6 +9,7 @@ publishes later (outbox) continues the same trace.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -95,6 +96,12 @@ class Envelope(BaseModel, Generic[P]):
         return {TYPE_HEADER: self.event_type, VERSION_HEADER: str(self.schema_version)}
 
 
+@functools.cache
+def _envelope_type(payload_type: type[Payload]) -> Any:
+    # Looked up once per payload type: pydantic's generic lookup costs more than the envelope.
+    return Envelope[payload_type]  # type: ignore[valid-type]
+
+
 def wrap(
     payload: P,
     *,
@@ -106,8 +113,7 @@ def wrap(
     trace: TraceContext | None = None,
 ) -> Envelope[P]:
     """Put a payload into an envelope; the type and version come from the payload class."""
-    envelope_type: Any = Envelope[type(payload)]  # type: ignore[misc]
-    result: Envelope[P] = envelope_type(
+    result: Envelope[P] = _envelope_type(type(payload))(
         event_id=event_id or new_id(),
         event_type=payload.event_type,  # type: ignore[attr-defined]
         schema_version=payload.schema_version,  # type: ignore[attr-defined]

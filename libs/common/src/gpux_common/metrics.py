@@ -25,7 +25,7 @@ SETTLEMENT_SECONDS = Histogram(
 )
 LEASE_EVENTS = Counter(
     "gpux_lease_events_total",
-    "Lease settlements by event (settled: looked at by the settlement loop).",
+    "Leases by settlement event (looked_at: picked up by the loop; set_aside: refused).",
     ("event",),
 )
 CONSUMER_LAG = Gauge(

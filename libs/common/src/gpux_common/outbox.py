@@ -30,27 +30,40 @@ _tracer = trace.get_tracer("gpux.outbox")
 
 
 async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing]) -> None:
-    """Write messages to the schema's outbox on this connection (call inside its transaction)."""
-    await conn.executemany(
-        f"INSERT INTO {schema}.outbox (event_id, topic, key, body, headers)"  # noqa: S608
-        " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (event_id) DO NOTHING",
-        [
-            (
-                m.envelope.event_id,
-                m.topic.name,
-                m.key,
-                encode(m.envelope),
-                json.dumps(
-                    {
-                        **m.envelope.headers(),
-                        **(m.envelope.trace.carrier() if m.envelope.trace else {}),
-                    }
-                ),
-            )
-            for m in messages
-        ],
+    """Write messages to the schema's outbox on this connection (call inside its transaction).
+
+    One statement however many messages (``INSERT ... SELECT FROM unnest``, in the order
+    given, a replayed event id skipped), which also wakes the relay (``pg_notify``).
+    """
+    if not messages:
+        return
+    ids: list[str] = []
+    topics: list[str] = []
+    keys: list[str] = []
+    bodies: list[bytes] = []
+    headers: list[str] = []
+    for m in messages:
+        envelope = m.envelope
+        ids.append(envelope.event_id)
+        topics.append(m.topic.name)
+        keys.append(m.key)
+        bodies.append(encode(envelope))
+        carrier = envelope.trace.carrier() if envelope.trace else {}
+        headers.append(json.dumps({**envelope.headers(), **carrier}))
+    await conn.execute(
+        "WITH added AS ("  # noqa: S608 - the schema is the service's own name, not input
+        f" INSERT INTO {schema}.outbox (event_id, topic, key, body, headers)"
+        " SELECT m.event_id, m.topic, m.key, m.body, m.headers::jsonb"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[])"
+        " WITH ORDINALITY AS m (event_id, topic, key, body, headers, n)"
+        " ORDER BY m.n ON CONFLICT (event_id) DO NOTHING)"
+        f" SELECT pg_notify('{schema}_outbox', '')",
+        ids,
+        topics,
+        keys,
+        bodies,
+        headers,
     )
-    await conn.execute(f"NOTIFY {schema}_outbox")
 
 
 async def claim(conn: asyncpg.Connection, schema: str, event_id: str, topic: str) -> bool:

@@ -8,7 +8,6 @@ same command again (a crash before commit) builds the identical transfer.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -19,14 +18,11 @@ import asyncpg
 from gpux_billing.adapters import leases as lease_repository
 from gpux_billing.adapters import ledger_repository as ledger
 from gpux_billing.adapters import market_data, wallets
-from gpux_billing.adapters import outbox as fast_outbox
 from gpux_billing.domain import holds, transfers
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.fx import NoRate, cross
 from gpux_billing.domain.holds import HoldPolicy
 from gpux_billing.domain.ledger import (
-    AccountKey,
-    AccountKind,
     InsufficientFunds,
     LedgerError,
     Transfer,
@@ -49,7 +45,7 @@ from gpux_common.contracts.orders import (
     OrderType,
 )
 from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, Payload
+from gpux_common.events import Envelope, Payload, wrap
 from gpux_common.ids import stable_id
 from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
 from gpux_common.topics import (
@@ -79,29 +75,17 @@ def outgoing(
     event_id: str,
     now: datetime,
 ) -> Outgoing:
-    """An event for the outbox, in the trace of its cause (None: billing's own timer).
-
-    What ``gpux_common.events.wrap`` builds, with the ``Envelope[...]`` class looked up once
-    per payload type (pydantic's generic lookup costs more than the envelope itself, and the
-    settlement builds thousands per batch).
-    """
-    envelope = _envelope_type(type(payload))(
-        event_id=event_id,
-        event_type=payload.event_type,
-        schema_version=payload.schema_version,
-        occurred_at=now,
+    """An event for the outbox, in the trace of its cause (None: billing's own timer)."""
+    envelope = wrap(
+        payload,
         producer=PRODUCER,
+        occurred_at=now,
+        event_id=event_id,
         correlation_id=None if cause is None else cause.correlation_id,
         causation_id=None if cause is None else cause.event_id,
         trace=None if cause is None else cause.trace,
-        payload=payload,
     )
     return Outgoing(topic, key, envelope)
-
-
-@functools.cache
-def _envelope_type(payload_type: type[Payload]) -> Any:
-    return Envelope[payload_type]  # type: ignore[valid-type]
 
 
 def ledger_posted(transfer: Transfer, cause: Envelope[Any] | None, now: datetime) -> Outgoing:
@@ -141,22 +125,24 @@ async def post(
     posted = await ledger.post_many(conn, transfers)
     fresh = [p.transfer for p in posted if not p.replayed]
     if fresh:
-        await fast_outbox.add(conn, [ledger_posted(t, cause, now) for t in fresh])
+        await outbox.add(conn, SCHEMA, [ledger_posted(t, cause, now) for t in fresh])
 
 
-async def balance_changed(
-    conn: asyncpg.Connection, account_id: str, currency: Currency, now: datetime
-) -> BalanceChanged:
-    """A wallet's available and held balances as this transaction sees them."""
-    available = await ledger.balance(conn, AccountKey(account_id, currency, AccountKind.AVAILABLE))
-    held = await ledger.balance(conn, AccountKey(account_id, currency, AccountKind.HELD))
-    return BalanceChanged(
-        account_id=account_id,
-        currency=currency,
-        available=canonical(from_micros(available)),
-        held=canonical(from_micros(held)),
-        as_of=now,
-    )
+async def balances_changed(
+    conn: asyncpg.Connection, wallets_: Sequence[Wallet], now: datetime
+) -> list[BalanceChanged]:
+    """The wallets' available and held balances as this transaction sees them (one query)."""
+    found = await ledger.wallet_balances(conn, wallets_)
+    return [
+        BalanceChanged(
+            account_id=account_id,
+            currency=currency,
+            available=canonical(from_micros(available)),
+            held=canonical(from_micros(held)),
+            as_of=now,
+        )
+        for (account_id, currency), (available, held) in found.items()
+    ]
 
 
 def balance_key(account_id: str, currency: Currency) -> str:
@@ -175,24 +161,17 @@ async def announce(
     # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
     # later transaction's balance event is also later in the outbox.
     unique = sorted(set(wallets_))
-    found = await ledger.wallet_balances(conn, unique)
     messages = list(extra)
     origin = "tick" if cause is None else cause.event_id
-    for (account_id, currency), (available, held) in found.items():
-        payload = BalanceChanged(
-            account_id=account_id,
-            currency=currency,
-            available=canonical(from_micros(available)),
-            held=canonical(from_micros(held)),
-            as_of=now,
-        )
+    for payload in await balances_changed(conn, unique, now):
+        account_id, currency = payload.account_id, payload.currency
         event_id = stable_id(origin, "balance", account_id, currency.value, now.isoformat())
         messages.append(
             outgoing(
                 BILLING_BALANCES, balance_key(account_id, currency), payload, cause, event_id, now
             )
         )
-    await fast_outbox.add(conn, messages)
+    await outbox.add(conn, SCHEMA, messages)
     return unique
 
 

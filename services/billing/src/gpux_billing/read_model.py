@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import asyncpg
 from redis.asyncio import Redis
 
-from gpux_billing.handlers import Wallet, balance_changed
+from gpux_billing.handlers import Wallet, balances_changed
 from gpux_common.clock import Clock
 from gpux_common.money import Currency
 from gpux_common.redis_keys import BALANCES
@@ -34,11 +34,9 @@ async def to_redis(
     now = clock.now()
     pipe = redis.pipeline(transaction=False)
     async with pool.acquire() as conn:
-        for account_id, currency in unique:
-            payload = await balance_changed(conn, account_id, currency, now)
-            pipe.hset(
-                settings.redis_key(BALANCES, account_id), currency.value, payload.model_dump_json()
-            )
+        for payload in await balances_changed(conn, unique, now):
+            key = settings.redis_key(BALANCES, payload.account_id)
+            pipe.hset(key, payload.currency.value, payload.model_dump_json())
     await pipe.execute()
 
 

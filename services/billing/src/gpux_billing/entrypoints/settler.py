@@ -42,7 +42,7 @@ class Settler:
                     conn, now, self._rules, settings.settle_batch
                 )
             SETTLEMENT_SECONDS.observe(time.perf_counter() - started)
-            LEASE_EVENTS.labels("settled").inc(seen)
+            LEASE_EVENTS.labels("looked_at").inc(seen)
             total += seen
             if touched:
                 await read_model.to_redis(

@@ -75,7 +75,8 @@ class LeaseOut(BaseModel):
     end_reason: LeaseEndReason | None
     ended_at: datetime | None
     charged_through: datetime | None = Field(
-        description="Paid up to this instant; null until the first charge."
+        description="Paid up to this instant; null until the first `lease.charged` or the"
+        " `lease.ended` was read (a lease that ended before any charge shows `started_at`)."
     )
     total_charged: DecimalAmount = Field(description="Charged so far, in `currency`.")
     total_paid: DecimalAmount = Field(description="Paid so far, in `wallet_currency`.")
