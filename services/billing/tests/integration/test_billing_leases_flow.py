@@ -38,6 +38,7 @@ from gpux_common.ids import new_id
 from gpux_common.money import Currency, canonical, from_micros
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import (
+    BILLING_BALANCES,
     BILLING_COMMANDS,
     BILLING_LEASES,
     BILLING_LEDGER,
@@ -140,6 +141,15 @@ async def funded_order(
         time_in_force=TimeInForce.GTC,
     )
     await publish(settings, BILLING_COMMANDS, [(buyer, envelope(clock, credit_command))])
+    # Credits and orders travel on different topics: wait for the credit to be booked first.
+    booked = await published(
+        settings,
+        BILLING_BALANCES,
+        lambda b: b["payload"]["account_id"] == buyer,
+        settle_s=0.2,
+        timeout_s=30,
+    )
+    assert booked, "billing did not book the credit"
     await publish(settings, ORDERS_COMMANDS, [(GPU, envelope(clock, order))])
     funded = await published(
         settings,
