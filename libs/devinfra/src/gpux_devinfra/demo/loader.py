@@ -189,7 +189,7 @@ class DemoLoader:
         return waiting
 
     def wait_live(self, pending: list[tuple[DemoAccount, str]], result: DemoResult) -> int:
-        """Wait until pricing decided every pending offer; a refused demo offer is an error."""
+        """Wait until every pending offer is on the book; a refused demo offer is an error."""
         deadline = time.monotonic() + self.timeout_s
         left = set(pending)
         while left:
@@ -199,8 +199,8 @@ class DemoLoader:
                     status = {o["id"]: o for o in client.offers()}
                 for pair in [p for p in left if p[0] == account]:
                     offer = status.get(pair[1])
-                    if offer is None or offer["status"] == "pending":
-                        continue
+                    if offer is None or offer["status"] in ("pending", "accepted"):
+                        continue  # pricing has not decided, or the book has not shown it yet
                     if offer["status"] == "rejected":
                         raise DemoError(f"pricing refused a demo offer: {offer['reason']} {offer}")
                     left.discard(pair)
