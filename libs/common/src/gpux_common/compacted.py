@@ -15,6 +15,7 @@ once), so nothing answers from a half-read topic after a restart.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
@@ -29,6 +30,7 @@ Partition = tuple[str, int]
 """(physical topic name, partition)."""
 
 RecordHandler = Callable[[ConsumerRecord], Awaitable[None]]
+log = logging.getLogger("gpux.compacted")
 
 
 class CompactedView(ABC):
@@ -39,6 +41,8 @@ class CompactedView(ABC):
         """The physical names of the topics the view reads."""
         self._positions: dict[Partition, int] = {}
         self._ends: dict[Partition, int] | None = None
+        self.rejected = 0
+        """Records skipped as unreadable or misplaced (each one logged)."""
 
     @property
     def ready(self) -> bool:
@@ -56,6 +60,12 @@ class CompactedView(ABC):
         self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None
     ) -> None:
         """Take one record into the view (never raises on bad data; calls ``_read`` first)."""
+
+    def _reject(self, topic: str, offset: int, reason: str) -> None:
+        """Skip a record the view cannot take: count it and log why."""
+        self.rejected += 1
+        extra = {"view": type(self).__name__, "topic": topic, "offset": offset, "why": reason}
+        log.warning("record skipped", extra=extra)
 
     def _read(self, topic: str, partition: int, offset: int) -> None:
         at = (topic, partition)

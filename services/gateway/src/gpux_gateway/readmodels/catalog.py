@@ -55,8 +55,6 @@ class CatalogView(CompactedView):
         self._models: dict[str, ModelPublished] = {}
         self._gpu_catalog = GpuCatalog(version=0, gpus=())
         self._model_catalog = ModelCatalog(version=0, models=())
-        self.rejected = 0
-        """Records skipped because they could not be read (see the log)."""
 
     @property
     def holds_catalog(self) -> bool:
@@ -129,8 +127,3 @@ class CatalogView(CompactedView):
                 models=tuple(model_arch(m) for m in ordered_models),
             )
             self._models = models
-
-    def _reject(self, topic: str, offset: int, reason: str) -> None:
-        self.rejected += 1
-        extra = {"topic": topic, "offset": offset, "why": reason}
-        log.warning("catalog record skipped", extra=extra)

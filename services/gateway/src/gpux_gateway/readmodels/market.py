@@ -9,7 +9,6 @@ offsets found at start-up.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from faststream.kafka import KafkaRouter
@@ -20,8 +19,6 @@ from gpux_common.events import EventCodec
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import MARKET_SESSIONS
 
-log = logging.getLogger("gpux.gateway.market")
-
 
 class MarketView(CompactedView):
     """The latest market state per scope (``*`` or a GPU id), kept in memory."""
@@ -30,8 +27,6 @@ class MarketView(CompactedView):
         super().__init__(topic)
         self._codec: EventCodec[Any] = EventCodec(MarketStateChanged)
         self._states: dict[str, MarketStateChanged] = {}
-        self.rejected = 0
-        """Records skipped because they could not be read (see the log)."""
 
     def state(self, scope: str) -> MarketState:
         """The state of one scope as published (open when nothing was)."""
@@ -52,7 +47,7 @@ class MarketView(CompactedView):
         """Take one record into the view (never raises on bad data)."""
         self._read(topic, partition, offset)
         if key is None:
-            self._reject(offset, "a record without a key")
+            self._reject(topic, offset, "a record without a key")
             return
         scope = key.decode(errors="replace")
         if value is None:
@@ -61,16 +56,12 @@ class MarketView(CompactedView):
         try:
             payload = self._codec.decode(value).payload
         except ValueError as exc:
-            self._reject(offset, repr(exc))
+            self._reject(topic, offset, repr(exc))
             return
         if not isinstance(payload, MarketStateChanged) or payload.scope != scope:
-            self._reject(offset, f"a record for another scope under key {scope!r}")
+            self._reject(topic, offset, f"a record for another scope under key {scope!r}")
             return
         self._states[scope] = payload
-
-    def _reject(self, offset: int, reason: str) -> None:
-        self.rejected += 1
-        log.warning("market record skipped", extra={"offset": offset, "why": reason})
 
 
 def market_view(settings: GpuxSettings) -> MarketView:

@@ -10,7 +10,6 @@ once it has read up to the end offsets found at start-up.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from faststream.kafka import KafkaRouter
@@ -21,8 +20,6 @@ from gpux_common.events import EventCodec
 from gpux_common.settings import GpuxSettings
 from gpux_common.topics import MARKET_BOOK
 
-log = logging.getLogger("gpux.gateway.orderbook")
-
 
 class BookView(CompactedView):
     """The latest levels per book (``gpu|tier``), kept in memory."""
@@ -31,8 +28,6 @@ class BookView(CompactedView):
         super().__init__(topic)
         self._codec: EventCodec[Any] = EventCodec(BookLevelsChanged)
         self._books: dict[str, BookLevelsChanged] = {}
-        self.rejected = 0
-        """Records skipped because they could not be read (see the log)."""
 
     def book(self, gpu: str, tier: str) -> BookLevelsChanged | None:
         """The latest levels of one book, or None if matching never published it."""
@@ -44,7 +39,7 @@ class BookView(CompactedView):
         """Take one record into the view (never raises on bad data)."""
         self._read(topic, partition, offset)
         if key is None:
-            self._reject(offset, "a record without a key")
+            self._reject(topic, offset, "a record without a key")
             return
         name = key.decode(errors="replace")
         if value is None:
@@ -53,21 +48,17 @@ class BookView(CompactedView):
         try:
             payload = self._codec.decode(value).payload
         except ValueError as exc:
-            self._reject(offset, repr(exc))
+            self._reject(topic, offset, repr(exc))
             return
         if (
             not isinstance(payload, BookLevelsChanged)
             or book_key(payload.gpu, payload.tier) != name
         ):
-            self._reject(offset, f"a record for another book under key {name!r}")
+            self._reject(topic, offset, f"a record for another book under key {name!r}")
             return
         held = self._books.get(name)
         if held is None or held.sequence <= payload.sequence:
             self._books[name] = payload
-
-    def _reject(self, offset: int, reason: str) -> None:
-        self.rejected += 1
-        log.warning("book record skipped", extra={"offset": offset, "why": reason})
 
 
 def book_view(settings: GpuxSettings) -> BookView:
