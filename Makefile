@@ -24,7 +24,7 @@ test-unit: bootstrap  ## only the fast unit tests
 lint: bootstrap  ## ruff lint + format check, mypy
 	@$(UV) run --frozen ruff check .
 	@$(UV) run --frozen ruff format --check .
-	@$(UV) run --frozen mypy libs/common/src libs/devinfra/src services/*/src
+	@$(UV) run --frozen mypy libs/contracts/src libs/platform/src libs/estimator/src libs/devinfra/src services/*/src
 
 format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .

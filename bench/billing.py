@@ -47,8 +47,8 @@ from gpux_billing.adapters import leases as lease_repository
 from gpux_billing.adapters import ledger_repository
 from gpux_billing.config import BillingSettings
 from gpux_billing.domain.leases import Policy
-from gpux_common import migrations
-from gpux_common.ids import new_id
+from gpux_contracts.ids import new_id
+from gpux_platform import migrations
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "services" / "billing" / "migrations"
 LOCAL_DB = "postgresql://gpux:gpux@127.0.0.1:25432/gpux"

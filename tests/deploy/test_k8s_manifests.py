@@ -4,7 +4,7 @@ Core objects are validated with kubernetes-validate (the newest bundled Kubernet
 strict: unknown fields fail). The custom resources (Strimzi Kafka, KafkaNodePool, KafkaTopic;
 CloudNativePG Cluster) are validated against the small hand-written schemas in
 ``schemas/``, which cover the fields we use and refuse the rest. The KafkaTopics must be the
-topic registry of libs/common, and the services' settings must parse with their real
+topic registry of libs/platform, and the services' settings must parse with their real
 settings classes. Rendering uses ``render.py``; where a kustomize binary is installed, its
 output must be the same objects.
 """
@@ -27,7 +27,7 @@ import kubernetes_validate
 import pytest
 from referencing import Registry, Resource
 
-from gpux_common.topics import REGISTRY, by_name
+from gpux_contracts.topics import REGISTRY, by_name
 
 pytestmark = pytest.mark.unit
 

@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
-from gpux_common.money import accrued_micros, quantize, to_micros
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.money import accrued_micros, quantize, to_micros
 from gpux_devinfra.testing.services import free_port
+from gpux_platform.settings import GpuxSettings
 
 SPEED = 600
 GPU = "h100-sxm"

@@ -18,16 +18,16 @@ import pytest
 from redis.asyncio import Redis
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.offers import OfferStatus, OfferStatusChanged
-from gpux_common.events import wrap
-from gpux_common.redis_keys import BEST_ASKS
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import OFFERS_STATUS
+from gpux_contracts.events import wrap
+from gpux_contracts.offers import OfferStatus, OfferStatusChanged
+from gpux_contracts.topics import OFFERS_STATUS
 from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.clock import SystemClock
+from gpux_platform.redis_keys import BEST_ASKS
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 # Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.

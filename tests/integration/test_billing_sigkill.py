@@ -35,20 +35,19 @@ from typing import Any
 import asyncpg
 
 from gpux_billing.adapters import ledger_repository
-from gpux_common.contracts.billing import CreditRequested
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.leases import LeaseStopRequested
-from gpux_common.contracts.orders import (
+from gpux_contracts.billing import CreditRequested
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.money import Currency, from_micros
+from gpux_contracts.orders import (
     OrderPlaced,
     OrderTier,
     OrderType,
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.money import Currency, from_micros
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.topics import (
     BILLING_COMMANDS,
     BILLING_LEASES,
     FX_RATES,
@@ -58,6 +57,7 @@ from gpux_common.topics import (
 )
 from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
+from gpux_platform.settings import GpuxSettings
 
 SEED = 20261130
 GPU = "gpu-billing-sigkill"

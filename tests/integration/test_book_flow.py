@@ -14,12 +14,12 @@ import httpx
 import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.clock import SystemClock
-from gpux_common.settings import GpuxSettings
 from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 # Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.

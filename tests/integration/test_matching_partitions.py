@@ -24,14 +24,17 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common.contracts.offers import (
+from gpux_contracts.events import EventCodec
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
     BillingGranularity,
     OfferAccepted,
     OfferStatusChanged,
     OfferSubmitted,
     Tier,
 )
-from gpux_common.contracts.orders import (
+from gpux_contracts.orders import (
     OrderFunded,
     OrderPlaced,
     OrderStatusChanged,
@@ -40,12 +43,7 @@ from gpux_common.contracts.orders import (
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.events import EventCodec
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.service import Runtime, Wiring
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.topics import (
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_BOOK,
@@ -57,6 +55,8 @@ from gpux_devinfra.testing.services import running
 from gpux_matching.book import Book
 from gpux_matching.bootstrap import SPEC, wire_book
 from gpux_matching.partition import partition_of
+from gpux_platform.service import Runtime, Wiring
+from gpux_platform.settings import GpuxSettings
 
 PARTITIONS = PRICING_OFFERS.partitions
 ALL = list(range(PARTITIONS))

@@ -24,21 +24,21 @@ from typing import Any, cast
 
 import asyncpg
 
-from gpux_common.contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
-from gpux_common.contracts.orders import (
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency, to_micros
+from gpux_contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
+from gpux_contracts.orders import (
     OrderFunded,
     OrderPlaced,
     OrderTier,
     OrderType,
     TimeInForce,
 )
-from gpux_common.ids import new_id
-from gpux_common.money import Currency, to_micros
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
+from gpux_contracts.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads, records_to_end
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
+from gpux_platform.settings import GpuxSettings
 
 SEED = 20261129
 GPU = "gpu-sigkill"

@@ -8,10 +8,10 @@ import httpx
 import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.settings import GpuxSettings
 from gpux_devinfra.testing.http import eventually as _until
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 OFFER = {

@@ -10,9 +10,9 @@ import time
 import httpx
 import pytest
 
-from gpux_common.settings import GpuxSettings
 from gpux_devinfra.testing.processes import service_env
 from gpux_devinfra.testing.services import free_port
+from gpux_platform.settings import GpuxSettings
 
 
 def test_gateway_process_serves_health_readiness_and_openapi(gpux_settings: GpuxSettings) -> None:

@@ -25,14 +25,14 @@ from opentelemetry.trace import SpanKind
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.service import ServiceSpec
-from gpux_common.settings import GpuxSettings
-from gpux_common.telemetry import make_tracer_provider
 from gpux_devinfra.testing.http import account
 from gpux_devinfra.testing.http import eventually as until
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
+from gpux_platform.service import ServiceSpec
+from gpux_platform.settings import GpuxSettings
+from gpux_platform.telemetry import make_tracer_provider
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 

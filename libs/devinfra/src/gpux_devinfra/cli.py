@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gpux_common.contracts.offers import BillingGranularity, Tier
-from gpux_common.contracts.orders import OrderTier
+from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_contracts.orders import OrderTier
 from gpux_devinfra import cli_demo, cli_leases, infra
 from gpux_devinfra.api_client import DEFAULT_API_URL
 from gpux_devinfra.catalog_tables import breakdown_table, fits_table, gpu_table

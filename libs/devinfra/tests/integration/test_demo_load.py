@@ -19,7 +19,6 @@ import pytest
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_common.settings import GpuxSettings
 from gpux_devinfra.demo.board import Board, quotes_from_prices
 from gpux_devinfra.demo.dataset import BUYER, SELLERS
 from gpux_devinfra.demo.loader import load_demo
@@ -27,6 +26,7 @@ from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 pytestmark = pytest.mark.timeout(240)

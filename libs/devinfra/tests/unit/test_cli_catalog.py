@@ -17,14 +17,14 @@ from typer.testing import CliRunner
 
 from gpux_catalog.adapters.publisher import gpu_messages, model_messages
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_common.broker import encode
-from gpux_common.problems import ProblemError
 from gpux_devinfra import cli, cli_support
 from gpux_devinfra.api_client import ApiClient
 from gpux_devinfra.catalog_tables import price_cell
 from gpux_gateway.api.catalog import estimate
 from gpux_gateway.api.catalog_schemas import EstimateIn, GpuList, GpuOut
 from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_platform.broker import encode
+from gpux_platform.problems import ProblemError
 
 pytestmark = pytest.mark.unit
 

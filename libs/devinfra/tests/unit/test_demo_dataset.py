@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from gpux_catalog.specs import load_gpu_catalog
-from gpux_common.contracts.accounts import AccountStatus
+from gpux_contracts.accounts import AccountStatus
 from gpux_devinfra.demo.dataset import BUYER, SELLERS, demo_gpus, offer_spec
 from gpux_gateway.api.schemas import OfferIn
 from gpux_pricing.config import PricingSettings

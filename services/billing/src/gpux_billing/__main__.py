@@ -1,7 +1,7 @@
 """``python -m gpux_billing`` runs the billing service."""
 
 from gpux_billing.bootstrap import SPEC
-from gpux_common.service import main
+from gpux_platform.service import main
 
 if __name__ == "__main__":
     main(SPEC)

@@ -9,8 +9,8 @@ from gpux_billing.config import BillingSettings
 from gpux_billing.entrypoints.consumers import billing_router, settlement_rules
 from gpux_billing.entrypoints.settler import Settler
 from gpux_billing.handlers import SCHEMA
-from gpux_common.outbox import OutboxRelay
-from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_platform.outbox import OutboxRelay
+from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 

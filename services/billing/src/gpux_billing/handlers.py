@@ -27,16 +27,17 @@ from gpux_billing.domain.ledger import (
     LedgerError,
     Transfer,
 )
-from gpux_common import outbox
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.billing import (
+from gpux_contracts.billing import (
     BalanceChanged,
     CreditRequested,
     TopupConfirmRequested,
     TopupRequested,
 )
-from gpux_common.contracts.leases import LedgerLine, LedgerPosted
-from gpux_common.contracts.orders import (
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import stable_id
+from gpux_contracts.leases import LedgerLine, LedgerPosted
+from gpux_contracts.money import Currency, canonical, from_micros, quantize, to_micros
+from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
     OrderPlaced,
@@ -44,17 +45,16 @@ from gpux_common.contracts.orders import (
     OrderStatusChanged,
     OrderType,
 )
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import stable_id
-from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
-from gpux_common.topics import (
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_LEDGER,
     ORDERS_BOOK,
     ORDERS_STATUS,
     Topic,
 )
+from gpux_platform import outbox
+from gpux_platform.broker import Outgoing
 
 SCHEMA = "billing"
 PRODUCER = "billing"

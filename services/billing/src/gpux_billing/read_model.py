@@ -14,10 +14,10 @@ import asyncpg
 from redis.asyncio import Redis
 
 from gpux_billing.handlers import Wallet, balances_changed
-from gpux_common.clock import Clock
-from gpux_common.money import Currency
-from gpux_common.redis_keys import BALANCES
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.money import Currency
+from gpux_platform.clock import Clock
+from gpux_platform.redis_keys import BALANCES
+from gpux_platform.settings import GpuxSettings
 
 
 async def to_redis(

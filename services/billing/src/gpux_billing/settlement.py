@@ -37,9 +37,10 @@ from gpux_billing.domain.leases import (
 )
 from gpux_billing.domain.ledger import FxQuote, LedgerError, Transfer
 from gpux_billing.handlers import PRODUCER, Wallet, announce, outgoing, post
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.leases import (
+from gpux_contracts.events import Envelope, Payload
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import stable_id
+from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
     LeaseLowBalance,
@@ -47,13 +48,12 @@ from gpux_common.contracts.leases import (
     LeaseStopRequested,
     LeaseTotals,
 )
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.contracts.orders import TradeExecuted
-from gpux_common.events import Envelope, Payload
-from gpux_common.ids import stable_id
-from gpux_common.metrics import LEASE_EVENTS
-from gpux_common.money import Currency, canonical, from_micros, quantize, to_micros
-from gpux_common.topics import BILLING_LEASES
+from gpux_contracts.money import Currency, canonical, from_micros, quantize, to_micros
+from gpux_contracts.offers import BillingGranularity
+from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.topics import BILLING_LEASES
+from gpux_platform.broker import Outgoing
+from gpux_platform.metrics import LEASE_EVENTS
 
 __all__ = ["PRODUCER", "apply", "on_rate", "on_stop", "on_trade", "settle_due"]
 

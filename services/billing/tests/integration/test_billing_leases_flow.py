@@ -21,23 +21,21 @@ from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_common.clock import Clock
-from gpux_common.contracts.billing import CreditRequested
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.leases import LeaseStopRequested
-from gpux_common.contracts.orders import (
+from gpux_contracts.billing import CreditRequested
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import new_id
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.money import Currency, canonical, from_micros
+from gpux_contracts.orders import (
     OrderPlaced,
     OrderTier,
     OrderType,
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.contracts.prices import BestAsk, BestAskChanged
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import new_id
-from gpux_common.money import Currency, canonical, from_micros
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.prices import BestAsk, BestAskChanged
+from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_COMMANDS,
     BILLING_LEASES,
@@ -51,6 +49,8 @@ from gpux_common.topics import (
 )
 from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.services import running
+from gpux_platform.clock import Clock
+from gpux_platform.settings import GpuxSettings
 
 GPU = "rtx-4090"
 SPEED = 30

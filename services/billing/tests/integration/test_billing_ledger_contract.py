@@ -31,10 +31,10 @@ from gpux_billing.domain.ledger import (
 )
 from gpux_billing.domain.memory import MemoryLedger
 from gpux_billing.domain.store import Ledger, Posted
-from gpux_common import migrations
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_platform import migrations
+from gpux_platform.settings import GpuxSettings
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR = Currency.USD, Currency.EUR

@@ -16,10 +16,10 @@ from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.domain import transfers
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_common import migrations
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_platform import migrations
+from gpux_platform.settings import GpuxSettings
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 

@@ -19,8 +19,8 @@ import pytest
 
 from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import MIGRATIONS
-from gpux_common import migrations
-from gpux_common.settings import GpuxSettings
+from gpux_platform import migrations
+from gpux_platform.settings import GpuxSettings
 
 
 def _machine_module() -> ModuleType:

@@ -21,13 +21,15 @@ from redis.asyncio import Redis
 from gpux_billing.adapters import ledger_repository
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.billing import (
+from gpux_contracts.billing import (
     CreditRequested,
     TopupConfirmRequested,
     TopupRequested,
 )
-from gpux_common.contracts.orders import (
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderPlaced,
     OrderStatus,
@@ -36,12 +38,7 @@ from gpux_common.contracts.orders import (
     OrderType,
     TimeInForce,
 )
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.redis_keys import BALANCES
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_COMMANDS,
     ORDERS_BOOK,
@@ -51,6 +48,9 @@ from gpux_common.topics import (
 )
 from gpux_devinfra.testing.kafka import publish
 from gpux_devinfra.testing.services import running
+from gpux_platform.clock import SystemClock
+from gpux_platform.redis_keys import BALANCES
+from gpux_platform.settings import GpuxSettings
 
 GPU = "rtx-4090"
 

@@ -19,9 +19,9 @@ FORBIDDEN_IMPORTS = {
 CLOCK_CALLS = {"now", "utcnow", "today", "time", "monotonic"}
 # Money rules and the contracts' enums (data, no I/O) are all the domain takes from common.
 ALLOWED_COMMON = {
-    "gpux_common.money",
-    "gpux_common.contracts.leases",
-    "gpux_common.contracts.offers",
+    "gpux_contracts.money",
+    "gpux_contracts.leases",
+    "gpux_contracts.offers",
 }
 
 
@@ -41,7 +41,7 @@ def test_domain_modules_import_nothing_impure() -> None:
             for name in names:
                 root = name.split(".")[0]
                 if root in FORBIDDEN_IMPORTS or (
-                    root == "gpux_common" and name not in ALLOWED_COMMON
+                    root == "gpux_platform" and name not in ALLOWED_COMMON
                 ):
                     offenders.append(f"{module.name}: {name}")
     assert not offenders

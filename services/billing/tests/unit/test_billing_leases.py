@@ -19,9 +19,9 @@ from gpux_billing.domain.leases import (
     next_due,
     settle,
 )
-from gpux_common.contracts.leases import LeaseEndReason
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import Currency, accrued_micros
+from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.money import Currency, accrued_micros
+from gpux_contracts.offers import BillingGranularity
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 RICH = 10**12

@@ -25,7 +25,7 @@ from gpux_billing.domain.ledger import (
 )
 from gpux_billing.domain.memory import MemoryLedger
 from gpux_billing.domain.store import plan_batch
-from gpux_common.money import Currency, to_micros
+from gpux_contracts.money import Currency, to_micros
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR = Currency.USD, Currency.EUR

@@ -43,8 +43,8 @@ from gpux_billing.domain.ledger import (
 )
 from gpux_billing.domain.memory import MemoryLedger
 from gpux_billing.domain.store import Ledger, Posted
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
 
 T = TypeVar("T")
 BASE_TIME = datetime(2026, 11, 29, 12, tzinfo=UTC)

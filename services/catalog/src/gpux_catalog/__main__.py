@@ -1,7 +1,7 @@
 """``python -m gpux_catalog`` runs the catalog service."""
 
 from gpux_catalog.bootstrap import SPEC
-from gpux_common.service import main
+from gpux_platform.service import main
 
 if __name__ == "__main__":
     main(SPEC)

@@ -7,7 +7,7 @@ from pathlib import Path
 from gpux_catalog.config import CatalogSettings
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 from gpux_catalog.sync import resync_loop, sync_catalog
-from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gpux_common.settings import GpuxSettings
+from gpux_platform.settings import GpuxSettings
 
 
 class CatalogSettings(GpuxSettings):

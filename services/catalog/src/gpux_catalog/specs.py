@@ -6,7 +6,7 @@ import tomllib
 from functools import cache
 from importlib.resources import files
 
-from gpux_catalog.domain import (
+from gpux_estimator import (
     GpuCatalog,
     ModelCatalog,
     gpu_catalog_from_mapping,

@@ -22,10 +22,10 @@ from faststream.kafka import KafkaBroker
 
 from gpux_catalog.adapters import repository
 from gpux_catalog.adapters.publisher import gpu_messages, model_messages
-from gpux_catalog.domain import GpuCatalog, ModelCatalog
-from gpux_common.broker import Outgoing, publish_many
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+from gpux_estimator import GpuCatalog, ModelCatalog
+from gpux_platform.broker import Outgoing, publish_many
+from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.catalog")
 

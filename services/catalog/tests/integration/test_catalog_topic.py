@@ -13,15 +13,15 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from gpux_catalog.adapters.publisher import gpu_payload, model_payload
 from gpux_catalog.bootstrap import SPEC
 from gpux_catalog.config import CatalogSettings
-from gpux_catalog.domain import fit_for_gpu
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 from gpux_catalog.sync import sync_catalog
-from gpux_common.contracts.catalog import GpuPublished, ModelPublished
-from gpux_common.events import EventCodec
-from gpux_common.ids import new_id
-from gpux_common.service import Runtime, open_runtime, started
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+from gpux_contracts.catalog import GpuPublished, ModelPublished
+from gpux_contracts.events import EventCodec
+from gpux_contracts.ids import new_id
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+from gpux_estimator import fit_for_gpu
+from gpux_platform.service import Runtime, open_runtime, started
+from gpux_platform.settings import GpuxSettings
 
 CODEC: EventCodec[Any] = EventCodec(GpuPublished, ModelPublished)
 

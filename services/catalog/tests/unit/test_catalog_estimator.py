@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from gpux_catalog.domain import (
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator import (
     ESTIMATOR_CONSTANTS,
     InvalidInputError,
     Method,
@@ -20,8 +21,7 @@ from gpux_catalog.domain import (
     gpus_that_fit,
     lora_params,
 )
-from gpux_catalog.domain.estimator import GIB
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator.estimator import GIB
 
 pytestmark = pytest.mark.unit
 

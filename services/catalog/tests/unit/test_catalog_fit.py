@@ -7,8 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from gpux_catalog.domain import FIT_RULE, InvalidInputError, fit_for_memory
-from gpux_catalog.domain.fit import round_down_billions
+from gpux_estimator import FIT_RULE, InvalidInputError, fit_for_memory
+from gpux_estimator.fit import round_down_billions
 
 pytestmark = pytest.mark.unit
 

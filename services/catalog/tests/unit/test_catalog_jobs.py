@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from gpux_catalog.domain import (
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator import (
     JOB_CONSTANTS,
     Dataset,
     InvalidInputError,
@@ -18,8 +19,7 @@ from gpux_catalog.domain import (
     rank_gpus_for_job,
     training_flops,
 )
-from gpux_catalog.domain.jobs import HOURS_QUANTUM, flops_per_token
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator.jobs import HOURS_QUANTUM, flops_per_token
 
 pytestmark = pytest.mark.unit
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpux_catalog.domain import (
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator import (
     Method,
     ModelArch,
     Optimizer,
@@ -19,7 +20,6 @@ from gpux_catalog.domain import (
     fit_for_memory,
     gpus_that_fit,
 )
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 
 pytestmark = pytest.mark.unit
 

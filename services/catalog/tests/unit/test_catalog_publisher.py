@@ -13,13 +13,13 @@ from gpux_catalog.adapters.publisher import (
     model_messages,
     model_payload,
 )
-from gpux_catalog.domain import fit_for_gpu
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 from gpux_catalog.sync import needs_publish
-from gpux_common.broker import encode
-from gpux_common.contracts.catalog import GpuPublished, ModelPublished
-from gpux_common.events import EventCodec
-from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_contracts.catalog import GpuPublished, ModelPublished
+from gpux_contracts.events import EventCodec
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_estimator import fit_for_gpu
+from gpux_platform.broker import encode
 
 pytestmark = pytest.mark.unit
 

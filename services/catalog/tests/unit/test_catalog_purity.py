@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-import gpux_catalog.domain as domain
+import gpux_estimator as domain
 
 pytestmark = pytest.mark.unit
 
 FORBIDDEN = {
     "asyncpg", "faststream", "fastapi", "redis", "aiokafka", "httpx", "requests", "socket",
     "os", "io", "pathlib", "time", "datetime", "random", "importlib", "tomllib", "subprocess",
-    "gpux_common", "pydantic",
+    "gpux_platform", "pydantic",
 }  # fmt: skip
 
 

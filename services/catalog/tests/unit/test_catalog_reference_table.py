@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpux_catalog.domain import fit_for_gpu
-from gpux_catalog.domain.gpus import GpuCatalog
 from gpux_catalog.specs import load_gpu_catalog
+from gpux_estimator import fit_for_gpu
+from gpux_estimator.gpus import GpuCatalog
 
 pytestmark = pytest.mark.unit
 

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from gpux_catalog.domain import (
+from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_estimator import (
     CatalogDataError,
     UnknownItemError,
     gpu_catalog_from_mapping,
     model_catalog_from_mapping,
 )
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from gpux_catalog.domain import (
+from gpux_catalog.specs import load_model_catalog
+from gpux_estimator import (
     ESTIMATOR_CONSTANTS,
     Method,
     Optimizer,
@@ -17,7 +18,6 @@ from gpux_catalog.domain import (
     TrainingSettings,
     estimate_memory,
 )
-from gpux_catalog.specs import load_model_catalog
 
 pytestmark = pytest.mark.unit
 

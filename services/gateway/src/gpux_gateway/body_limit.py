@@ -6,7 +6,7 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gpux_common.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 
 
 class BodyLimitMiddleware:

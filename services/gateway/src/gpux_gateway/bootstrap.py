@@ -9,9 +9,6 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from gpux_common.compacted import load_end_offsets
-from gpux_common.outbox import OutboxRelay
-from gpux_common.service import Runtime, ServiceSpec, Wiring
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.ratelimit import RateLimiter
 from gpux_gateway.api import (
@@ -38,6 +35,9 @@ from gpux_gateway.readmodels.market import market_router, market_view
 from gpux_gateway.readmodels.offers_consumer import offers_status_router
 from gpux_gateway.readmodels.orderbook import book_router, book_view
 from gpux_gateway.readmodels.orders_consumer import orders_status_router
+from gpux_platform.compacted import load_end_offsets
+from gpux_platform.outbox import OutboxRelay
+from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 log = logging.getLogger("gpux.gateway")

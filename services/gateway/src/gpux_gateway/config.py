@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
 
-from gpux_common.settings import Environment, GpuxSettings
+from gpux_platform.settings import Environment, GpuxSettings
 
 DEV_PEPPER = "gpux-dev-pepper-change-me-in-production"
 

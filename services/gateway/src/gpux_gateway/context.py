@@ -8,9 +8,9 @@ from datetime import timedelta
 import asyncpg
 from redis.asyncio import Redis
 
-from gpux_common.clock import Clock
 from gpux_gateway.adapters.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
+from gpux_platform.clock import Clock
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from typing import Annotated, Any
 import asyncpg
 from fastapi import Header
 
-from gpux_common.problems import ProblemError
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.repository import StoredResponse
+from gpux_platform.problems import ProblemError
 
 HEADER = "Idempotency-Key"
 PATTERN = r"^[\x21-\x7e]{1,255}$"

@@ -12,10 +12,10 @@ import pytest
 import uvicorn
 from pydantic import SecretStr
 
-from gpux_common.service import build_app, open_runtime, started
-from gpux_common.settings import GpuxSettings
 from gpux_gateway.bootstrap import SPEC
 from gpux_gateway.config import GatewaySettings
+from gpux_platform.service import build_app, open_runtime, started
+from gpux_platform.settings import GpuxSettings
 
 ADMIN_KEY = "admin-key-for-tests-0123456789abcdef"
 

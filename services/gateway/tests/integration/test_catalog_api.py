@@ -12,8 +12,8 @@ import pytest
 
 from gpux_catalog.adapters.publisher import publish_catalog
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_common.broker import make_broker
-from gpux_common.clock import SystemClock
+from gpux_platform.broker import make_broker
+from gpux_platform.clock import SystemClock
 
 PROBLEM = "application/problem+json"
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gpux_common.topics import OFFERS_COMMANDS
+from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_devinfra.testing.kafka import published
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.contracts.leases import (
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import new_id
+from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
     LeaseEndReason,
@@ -20,13 +21,12 @@ from gpux_common.contracts.leases import (
     LedgerLine,
     LedgerPosted,
 )
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import new_id
-from gpux_common.money import Currency, accrued_micros
-from gpux_common.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
+from gpux_contracts.money import Currency, accrued_micros
+from gpux_contracts.offers import BillingGranularity
+from gpux_contracts.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
 from gpux_devinfra.testing.http import eventually
 from gpux_devinfra.testing.kafka import published
+from gpux_platform.broker import Outgoing, make_broker, publish_many
 
 EUR, USD = Currency.EUR, Currency.USD
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gpux_common.ids import new_id
+from gpux_contracts.ids import new_id
 
 from .conftest import ADMIN_KEY
 

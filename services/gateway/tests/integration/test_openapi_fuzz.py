@@ -24,10 +24,10 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from gpux_catalog.adapters.publisher import publish_catalog
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_common.broker import ensure_topics, make_broker
-from gpux_common.clock import SystemClock
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import REGISTRY
+from gpux_contracts.topics import REGISTRY
+from gpux_platform.broker import ensure_topics, make_broker
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 
 
 def _free_port() -> int:

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
-from gpux_common.events import Payload, wrap
-from gpux_common.money import Currency
-from gpux_common.topics import MARKET_TRADES, ORDERS_COMMANDS, ORDERS_STATUS, Topic
+from gpux_contracts.events import Payload, wrap
+from gpux_contracts.money import Currency
+from gpux_contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
+from gpux_contracts.topics import MARKET_TRADES, ORDERS_COMMANDS, ORDERS_STATUS, Topic
 from gpux_devinfra.testing.kafka import published
+from gpux_platform.broker import Outgoing, make_broker, publish_many
 
 ORDER: dict[str, Any] = {
     "gpu": "rtx-4090",

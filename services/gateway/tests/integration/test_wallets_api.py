@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 from gpux_billing.bootstrap import SPEC as BILLING
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import BILLING_COMMANDS
+from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_devinfra.testing.kafka import published
 from gpux_devinfra.testing.services import running
+from gpux_platform.settings import GpuxSettings
 
 from .conftest import ADMIN_KEY
 

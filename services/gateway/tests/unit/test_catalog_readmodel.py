@@ -11,13 +11,13 @@ import pytest
 import gpux_gateway
 from gpux_catalog.adapters.publisher import gpu_messages, model_messages
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_common.broker import Outgoing, encode
-from gpux_common.contracts.catalog import GpuPublished
-from gpux_common.events import wrap
-from gpux_common.problems import ProblemError
+from gpux_contracts.catalog import GpuPublished
+from gpux_contracts.events import wrap
 from gpux_gateway.api.catalog import estimate, recommend, require_loaded
 from gpux_gateway.api.catalog_schemas import DatasetIn, EstimateForModel, RecommendationQuery
 from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_platform.broker import Outgoing, encode
+from gpux_platform.problems import ProblemError
 
 pytestmark = pytest.mark.unit
 

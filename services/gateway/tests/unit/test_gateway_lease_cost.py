@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from gpux_common.contracts.offers import BillingGranularity
+from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.domain.leases import cost_so_far_micros
 
 START = datetime(2026, 11, 29, 12, tzinfo=UTC)

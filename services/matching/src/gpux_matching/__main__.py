@@ -1,7 +1,7 @@
 """``python -m gpux_matching`` runs the matching service."""
 
-from gpux_common.service import main
 from gpux_matching.bootstrap import SPEC
+from gpux_platform.service import main
 
 if __name__ == "__main__":
     main(SPEC)

@@ -22,11 +22,11 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common.clock import Clock
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.events import Envelope
+from gpux_contracts.events import Envelope
+from gpux_contracts.fx import RatePublished
 from gpux_matching.handlers import fx_rates
 from gpux_matching.partition import Partition, Plan, RevokedError
+from gpux_platform.clock import Clock
 
 log = logging.getLogger("gpux.matching")
 

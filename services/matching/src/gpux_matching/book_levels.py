@@ -14,21 +14,21 @@ from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.book import (
+from gpux_contracts.book import (
     BOOK_DEPTH,
     REFERENCE_CURRENCY,
     BookLevel,
     BookLevelsChanged,
     book_key,
 )
-from gpux_common.contracts.offers import Tier
-from gpux_common.events import Envelope
-from gpux_common.ids import stable_id
-from gpux_common.money import Currency, canonical, from_micros
-from gpux_common.topics import MARKET_BOOK
+from gpux_contracts.events import Envelope
+from gpux_contracts.ids import stable_id
+from gpux_contracts.money import Currency, canonical, from_micros
+from gpux_contracts.offers import Tier
+from gpux_contracts.topics import MARKET_BOOK
 from gpux_matching.domain import BookLevel as EngineLevel
 from gpux_matching.domain import BookLevels, MatchingEngine, Rate
+from gpux_platform.broker import Outgoing
 
 _MICROS = Decimal(1_000_000)
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpux_common.outbox import OutboxRelay
-from gpux_common.service import Runtime, ServiceSpec, Wiring
-from gpux_common.topics import ORDERS_BOOK, PRICING_OFFERS
+from gpux_contracts.topics import ORDERS_BOOK, PRICING_OFFERS
 from gpux_matching.book import Book
 from gpux_matching.config import MatchingSettings
 from gpux_matching.entrypoints.consumers import load_fx_end, matching_router
 from gpux_matching.handlers import SCHEMA
+from gpux_platform.outbox import OutboxRelay
+from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 

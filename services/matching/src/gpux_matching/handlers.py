@@ -19,19 +19,19 @@ from typing import Any, Protocol
 
 import asyncpg
 
-from gpux_common import outbox
-from gpux_common.broker import Outgoing
-from gpux_common.clock import Clock
-from gpux_common.contracts.book import REFERENCE_CURRENCY
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.market import ALL_GPUS, HALTED_REASON, MarketState, MarketStateChanged
-from gpux_common.contracts.offers import (
+from gpux_contracts.book import REFERENCE_CURRENCY
+from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import stable_id
+from gpux_contracts.market import ALL_GPUS, HALTED_REASON, MarketState, MarketStateChanged
+from gpux_contracts.money import Currency, from_micros, to_micros
+from gpux_contracts.offers import (
     OfferAccepted,
     OfferStatus,
     OfferStatusChanged,
     OfferWithdrawn,
 )
-from gpux_common.contracts.orders import (
+from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
     OrderPlaced,
@@ -39,10 +39,7 @@ from gpux_common.contracts.orders import (
     OrderStatusChanged,
     TradeExecuted,
 )
-from gpux_common.events import Envelope, wrap
-from gpux_common.ids import stable_id
-from gpux_common.money import Currency, from_micros, to_micros
-from gpux_common.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
+from gpux_contracts.topics import MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
 from gpux_matching.adapters import store
 from gpux_matching.domain import (
     AddOffer,
@@ -61,6 +58,9 @@ from gpux_matching.domain import (
 )
 from gpux_matching.domain import OfferStatus as BookStatus
 from gpux_matching.domain import OrderStatus as BookOrderStatus
+from gpux_platform import outbox
+from gpux_platform.broker import Outgoing
+from gpux_platform.clock import Clock
 
 SCHEMA = "matching"
 PRODUCER = "matching"

@@ -28,9 +28,7 @@ from typing import Any
 import asyncpg
 from aiokafka.partitioner import murmur2
 
-from gpux_common import outbox
-from gpux_common.clock import Clock
-from gpux_common.events import Envelope
+from gpux_contracts.events import Envelope
 from gpux_matching.adapters import store
 from gpux_matching.adapters.snapshots import SnapshotWriter
 from gpux_matching.book_levels import book_messages
@@ -54,6 +52,8 @@ from gpux_matching.handlers import (
     fresh_engine,
     status_messages,
 )
+from gpux_platform import outbox
+from gpux_platform.clock import Clock
 
 RETRY_WAIT_S = 0.5
 STALE_RETRIES = 5

@@ -14,16 +14,18 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.book import BookLevelsChanged
-from gpux_common.contracts.offers import (
+from gpux_contracts.book import BookLevelsChanged
+from gpux_contracts.events import EventCodec
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
     BillingGranularity,
     OfferAccepted,
     OfferStatusChanged,
     OfferSubmitted,
     Tier,
 )
-from gpux_common.contracts.orders import (
+from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
     OrderPlaced,
@@ -33,11 +35,7 @@ from gpux_common.contracts.orders import (
     TimeInForce,
     TradeExecuted,
 )
-from gpux_common.events import EventCodec
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.topics import (
     MARKET_BOOK,
     MARKET_TRADES,
     OFFERS_STATUS,
@@ -49,6 +47,8 @@ from gpux_common.topics import (
 from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 
 RUN = {"snapshot_every": 5, "expiry_interval_s": 0.2}
 

@@ -16,25 +16,25 @@ from typing import Any
 import asyncpg
 import pytest
 
-from gpux_common import migrations
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.offers import (
+from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
     BillingGranularity,
     OfferAccepted,
     OfferSubmitted,
     OfferWithdrawn,
     Tier,
 )
-from gpux_common.db import create_pool
-from gpux_common.events import Envelope, wrap
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
 from gpux_matching import handlers
 from gpux_matching.adapters import store
 from gpux_matching.bootstrap import MIGRATIONS
 from gpux_matching.domain import AddOffer, epoch_micros
 from gpux_matching.partition import Partition, partition_of
+from gpux_platform import migrations
+from gpux_platform.clock import SystemClock
+from gpux_platform.db import create_pool
+from gpux_platform.settings import GpuxSettings
 
 PARTITIONS = 6
 

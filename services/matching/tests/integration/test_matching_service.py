@@ -15,9 +15,11 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.offers import (
+from gpux_contracts.events import EventCodec
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
     BillingGranularity,
     OfferAccepted,
     OfferStatusChanged,
@@ -25,14 +27,12 @@ from gpux_common.contracts.offers import (
     OfferWithdrawn,
     Tier,
 )
-from gpux_common.events import EventCodec
-from gpux_common.ids import new_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS
+from gpux_contracts.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 
 CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
 GPU = "rtx-4090"

@@ -12,15 +12,15 @@ import asyncio
 
 import asyncpg
 
-from gpux_common.clock import SystemClock
-from gpux_common.contracts.market import ALL_GPUS, MarketState, MarketStateChanged
-from gpux_common.contracts.offers import OfferWithdrawn
-from gpux_common.contracts.orders import OrderType
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_SESSIONS, PRICING_OFFERS
+from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
+from gpux_contracts.offers import OfferWithdrawn
+from gpux_contracts.orders import OrderType
+from gpux_contracts.topics import MARKET_SESSIONS, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 
 from .test_matching_orders import (
     OFFER_CODEC,

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 from gpux_matching.book_levels import converted, levels_changed
 from gpux_matching.domain import BookLevel, BookLevels
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 FORBIDDEN_MODULES = {
     "asyncpg", "faststream", "fastapi", "redis", "aiokafka", "httpx", "requests", "socket",
     "os", "io", "pathlib", "time", "random", "secrets", "uuid", "importlib", "subprocess",
-    "threading", "asyncio", "logging", "gpux_common", "pydantic", "sortedcontainers",
+    "threading", "asyncio", "logging", "gpux_platform", "pydantic", "sortedcontainers",
 }  # fmt: skip
 CLOCK_READS = {"now", "utcnow", "today", "fromtimestamp", "utcfromtimestamp"}
 

@@ -1,6 +1,6 @@
 """``python -m gpux_pricing`` runs the pricing service."""
 
-from gpux_common.service import main
+from gpux_platform.service import main
 from gpux_pricing.bootstrap import SPEC
 
 if __name__ == "__main__":

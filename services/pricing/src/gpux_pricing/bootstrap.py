@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpux_common.outbox import OutboxRelay
-from gpux_common.service import Runtime, ServiceSpec, Wiring
+from gpux_platform.outbox import OutboxRelay
+from gpux_platform.service import Runtime, ServiceSpec, Wiring
 from gpux_pricing import history, market_data
 from gpux_pricing.adapters import repository
 from gpux_pricing.config import PricingSettings

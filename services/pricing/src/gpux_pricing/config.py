@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from gpux_common.settings import GpuxSettings
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.domain.validation import Band
 
 DEFAULT_FX_FILE = Path(__file__).resolve().parent / "data" / "fx_rates.toml"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from faststream.kafka import KafkaBroker
 
-from gpux_common.broker import Outgoing, publish_many
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.events import wrap
-from gpux_common.ids import stable_id
-from gpux_common.money import Currency
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES
+from gpux_contracts.events import wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import stable_id
+from gpux_contracts.money import Currency
+from gpux_contracts.topics import FX_RATES
+from gpux_platform.broker import Outgoing, publish_many
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.domain.fx import REFERENCE
 
 

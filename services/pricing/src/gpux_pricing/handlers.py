@@ -8,12 +8,13 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common import outbox
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import AccountChanged, AccountStatus, Role
-from gpux_common.contracts.catalog import GpuPublished
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.offers import (
+from gpux_contracts.accounts import AccountChanged, AccountStatus, Role
+from gpux_contracts.catalog import GpuPublished
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import stable_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
     OfferAccepted,
     OfferChangeRequested,
     OfferStatus,
@@ -22,11 +23,10 @@ from gpux_common.contracts.offers import (
     OfferWithdrawalRequested,
     OfferWithdrawn,
 )
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import stable_id
-from gpux_common.money import Currency
-from gpux_common.topics import OFFERS_STATUS, PRICING_BEST_ASKS, PRICING_OFFERS, Topic
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import OFFERS_STATUS, PRICING_BEST_ASKS, PRICING_OFFERS, Topic
+from gpux_platform import outbox
+from gpux_platform.broker import Outgoing
 from gpux_pricing import market_data
 from gpux_pricing.adapters import repository
 from gpux_pricing.domain.fx import REFERENCE, FxError, Rate

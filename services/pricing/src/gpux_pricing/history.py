@@ -21,11 +21,11 @@ from typing import Any
 import asyncpg
 from redis.asyncio import Redis
 
-from gpux_common.contracts.orders import TradeExecuted
-from gpux_common.events import Envelope
-from gpux_common.money import Currency, canonical, quantize
-from gpux_common.redis_keys import CANDLES
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.events import Envelope
+from gpux_contracts.money import Currency, canonical, quantize
+from gpux_contracts.orders import TradeExecuted
+from gpux_platform.redis_keys import CANDLES
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.adapters import repository
 from gpux_pricing.domain.candles import Interval, bucket_start
 from gpux_pricing.domain.fx import REFERENCE, FxError, RateTable

@@ -8,10 +8,10 @@ from decimal import Decimal
 import asyncpg
 from redis.asyncio import Redis
 
-from gpux_common.contracts.prices import BestAsk, BestAskChanged, PriceLevel
-from gpux_common.money import Currency, canonical, from_micros
-from gpux_common.redis_keys import BEST_ASKS, PRICES_STREAM, PRICES_STREAM_MAX
-from gpux_common.settings import GpuxSettings
+from gpux_contracts.money import Currency, canonical, from_micros
+from gpux_contracts.prices import BestAsk, BestAskChanged, PriceLevel
+from gpux_platform.redis_keys import BEST_ASKS, PRICES_STREAM, PRICES_STREAM_MAX
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.adapters import repository
 from gpux_pricing.domain.fx import REFERENCE, FxError, RateTable
 from gpux_pricing.domain.market import LiveOffer, Market, Quote

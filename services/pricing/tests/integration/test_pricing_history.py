@@ -17,14 +17,14 @@ import asyncpg
 import httpx
 import pytest
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.contracts.orders import TradeExecuted
-from gpux_common.events import Envelope, wrap
-from gpux_common.money import Currency, quantize
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_TRADES
+from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.money import Currency, quantize
+from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.topics import MARKET_TRADES
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
+from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 GPU = "rtx-4090"
@@ -198,7 +198,7 @@ async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]
 async def test_a_restart_rebuilds_the_candles_read_model(stack: tuple[str, GpuxSettings]) -> None:
     from redis.asyncio import Redis
 
-    from gpux_common.redis_keys import CANDLES
+    from gpux_platform.redis_keys import CANDLES
 
     _, settings = stack
     redis = Redis.from_url(settings.redis_url)

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpux_common.contracts.accounts import AccountStatus
-from gpux_common.money import Currency
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.money import Currency
 from gpux_pricing.domain.candles import Interval, bucket_start, roll
 from gpux_pricing.domain.fx import FxError, Rate, RateTable
 from gpux_pricing.domain.market import ANY_REGION, LiveOffer, Market

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpux_common.contracts.offers import BillingGranularity, Tier
+from gpux_contracts.offers import BillingGranularity, Tier
 
 ON_DEMAND = Tier.ON_DEMAND
 SPOT = Tier.INTERRUPTIBLE

@@ -9,12 +9,12 @@ from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from gpux_common.broker import Outgoing, make_broker, publish_many
-from gpux_common.clock import SystemClock
-from gpux_common.events import Envelope, EventCodec, Payload, wrap
-from gpux_common.ids import new_id
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import Topic
+from gpux_contracts.events import Envelope, EventCodec, Payload, wrap
+from gpux_contracts.ids import new_id
+from gpux_contracts.topics import Topic
+from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.clock import SystemClock
+from gpux_platform.settings import GpuxSettings
 
 
 async def publish(

@@ -19,10 +19,10 @@ from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import SecretStr
 from redis.asyncio import Redis
 
-from gpux_common.ids import new_id
-from gpux_common.settings import Environment, GpuxSettings
+from gpux_contracts.ids import new_id
 from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.testing.endpoints import session_endpoints
+from gpux_platform.settings import Environment, GpuxSettings
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from gpux_common.settings import GpuxSettings
 from gpux_devinfra.testing.services import free_port
+from gpux_platform.settings import GpuxSettings
 
 
 def service_env(settings: GpuxSettings, **overrides: object) -> dict[str, str]:

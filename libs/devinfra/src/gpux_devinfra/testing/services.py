@@ -11,8 +11,8 @@ from typing import Any
 import uvicorn
 from opentelemetry.sdk.trace import TracerProvider
 
-from gpux_common.service import ServiceSpec, build_app, open_runtime, started
-from gpux_common.settings import GpuxSettings
+from gpux_platform.service import ServiceSpec, build_app, open_runtime, started
+from gpux_platform.settings import GpuxSettings
 
 
 def free_port() -> int:

@@ -16,9 +16,9 @@ import asyncpg
 
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.leases import State, Terms, next_due
-from gpux_common.contracts.leases import LeaseEndReason
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import Currency
+from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import BillingGranularity
 
 
 @dataclass(frozen=True, slots=True)

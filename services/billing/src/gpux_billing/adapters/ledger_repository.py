@@ -41,7 +41,7 @@ from gpux_billing.domain.store import (
     check_replay,
     plan_batch,
 )
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 INSUFFICIENT_FUNDS = "GX001"
 """SQLSTATE the ledger's trigger raises when a floored balance would go below zero."""

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import asyncpg
 
-from gpux_common.contracts.orders import OrderTier
-from gpux_common.contracts.prices import ALL_REGIONS, BestAskChanged
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
+from gpux_contracts.orders import OrderTier
+from gpux_contracts.prices import ALL_REGIONS, BestAskChanged
 
 
 async def record(conn: asyncpg.Connection, change: BestAskChanged) -> None:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import asyncpg
 
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 
 @dataclass(frozen=True, slots=True)

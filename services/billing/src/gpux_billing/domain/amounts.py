@@ -1,8 +1,8 @@
 """Where billing rounds money: fee split, FX conversion, per-second accrual.
 
-Per-second accrual is ``gpux_common.money.accrued_micros`` (the gateway shows the same
+Per-second accrual is ``gpux_contracts.money.accrued_micros`` (the gateway shows the same
 figure). Each function computes exactly (integers, or Decimal) and rounds once, with the
-one rounding rule of ``gpux_common.money.quantize`` (half-to-even at the micro-unit). The
+one rounding rule of ``gpux_contracts.money.quantize`` (half-to-even at the micro-unit). The
 Decimal working precision is raised so the exact product reaches ``quantize`` unrounded
 (a 16-digit amount times a 28-digit rate would otherwise be rounded twice).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from decimal import Decimal, localcontext
 
-from gpux_common.money import accrued_micros, div_half_even, from_micros, quantize, to_micros
+from gpux_contracts.money import accrued_micros, div_half_even, from_micros, quantize, to_micros
 
 __all__ = ["BPS_PER_UNIT", "accrued_micros", "convert", "fee_split"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
 
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 REFERENCE = Currency.EUR
 _DIGITS = 28

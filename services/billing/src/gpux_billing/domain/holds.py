@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpux_billing.domain.amounts import BPS_PER_UNIT
-from gpux_common.money import canonical, quantize, to_micros
+from gpux_contracts.money import canonical, quantize, to_micros
 
 FIRST_PERIOD_HOURS = 1
 

@@ -24,9 +24,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpux_billing.domain.amounts import convert, fee_split
-from gpux_common.contracts.leases import LeaseEndReason
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import Currency, accrued_micros
+from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.money import Currency, accrued_micros
+from gpux_contracts.offers import BillingGranularity
 
 HOUR_S = 3600
 

@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpux_billing.domain.amounts import convert
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 PLATFORM = "platform"
 """The owner of the platform-wide accounts (revenue, FX house, top-up clearing)."""

@@ -24,7 +24,7 @@ from gpux_billing.domain.store import (
     net_changes,
     plan_batch,
 )
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 
 class MemoryLedger:

@@ -27,7 +27,7 @@ from gpux_billing.domain.ledger import (
     TransferKind,
     TransferMismatch,
 )
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 MAX_STATEMENT_LIMIT = 1000
 

@@ -21,7 +21,7 @@ from gpux_billing.domain.ledger import (
     TransferKind,
     as_currency,
 )
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
 
 
 def _positive(amount_micros: int) -> int:

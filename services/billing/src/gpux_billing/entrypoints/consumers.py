@@ -15,24 +15,22 @@ from gpux_billing.config import BillingSettings
 from gpux_billing.domain.holds import HoldPolicy
 from gpux_billing.domain.leases import Policy
 from gpux_billing.handlers import Wallet
-from gpux_common.clock import Clock
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.billing import (
+from gpux_contracts.billing import (
     CreditRequested,
     TopupConfirmRequested,
     TopupRequested,
 )
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.leases import LeaseStopRequested
-from gpux_common.contracts.orders import (
+from gpux_contracts.events import Envelope, EventCodec
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderPlaced,
     OrderStatusChanged,
     TradeExecuted,
 )
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, EventCodec
-from gpux_common.topics import (
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import (
     BILLING_COMMANDS,
     FX_RATES,
     MARKET_TRADES,
@@ -41,6 +39,8 @@ from gpux_common.topics import (
     PRICING_BEST_ASKS,
     Topic,
 )
+from gpux_platform.clock import Clock
+from gpux_platform.consumers import subscribe_once
 
 Handler = Callable[[asyncpg.Connection, Envelope[Any]], Awaitable[list[Wallet]]]
 

@@ -14,8 +14,8 @@ import time
 
 from gpux_billing import read_model, settlement
 from gpux_billing.config import BillingSettings
-from gpux_common.metrics import LEASE_EVENTS, SETTLEMENT_SECONDS
-from gpux_common.service import Runtime
+from gpux_platform.metrics import LEASE_EVENTS, SETTLEMENT_SECONDS
+from gpux_platform.service import Runtime
 
 log = logging.getLogger("gpux.billing.settler")
 

@@ -11,13 +11,13 @@ from datetime import datetime
 
 from faststream.kafka import KafkaBroker
 
-from gpux_catalog.domain import GpuCatalog, GpuSpec, ModelArch, ModelCatalog, fit_for_gpu
-from gpux_common.broker import Outgoing, publish_many
-from gpux_common.contracts.catalog import GpuFit, GpuPublished, ModelPublished
-from gpux_common.events import wrap
-from gpux_common.ids import stable_id
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_contracts.catalog import GpuFit, GpuPublished, ModelPublished
+from gpux_contracts.events import wrap
+from gpux_contracts.ids import stable_id
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_estimator import GpuCatalog, GpuSpec, ModelArch, ModelCatalog, fit_for_gpu
+from gpux_platform.broker import Outgoing, publish_many
+from gpux_platform.settings import GpuxSettings
 
 PRODUCER = "catalog"
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 import asyncpg
 
-from gpux_common.contracts.leases import (
+from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
     LeaseLowBalance,
@@ -19,7 +19,7 @@ from gpux_common.contracts.leases import (
     LeaseTotals,
     LedgerPosted,
 )
-from gpux_common.money import to_micros
+from gpux_contracts.money import to_micros
 
 ROLES = ("buyer", "seller")
 """The sides of a lease an account can be on (the `role` filter)."""

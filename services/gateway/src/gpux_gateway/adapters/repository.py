@@ -9,10 +9,10 @@ from typing import Any
 
 import asyncpg
 
-from gpux_common.contracts.accounts import AccountStatus, Role
-from gpux_common.contracts.offers import OfferStatusChanged, OfferSubmitted
-from gpux_common.contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
-from gpux_common.money import to_micros
+from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.money import to_micros
+from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
 from gpux_gateway.domain.access import Scope
 
 SCHEMA = "gateway"

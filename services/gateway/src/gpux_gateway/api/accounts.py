@@ -7,12 +7,9 @@ import asyncpg
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import AccountChanged, AccountStatus
-from gpux_common.ids import new_id
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.problems import ProblemError
-from gpux_common.topics import ACCOUNTS
+from gpux_contracts.accounts import AccountChanged, AccountStatus
+from gpux_contracts.ids import new_id
+from gpux_contracts.topics import ACCOUNTS
 from gpux_gateway.adapters import repository
 from gpux_gateway.adapters.repository import AccountRow, KeyRow
 from gpux_gateway.api.auth import (
@@ -35,6 +32,9 @@ from gpux_gateway.context import Gateway
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope, scopes_for_new_key
 from gpux_gateway.idempotency import IdemKey, check_key
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
+from gpux_platform.problems import ProblemError
 
 
 def account_out(account: AccountRow) -> AccountOut:

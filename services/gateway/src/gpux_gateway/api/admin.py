@@ -6,12 +6,9 @@ import asyncpg
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import AccountStatus
-from gpux_common.contracts.billing import CreditRequested
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.problems import ProblemError
-from gpux_common.topics import BILLING_COMMANDS
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.billing import CreditRequested
+from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.adapters import repository
 from gpux_gateway.api.accounts import account_changed, account_out
 from gpux_gateway.api.auth import principal_dependency, problem_from
@@ -20,6 +17,9 @@ from gpux_gateway.api.schemas import AccountOut, CreditAccepted, CreditIn, Resou
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import AccessError, Principal
 from gpux_gateway.idempotency import IdemKey, check_key
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
+from gpux_platform.problems import ProblemError
 
 
 def router(gw: Gateway) -> APIRouter:

@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from gpux_common.contracts.accounts import AccountStatus, Role
-from gpux_common.problems import ProblemError
+from gpux_contracts.accounts import AccountStatus, Role
 from gpux_gateway.adapters import repository
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope
+from gpux_platform.problems import ProblemError
 
 bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer gpx_…`")
 

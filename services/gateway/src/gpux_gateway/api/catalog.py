@@ -11,7 +11,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 
-from gpux_catalog.domain import (
+from gpux_contracts.money import Currency, quantize
+from gpux_contracts.prices import ALL_REGIONS
+from gpux_estimator import (
     CatalogError,
     Dataset,
     GpuHeadroom,
@@ -27,9 +29,6 @@ from gpux_catalog.domain import (
     rank_gpus_for_job,
     training_flops,
 )
-from gpux_common.contracts.prices import ALL_REGIONS
-from gpux_common.money import Currency, quantize
-from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.api.catalog_schemas import (
     DatasetOut,
@@ -52,6 +51,7 @@ from gpux_gateway.api.catalog_schemas import (
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.prices import all_quotes
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, ProblemError
 
 UNAVAILABLE: dict[int | str, dict[str, Any]] = {
     503: {

@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from gpux_catalog.domain import Method, Optimizer, TargetModules
-from gpux_catalog.domain.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
-from gpux_catalog.domain.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
-from gpux_catalog.domain.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
-from gpux_common.contracts.catalog import CatalogId
-from gpux_common.money import Currency, DecimalAmount
+from gpux_contracts.catalog import CatalogId
+from gpux_contracts.money import Currency, DecimalAmount
+from gpux_estimator import Method, Optimizer, TargetModules
+from gpux_estimator.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
+from gpux_estimator.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
+from gpux_estimator.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
 
 
 class FitOut(BaseModel):

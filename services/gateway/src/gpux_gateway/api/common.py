@@ -8,12 +8,12 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from gpux_common.events import Envelope, Payload, wrap
-from gpux_common.ids import new_id, stable_id
-from gpux_common.telemetry import current_trace
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import new_id, stable_id
 from gpux_gateway import idempotency
 from gpux_gateway.context import Gateway
 from gpux_gateway.idempotency import Create
+from gpux_platform.telemetry import current_trace
 
 PRODUCER = "gateway"
 

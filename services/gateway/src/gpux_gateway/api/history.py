@@ -11,10 +11,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from gpux_common.money import Currency, DecimalAmount
-from gpux_common.redis_keys import CANDLES
+from gpux_contracts.money import Currency, DecimalAmount
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.context import Gateway
+from gpux_platform.redis_keys import CANDLES
 
 
 class IntervalParam(StrEnum):

@@ -9,9 +9,9 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
-from gpux_common.contracts.leases import LeaseEndReason
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import Currency, DecimalAmount
+from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.money import Currency, DecimalAmount
+from gpux_contracts.offers import BillingGranularity
 
 LeaseId = Annotated[
     str,

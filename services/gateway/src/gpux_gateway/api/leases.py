@@ -12,14 +12,11 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import Role
-from gpux_common.contracts.leases import LeaseStopRequested
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import Currency, canonical, from_micros
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.problems import ProblemError
-from gpux_common.topics import BILLING_COMMANDS
+from gpux_contracts.accounts import Role
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.money import Currency, canonical, from_micros
+from gpux_contracts.offers import BillingGranularity
+from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.adapters import leases
 from gpux_gateway.api.auth import account_id_for, principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
@@ -41,6 +38,9 @@ from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.leases import cost_so_far_micros
 from gpux_gateway.idempotency import IdemKey, check_key
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
+from gpux_platform.problems import ProblemError
 
 Limit = Annotated[int, Query(ge=1, le=100, description="Items per page.")]
 

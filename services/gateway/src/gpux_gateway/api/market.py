@@ -13,18 +13,18 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.market import ALL_GPUS, MarketState, MarketStateChanged
-from gpux_common.ids import new_id
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
-from gpux_common.topics import MARKET_SESSIONS
+from gpux_contracts.ids import new_id
+from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
+from gpux_contracts.topics import MARKET_SESSIONS
 from gpux_gateway.api.auth import anonymous_limit, principal_dependency, problem_from
 from gpux_gateway.api.common import envelope
 from gpux_gateway.api.schemas import Strict
 from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import AccessError, Principal
 from gpux_gateway.readmodels.market import MarketView
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, ProblemError
 
 ALL = "all"
 """The request's name for the whole market (``*`` on the topic)."""

@@ -6,18 +6,15 @@ import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import Role
-from gpux_common.contracts.offers import (
+from gpux_contracts.accounts import Role
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import canonical, from_micros
+from gpux_contracts.offers import (
     OfferChangeRequested,
     OfferSubmitted,
     OfferWithdrawalRequested,
 )
-from gpux_common.ids import new_id
-from gpux_common.money import canonical, from_micros
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.problems import ProblemError
-from gpux_common.topics import OFFERS_COMMANDS
+from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_gateway.adapters import repository
 from gpux_gateway.api.auth import account_id_for, principal_dependency
 from gpux_gateway.api.common import command_id, create_once, envelope
@@ -35,6 +32,9 @@ from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.windows import check_window
 from gpux_gateway.idempotency import IdemKey, check_key
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
+from gpux_platform.problems import ProblemError
 
 CLOSED = {"rejected", "withdrawn", "exhausted", "expired"}
 

@@ -12,15 +12,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from gpux_common.contracts.book import BookLevel, BookLevelsChanged
-from gpux_common.contracts.offers import Tier
-from gpux_common.money import Currency, DecimalAmount
-from gpux_common.problems import PROBLEM_MEDIA_TYPE, ProblemError
+from gpux_contracts.book import BookLevel, BookLevelsChanged
+from gpux_contracts.money import Currency, DecimalAmount
+from gpux_contracts.offers import Tier
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.api.catalog import require_loaded
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.orderbook import BookView
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, ProblemError
 
 RETRY_AFTER_S = 5
 

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, Field
 
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.money import Currency, DecimalAmount
+from gpux_contracts.money import Currency, DecimalAmount
+from gpux_contracts.prices import BestAskChanged
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.context import Gateway
 from gpux_gateway.readmodels.prices import all_quotes, gpu_quotes

@@ -19,10 +19,10 @@ from pydantic import (
     model_validator,
 )
 
-from gpux_common.contracts.accounts import AccountStatus, Role
-from gpux_common.contracts.offers import BillingGranularity, Tier
-from gpux_common.contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
-from gpux_common.money import Currency, DecimalAmount, to_decimal
+from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.money import Currency, DecimalAmount, to_decimal
+from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
 from gpux_gateway.domain.access import Scope
 
 Price = Annotated[

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header
 from sse_starlette.sse import EventSourceResponse
 
-from gpux_common.redis_keys import PRICES_STREAM
 from gpux_gateway.api.auth import anonymous_limit
 from gpux_gateway.context import Gateway
+from gpux_platform.redis_keys import PRICES_STREAM
 
 _ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 

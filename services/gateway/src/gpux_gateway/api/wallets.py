@@ -8,13 +8,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from gpux_common.broker import Outgoing
-from gpux_common.contracts.accounts import Role
-from gpux_common.contracts.billing import TopupConfirmRequested, TopupRequested
-from gpux_common.ids import new_id
-from gpux_common.money import Currency, DecimalAmount, canonical
-from gpux_common.outbox import add as add_to_outbox
-from gpux_common.topics import BILLING_COMMANDS
+from gpux_contracts.accounts import Role
+from gpux_contracts.billing import TopupConfirmRequested, TopupRequested
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency, DecimalAmount, canonical
+from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.api.auth import account_id_for, principal_dependency, problem_from
 from gpux_gateway.api.common import command_id, create_once, envelope
 from gpux_gateway.api.schemas import CreditAmount, ResourceId, Strict
@@ -22,6 +20,8 @@ from gpux_gateway.context import Gateway
 from gpux_gateway.domain.access import AccessError, Principal, Scope
 from gpux_gateway.idempotency import IdemKey, check_key
 from gpux_gateway.readmodels.balances import account_balances
+from gpux_platform.broker import Outgoing
+from gpux_platform.outbox import add as add_to_outbox
 
 
 class Provider(StrEnum):

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gpux_common.contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import AccountStatus, Role
 
 
 class Scope(StrEnum):

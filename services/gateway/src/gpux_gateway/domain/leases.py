@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from gpux_common.contracts.offers import BillingGranularity
-from gpux_common.money import accrued_micros
+from gpux_contracts.money import accrued_micros
+from gpux_contracts.offers import BillingGranularity
 
 
 def cost_so_far_micros(

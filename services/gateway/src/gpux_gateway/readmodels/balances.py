@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpux_common.contracts.billing import BalanceChanged
-from gpux_common.redis_keys import BALANCES
+from gpux_contracts.billing import BalanceChanged
 from gpux_gateway.context import Gateway
+from gpux_platform.redis_keys import BALANCES
 
 
 async def account_balances(gw: Gateway, account_id: str) -> list[BalanceChanged]:

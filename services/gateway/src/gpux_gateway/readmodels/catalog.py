@@ -6,7 +6,7 @@ A record it cannot read (an unknown event version, an inconsistent shape) is log
 counted and skipped: the previous value of that id stays. A record without a value (a
 tombstone) removes its id.
 
-Readiness (``gpux_common.compacted``): ready once it has read up to each partition's end
+Readiness (``gpux_platform.compacted``): ready once it has read up to each partition's end
 offset as of start-up, so the routes never answer from a half-read catalog after a restart.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from gpux_catalog.domain import GpuCatalog, GpuSpec, ModelArch, ModelCatalog
-from gpux_common.compacted import CompactedView
-from gpux_common.contracts.catalog import GpuPublished, ModelPublished
-from gpux_common.events import EventCodec
+from gpux_contracts.catalog import GpuPublished, ModelPublished
+from gpux_contracts.events import EventCodec
+from gpux_estimator import GpuCatalog, GpuSpec, ModelArch, ModelCatalog
+from gpux_platform.compacted import CompactedView
 
 log = logging.getLogger("gpux.gateway.catalog")
 

@@ -1,17 +1,17 @@
 """Feeds the catalog view from Kafka: read whole, without a consumer group, from earliest.
 
 Every gateway replica needs the whole catalog (a few dozen records), not a share of the
-partitions; see ``gpux_common.compacted``.
+partitions; see ``gpux_platform.compacted``.
 """
 
 from __future__ import annotations
 
 from faststream.kafka import KafkaRouter
 
-from gpux_common.compacted import view_router
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS
 from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_platform.compacted import view_router
+from gpux_platform.settings import GpuxSettings
 
 
 def catalog_view(settings: GpuxSettings) -> CatalogView:

@@ -7,13 +7,13 @@ from typing import Any
 import asyncpg
 from faststream.kafka import KafkaRouter
 
-from gpux_common.clock import Clock
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseOpened
-from gpux_common.events import Envelope, EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import BILLING_LEASES
+from gpux_contracts.events import Envelope, EventCodec
+from gpux_contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseOpened
+from gpux_contracts.topics import BILLING_LEASES
 from gpux_gateway.adapters import leases
+from gpux_platform.clock import Clock
+from gpux_platform.consumers import subscribe_once
+from gpux_platform.settings import GpuxSettings
 
 
 def leases_router(settings: GpuxSettings, pool: asyncpg.Pool, clock: Clock) -> KafkaRouter:

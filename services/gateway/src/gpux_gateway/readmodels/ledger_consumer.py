@@ -7,12 +7,12 @@ from typing import Any
 import asyncpg
 from faststream.kafka import KafkaRouter
 
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.leases import LedgerPosted
-from gpux_common.events import Envelope, EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import BILLING_LEDGER
+from gpux_contracts.events import Envelope, EventCodec
+from gpux_contracts.leases import LedgerPosted
+from gpux_contracts.topics import BILLING_LEDGER
 from gpux_gateway.adapters import leases
+from gpux_platform.consumers import subscribe_once
+from gpux_platform.settings import GpuxSettings
 
 
 def ledger_router(settings: GpuxSettings, pool: asyncpg.Pool) -> KafkaRouter:

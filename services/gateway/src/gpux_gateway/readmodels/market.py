@@ -1,6 +1,6 @@
 """The gateway's view of market sessions, rebuilt from the compacted ``market.sessions`` topic.
 
-Like the catalog view, read whole without a consumer group (see ``gpux_common.compacted``),
+Like the catalog view, read whole without a consumer group (see ``gpux_platform.compacted``),
 so every replica holds the whole state (the latest record per scope). No record for a scope
 means open. A record it cannot read is logged and skipped (the previous state of that scope
 stays); a tombstone removes its scope (back to open). Ready once it has read up to the end
@@ -13,11 +13,11 @@ from typing import Any
 
 from faststream.kafka import KafkaRouter
 
-from gpux_common.compacted import CompactedView, view_router
-from gpux_common.contracts.market import ALL_GPUS, MarketState, MarketStateChanged
-from gpux_common.events import EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_SESSIONS
+from gpux_contracts.events import EventCodec
+from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
+from gpux_contracts.topics import MARKET_SESSIONS
+from gpux_platform.compacted import CompactedView, view_router
+from gpux_platform.settings import GpuxSettings
 
 
 class MarketView(CompactedView):

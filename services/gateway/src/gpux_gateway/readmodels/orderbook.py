@@ -1,7 +1,7 @@
 """The gateway's view of the order books, rebuilt from the compacted ``market.book`` topic.
 
 Like the market sessions view (see ``market``), read whole without a consumer group (see
-``gpux_common.compacted``), so every replica holds the latest levels of every book (a few
+``gpux_platform.compacted``), so every replica holds the latest levels of every book (a few
 records per GPU model). Per key (``gpu|tier``) it keeps the record with
 the highest ``sequence``: an older state that arrives later (a republished outbox row) is
 dropped. A record it cannot read is logged and skipped; a tombstone removes its book. Ready
@@ -14,11 +14,11 @@ from typing import Any
 
 from faststream.kafka import KafkaRouter
 
-from gpux_common.compacted import CompactedView, view_router
-from gpux_common.contracts.book import BookLevelsChanged, book_key
-from gpux_common.events import EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_BOOK
+from gpux_contracts.book import BookLevelsChanged, book_key
+from gpux_contracts.events import EventCodec
+from gpux_contracts.topics import MARKET_BOOK
+from gpux_platform.compacted import CompactedView, view_router
+from gpux_platform.settings import GpuxSettings
 
 
 class BookView(CompactedView):

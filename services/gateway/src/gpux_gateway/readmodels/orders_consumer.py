@@ -7,13 +7,13 @@ from typing import Any
 import asyncpg
 from faststream.kafka import KafkaRouter
 
-from gpux_common.clock import Clock
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.orders import OrderStatusChanged, TradeExecuted
-from gpux_common.events import Envelope, EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import MARKET_TRADES, ORDERS_STATUS
+from gpux_contracts.events import Envelope, EventCodec
+from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
+from gpux_contracts.topics import MARKET_TRADES, ORDERS_STATUS
 from gpux_gateway.adapters import repository
+from gpux_platform.clock import Clock
+from gpux_platform.consumers import subscribe_once
+from gpux_platform.settings import GpuxSettings
 
 
 def orders_status_router(settings: GpuxSettings, pool: asyncpg.Pool, clock: Clock) -> KafkaRouter:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.redis_keys import BEST_ASKS
+from gpux_contracts.prices import BestAskChanged
 from gpux_gateway.context import Gateway
+from gpux_platform.redis_keys import BEST_ASKS
 
 
 async def all_quotes(gw: Gateway) -> list[BestAskChanged]:

@@ -21,19 +21,19 @@ from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
 
-from gpux_common.broker import subscriber_options
-from gpux_common.compacted import end_offsets, subscribe_whole
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.market import MarketStateChanged
-from gpux_common.contracts.offers import OfferAccepted, OfferWithdrawn
-from gpux_common.contracts.orders import OrderCancelRequested, OrderFunded
-from gpux_common.events import Envelope, EventCodec, decode_or_none
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import FX_RATES, MARKET_SESSIONS, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_contracts.events import Envelope, EventCodec, decode_or_none
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.market import MarketStateChanged
+from gpux_contracts.offers import OfferAccepted, OfferWithdrawn
+from gpux_contracts.orders import OrderCancelRequested, OrderFunded
+from gpux_contracts.topics import FX_RATES, MARKET_SESSIONS, ORDERS_BOOK, PRICING_OFFERS, Topic
 from gpux_matching import handlers
 from gpux_matching.book import Book
 from gpux_matching.domain import Command
+from gpux_platform.broker import subscriber_options
+from gpux_platform.compacted import end_offsets, subscribe_whole
+from gpux_platform.consumers import subscribe_once
+from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.matching")
 Planner = Callable[[asyncpg.Connection, handlers.Holder, Envelope[Any]], Awaitable[Command | None]]

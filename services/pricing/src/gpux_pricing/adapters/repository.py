@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import asyncpg
 
-from gpux_common.contracts.accounts import AccountStatus
-from gpux_common.contracts.offers import OfferStatus, OfferSubmitted
-from gpux_common.money import Currency
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.validation import SellerView
 

@@ -3,7 +3,7 @@
 A rate says how many units of the quote currency one unit of the base currency buys,
 as a Decimal with its timestamp. The book ranks offers by their value in the reference
 currency (EUR); conversions keep full Decimal precision and only the one money rule
-(``gpux_common.money.quantize``) rounds, when an amount becomes micro-units.
+(``gpux_contracts.money.quantize``) rounds, when an amount becomes micro-units.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpux_common.money import Currency, quantize, to_micros
+from gpux_contracts.money import Currency, quantize, to_micros
 
 REFERENCE = Currency.EUR
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from gpux_common.contracts.prices import ALL_REGIONS
-from gpux_common.money import Currency
+from gpux_contracts.money import Currency
+from gpux_contracts.prices import ALL_REGIONS
 
 ANY_REGION = ALL_REGIONS
 

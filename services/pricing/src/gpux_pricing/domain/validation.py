@@ -8,8 +8,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from gpux_common.contracts.accounts import AccountStatus
-from gpux_common.money import Currency
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.money import Currency
 
 MAX_DECIMALS = 4
 

@@ -9,22 +9,19 @@ import asyncpg
 from faststream.kafka import KafkaRouter
 from redis.asyncio import Redis
 
-from gpux_common.clock import Clock
-from gpux_common.consumers import subscribe_once
-from gpux_common.contracts.accounts import AccountChanged
-from gpux_common.contracts.catalog import GpuPublished, ModelPublished
-from gpux_common.contracts.fx import RatePublished
-from gpux_common.contracts.offers import (
+from gpux_contracts.accounts import AccountChanged
+from gpux_contracts.catalog import GpuPublished, ModelPublished
+from gpux_contracts.events import Envelope, EventCodec
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.offers import (
     OfferChangeRequested,
     OfferStatusChanged,
     OfferSubmitted,
     OfferWithdrawalRequested,
 )
-from gpux_common.contracts.orders import TradeExecuted
-from gpux_common.contracts.prices import BestAskChanged
-from gpux_common.events import Envelope, EventCodec
-from gpux_common.settings import GpuxSettings
-from gpux_common.topics import (
+from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import (
     ACCOUNTS,
     CATALOG_GPUS,
     FX_RATES,
@@ -33,6 +30,9 @@ from gpux_common.topics import (
     OFFERS_STATUS,
     Topic,
 )
+from gpux_platform.clock import Clock
+from gpux_platform.consumers import subscribe_once
+from gpux_platform.settings import GpuxSettings
 from gpux_pricing import handlers, history, market_data
 from gpux_pricing.domain.validation import Band
 

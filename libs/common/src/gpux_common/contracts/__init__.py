@@ -1,1 +1,0 @@
-"""Event payloads, one module per producing domain; every payload is versioned."""

@@ -1,0 +1,1 @@
+"""What gpux services say to each other: event payloads, topics, money, ids. Pydantic only."""

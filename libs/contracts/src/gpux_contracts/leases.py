@@ -1,0 +1,167 @@
+"""Leases: what a trade becomes in billing, and the ledger lines billing posts.
+
+Billing produces every event here on ``billing.leases`` (key: lease id, so one lease's events
+stay in order) and ``billing.ledger`` (key: transfer id); the gateway builds the buyers' and
+sellers' views from them (``GET /v1/leases``, ``/v1/ledger``, ``/v1/accounts/me/earnings``).
+Amounts are decimal strings. A lease's id is the id of the trade that opened it.
+
+Every lease event carries the lease's running totals (``total_*``), so a reader keeps the
+latest by ``period`` and never adds anything up itself: a replayed or reordered event cannot
+count twice.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import ClassVar
+
+from pydantic import AwareDatetime, BaseModel, Field
+
+from gpux_contracts.events import Payload
+from gpux_contracts.money import Currency, DecimalAmount
+from gpux_contracts.offers import BillingGranularity
+
+
+class LeaseEndReason(StrEnum):
+    """Why a lease ended."""
+
+    STOPPED = "stopped"
+    """The buyer stopped it (``POST /v1/leases/{id}/stop``)."""
+    COMPLETED = "completed"
+    """Its fixed length (``hours``) ran out."""
+    INSUFFICIENT_FUNDS = "insufficient_funds"
+    """The buyer's wallet could not cover the next period (a ``lease.low_balance`` came first)."""
+
+
+class LeaseStopRequested(Payload):
+    """A buyer asked to stop a lease (a command on ``billing.commands``, key: buyer id)."""
+
+    event_type: ClassVar[str] = "lease.stop_requested"
+    schema_version: ClassVar[int] = 1
+
+    lease_id: str
+    buyer_id: str
+    requested_at: AwareDatetime = Field(
+        description="When the buyer asked: the lease ends then (or at its last settled instant,"
+        " if billing already charged past it)."
+    )
+
+
+class LeaseTotals(BaseModel):
+    """A lease's running totals after an event (cumulative, never deltas)."""
+
+    period: int = Field(ge=0, description="Periods charged so far (0: none yet).")
+    charged_through: AwareDatetime = Field(description="The lease is paid up to this instant.")
+    total_charged: DecimalAmount = Field(description="In the offer's `currency`.")
+    total_paid: DecimalAmount = Field(description="In the buyer's `wallet_currency`.")
+    total_fee: DecimalAmount = Field(description="The platform's part, in `currency`.")
+    total_seller: DecimalAmount = Field(description="The seller's part, in `currency`.")
+
+
+class LeaseOpened(Payload):
+    """A trade became a lease: the buyer rents the seller's GPUs from ``started_at``."""
+
+    event_type: ClassVar[str] = "lease.opened"
+    schema_version: ClassVar[int] = 1
+
+    lease_id: str = Field(description="The trade id.")
+    order_id: str
+    offer_id: str
+    buyer_id: str
+    seller_id: str
+    gpu: str
+    tier: str
+    gpus: int = Field(ge=1)
+    price_per_gpu_hour: DecimalAmount = Field(description="In the offer's `currency`.")
+    currency: Currency
+    wallet_currency: Currency = Field(description="The buyer pays from this wallet.")
+    billing: BillingGranularity
+    hours: int | None = Field(default=None, description="Fixed length; None = until stopped.")
+    started_at: AwareDatetime
+    ends_at: AwareDatetime | None = None
+
+
+class LeaseCharged(Payload):
+    """One period of a lease was charged (hourly: in advance; per second: after the fact)."""
+
+    event_type: ClassVar[str] = "lease.charged"
+    schema_version: ClassVar[int] = 1
+
+    lease_id: str
+    buyer_id: str
+    seller_id: str
+    transfer_id: str = Field(description="The ledger transfer of this charge.")
+    period_start: AwareDatetime
+    period_end: AwareDatetime
+    amount: DecimalAmount = Field(description="This charge, in the offer's `currency`.")
+    currency: Currency
+    paid: DecimalAmount = Field(description="What the buyer paid for it, in `wallet_currency`.")
+    wallet_currency: Currency
+    fee: DecimalAmount = Field(description="The platform's part of `amount`.")
+    seller_amount: DecimalAmount = Field(description="The seller's part of `amount`.")
+    fx_rate: DecimalAmount | None = Field(
+        default=None, description="Offer currency to wallet currency, when they differ."
+    )
+    fx_rate_at: AwareDatetime | None = None
+    totals: LeaseTotals
+
+
+class LeaseLowBalance(Payload):
+    """The buyer's wallet covers less than the configured runway of this lease (sent once)."""
+
+    event_type: ClassVar[str] = "lease.low_balance"
+    schema_version: ClassVar[int] = 1
+
+    lease_id: str
+    buyer_id: str
+    wallet_currency: Currency
+    funds: DecimalAmount = Field(description="Available balance plus the lease's prepayment.")
+    runway_seconds: int = Field(ge=0, description="How long the funds last at this lease's rate.")
+    as_of: AwareDatetime
+
+
+class LeaseEnded(Payload):
+    """A lease ended; ``totals`` are final."""
+
+    event_type: ClassVar[str] = "lease.ended"
+    schema_version: ClassVar[int] = 1
+
+    lease_id: str
+    buyer_id: str
+    seller_id: str
+    reason: LeaseEndReason
+    ended_at: AwareDatetime
+    currency: Currency
+    wallet_currency: Currency
+    unpaid: DecimalAmount = Field(
+        default=Decimal(0),
+        description="Delivered time the wallet could not pay (offer currency; written off).",
+    )
+    totals: LeaseTotals
+
+
+class LedgerLine(BaseModel):
+    """One entry of a transfer on an account's statement."""
+
+    owner: str
+    currency: Currency
+    kind: str = Field(description="`available`, `held` or `seller_payable`.")
+    amount: DecimalAmount = Field(description="Signed: positive adds to the balance.")
+
+
+class LedgerPosted(Payload):
+    """A transfer billing posted, with its entries on accounts' own (non-platform) balances."""
+
+    event_type: ClassVar[str] = "ledger.posted"
+    schema_version: ClassVar[int] = 1
+
+    transfer_id: str
+    kind: str = Field(description="`topup`, `hold`, `release`, `charge`, `fx`, `correction`, ...")
+    created_at: AwareDatetime
+    reference: str = ""
+    fx_rate: DecimalAmount | None = None
+    fx_base: Currency | None = None
+    fx_quote: Currency | None = None
+    fx_rate_at: AwareDatetime | None = None
+    lines: list[LedgerLine]

@@ -1,0 +1,174 @@
+"""Kafka through faststream: broker factory, subscriber defaults, topic creation, publishing.
+
+Producer: idempotent with ``acks=all``. Consumers: a group id and
+``AckPolicy.NACK_ON_ERROR`` on every subscriber, so an offset is committed only
+after the handler returned (its effect is durable) and a failing message is
+delivered again rather than skipped. faststream's own default acknowledges on
+receipt, which is at-most-once; ``subscriber_options`` exists so nobody gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
+from faststream import AckPolicy, BaseMiddleware, StreamMessage
+from faststream.kafka import KafkaBroker
+from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from opentelemetry.trace import TracerProvider
+from pydantic import BaseModel
+
+from gpux_contracts.events import Envelope
+from gpux_contracts.topics import Topic
+from gpux_platform.errors import ConfigError
+from gpux_platform.metrics import CONSUMER_LAG
+from gpux_platform.settings import GpuxSettings
+
+ACK_POLICY = AckPolicy.NACK_ON_ERROR
+
+
+def make_broker(
+    settings: GpuxSettings, service: str, tracer_provider: TracerProvider | None = None
+) -> KafkaBroker:
+    """A faststream Kafka broker with an idempotent acks=all producer and trace propagation."""
+    return KafkaBroker(
+        settings.kafka_bootstrap,
+        client_id=f"gpux-{service}",
+        enable_idempotence=True,
+        acks="all",
+        linger_ms=2,
+        request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
+        ack_policy=ACK_POLICY,
+        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider), ConsumerLag],
+        # faststream logs every message at this level; errors are logged as errors anyway.
+        logger=logging.getLogger(f"gpux.{service}.broker"),
+        log_level=logging.DEBUG,
+    )
+
+
+class ConsumerLag(BaseMiddleware):
+    """Sets ``gpux_consumer_lag`` after every consumed record, from its consumer's high watermark.
+
+    The watermark comes with each fetch, so this costs no request; the gauge holds its last
+    value while nothing arrives (then the lag is what it was after the last record).
+    """
+
+    async def consume_scope(self, call_next: Any, msg: StreamMessage[Any]) -> Any:
+        try:
+            return await call_next(msg)
+        finally:
+            observe_lag(msg)
+
+
+def observe_lag(msg: StreamMessage[Any]) -> None:
+    """Record the lag of the message's partition, when the message comes from a real consumer."""
+    record = msg.raw_message
+    highwater = getattr(getattr(msg, "consumer", None), "highwater", None)
+    if highwater is None or not hasattr(record, "partition"):
+        return  # a batch, or a test broker's fake consumer
+    try:
+        high = highwater(TopicPartition(record.topic, record.partition))
+    except AssertionError:  # aiokafka asserts the partition is still ours (a rebalance)
+        return
+    if high is not None:
+        CONSUMER_LAG.labels(record.topic, str(record.partition)).set(
+            max(high - record.offset - 1, 0)
+        )
+
+
+def subscriber_options(settings: GpuxSettings, group: str) -> dict[str, Any]:
+    """Keyword arguments of every gpux subscriber: its group, at-least-once acks, from the start."""
+    return {
+        "group_id": settings.group(group),
+        "ack_policy": ACK_POLICY,
+        "auto_offset_reset": "earliest",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One message to publish: an envelope, its topic and its partition key."""
+
+    topic: Topic
+    key: str
+    envelope: Envelope[Any]
+
+
+def encode(model: BaseModel) -> bytes:
+    """The JSON bytes of a model, as gpux puts them on Kafka."""
+    return model.model_dump_json().encode()
+
+
+async def publish_many(
+    broker: KafkaBroker, settings: GpuxSettings, messages: Sequence[Outgoing]
+) -> None:
+    """Publish messages pipelined (all sent, then all confirmed), not one round trip each."""
+    futures = []
+    for message in messages:
+        future = await broker.publish(
+            encode(message.envelope),
+            topic=settings.topic(message.topic),
+            key=message.key.encode(),
+            headers={**message.envelope.headers(), "content-type": "application/json"},
+            no_confirm=True,
+        )
+        futures.append(future)
+    await asyncio.gather(*futures)
+
+
+async def ensure_topics(
+    settings: GpuxSettings,
+    topics: Iterable[Topic],
+    replication_factor: int = 1,
+    create: bool = True,
+) -> None:
+    """Create the topics that do not exist yet (or, with ``create=False``, require them)."""
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap,
+        request_timeout_ms=int(settings.connect_timeout_s * 1000),
+    )
+    quiet = logging.getLogger("aiokafka")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # the ConfigError below is the one line a person needs
+    try:
+        await admin.start()
+    except KafkaError as exc:
+        raise ConfigError(
+            "GPUX_KAFKA_BOOTSTRAP", f"no Kafka broker answers at {settings.kafka_bootstrap} ({exc})"
+        ) from exc
+    finally:
+        quiet.setLevel(level)
+    try:
+        existing = set(await admin.list_topics())
+        if not create:
+            missing = sorted(settings.topic(t) for t in topics if settings.topic(t) not in existing)
+            if missing:
+                raise ConfigError(
+                    "GPUX_KAFKA_BOOTSTRAP",
+                    f"topics missing on {settings.kafka_bootstrap}: {', '.join(missing)}"
+                    " (in prod, topics are created by the platform, e.g. Strimzi KafkaTopics)",
+                )
+            return
+        wanted = [
+            NewTopic(settings.topic(t), t.partitions, replication_factor, topic_configs=t.configs())
+            for t in topics
+            if settings.topic(t) not in existing
+        ]
+        if wanted:
+            # Another process may create them between list and create.
+            with contextlib.suppress(TopicAlreadyExistsError):
+                await admin.create_topics(wanted)
+    finally:
+        await admin.close()
+
+
+async def check_kafka(settings: GpuxSettings) -> None:
+    """Fail with a ConfigError naming GPUX_KAFKA_BOOTSTRAP when no broker answers."""
+    await ensure_topics(settings, ())

@@ -1,0 +1,28 @@
+"""Redis: one client per service, with a clear error for a bad URL."""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from gpux_platform.errors import ConfigError, redact
+from gpux_platform.settings import GpuxSettings
+
+
+async def create_redis(settings: GpuxSettings) -> Redis:
+    """A connected client, or a ConfigError naming GPUX_REDIS_URL."""
+    try:
+        client: Redis = Redis.from_url(
+            settings.redis_url,
+            socket_connect_timeout=settings.connect_timeout_s,
+            decode_responses=False,
+        )
+        await asyncio.wait_for(client.ping(), timeout=settings.connect_timeout_s)
+    except (RedisError, OSError, TimeoutError, ValueError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ConfigError(
+            "GPUX_REDIS_URL", f"cannot reach {redact(settings.redis_url)}: {reason}"
+        ) from exc
+    return client

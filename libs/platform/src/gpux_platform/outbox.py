@@ -1,0 +1,178 @@
+"""Transactional outbox and inbox: no dual writes between PostgreSQL and Kafka.
+
+A handler that changes state calls ``outbox.add`` on the same connection, inside
+the same transaction; ``OutboxRelay`` publishes the committed rows in order and
+marks them published. A crash between publishing and marking publishes a row
+again with the same ``event_id``, which consumers recognise in their inbox
+(``inbox.claim``), so the effect happens once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import asyncpg
+from faststream.kafka import KafkaBroker
+from opentelemetry import propagate, trace
+
+from gpux_contracts.events import TYPE_HEADER
+from gpux_platform.broker import Outgoing, encode
+from gpux_platform.metrics import EVENTS_PUBLISHED
+from gpux_platform.settings import GpuxSettings
+
+log = logging.getLogger("gpux.outbox")
+_tracer = trace.get_tracer("gpux.outbox")
+
+
+async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing]) -> None:
+    """Write messages to the schema's outbox on this connection (call inside its transaction).
+
+    One statement however many messages (``INSERT ... SELECT FROM unnest``, in the order
+    given, a replayed event id skipped), which also wakes the relay (``pg_notify``).
+    """
+    if not messages:
+        return
+    ids: list[str] = []
+    topics: list[str] = []
+    keys: list[str] = []
+    bodies: list[bytes] = []
+    headers: list[str] = []
+    for m in messages:
+        envelope = m.envelope
+        ids.append(envelope.event_id)
+        topics.append(m.topic.name)
+        keys.append(m.key)
+        bodies.append(encode(envelope))
+        carrier = envelope.trace.carrier() if envelope.trace else {}
+        headers.append(json.dumps({**envelope.headers(), **carrier}))
+    await conn.execute(
+        "WITH added AS ("  # noqa: S608 - the schema is the service's own name, not input
+        f" INSERT INTO {schema}.outbox (event_id, topic, key, body, headers)"
+        " SELECT m.event_id, m.topic, m.key, m.body, m.headers::jsonb"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[])"
+        " WITH ORDINALITY AS m (event_id, topic, key, body, headers, n)"
+        " ORDER BY m.n ON CONFLICT (event_id) DO NOTHING)"
+        f" SELECT pg_notify('{schema}_outbox', '')",
+        ids,
+        topics,
+        keys,
+        bodies,
+        headers,
+    )
+
+
+async def claim(conn: asyncpg.Connection, schema: str, event_id: str, topic: str) -> bool:
+    """Record an event as consumed; False when it was already (then skip its effect)."""
+    inserted = await conn.fetchval(
+        f"INSERT INTO {schema}.inbox (event_id, topic) VALUES ($1, $2)"  # noqa: S608
+        " ON CONFLICT (event_id) DO NOTHING RETURNING true",
+        event_id,
+        topic,
+    )
+    return bool(inserted)
+
+
+async def consume_once(
+    pool: asyncpg.Pool,
+    schema: str,
+    topic: str,
+    event_id: str,
+    apply: Callable[[asyncpg.Connection], Awaitable[None]],
+) -> bool:
+    """Apply an event's effect and record it in the inbox in one transaction, once.
+
+    Returns False when the event was consumed before (its effect is not applied again).
+    """
+    async with pool.acquire() as conn, conn.transaction():
+        if not await claim(conn, schema, event_id, topic):
+            return False
+        await apply(conn)
+    return True
+
+
+class OutboxRelay:
+    """Publishes a schema's committed outbox rows to Kafka, in order, in batches."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        broker: KafkaBroker,
+        settings: GpuxSettings,
+        schema: str,
+        batch_size: int = 500,
+        idle_wait_s: float = 1.0,
+    ) -> None:
+        self._pool = pool
+        self._broker = broker
+        self._settings = settings
+        self._schema = schema
+        self._batch_size = batch_size
+        self._idle_wait_s = idle_wait_s
+        self._wake = asyncio.Event()
+
+    async def publish_pending(self) -> int:
+        """Publish one batch of unpublished rows; returns how many were published."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            # SKIP LOCKED lets several relays (replicas) share the work without double sends.
+            rows = await conn.fetch(
+                f"SELECT seq, topic, key, body, headers FROM {self._schema}.outbox"  # noqa: S608
+                " WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED",
+                self._batch_size,
+            )
+            if not rows:
+                return 0
+            futures: list[Any] = []
+            published: list[tuple[str, str]] = []
+            for row in rows:
+                headers = {**json.loads(row["headers"]), "content-type": "application/json"}
+                published.append((row["topic"], headers.get(TYPE_HEADER, "")))
+                # Publish in the trace the event was created in, not in the relay's own.
+                with _tracer.start_as_current_span(
+                    f"outbox {row['topic']}", context=propagate.extract(headers)
+                ):
+                    future = await self._broker.publish(
+                        bytes(row["body"]),
+                        topic=f"{self._settings.namespace}{row['topic']}",
+                        key=row["key"].encode(),
+                        headers=headers,
+                        no_confirm=True,
+                    )
+                futures.append(future)
+            await asyncio.gather(*futures)
+            await conn.execute(
+                f"UPDATE {self._schema}.outbox SET published_at = now()"  # noqa: S608
+                " WHERE seq = ANY($1::bigint[])",
+                [row["seq"] for row in rows],
+            )
+        for topic, event_type in published:
+            EVENTS_PUBLISHED.labels(topic, event_type).inc()
+        return len(rows)
+
+    async def run(self) -> None:
+        """Relay until cancelled: woken by NOTIFY, and polling as a fallback."""
+        listener = await self._pool.acquire()
+        channel = f"{self._schema}_outbox"
+
+        def wake(*_: object) -> None:
+            self._wake.set()
+
+        await listener.add_listener(channel, wake)
+        try:
+            while True:
+                self._wake.clear()  # before publishing, so a NOTIFY during it is not lost
+                try:
+                    while await self.publish_pending() == self._batch_size:
+                        pass
+                except Exception as exc:  # a broker or database error must not end the relay
+                    log.warning("outbox relay failed; retrying", extra={"error": repr(exc)})
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._idle_wait_s)
+        finally:
+            with contextlib.suppress(Exception):
+                await listener.remove_listener(channel, wake)
+            await self._pool.release(listener)

@@ -1,0 +1,285 @@
+"""The standard service: ``python -m gpux_<name>`` runs it with /healthz, /readyz and /metrics.
+
+Start-up order: read settings (a bad value is one line naming the setting),
+connect PostgreSQL, apply the service's migrations, connect Redis, create the
+registry's topics, wire handlers, start the broker, then serve HTTP. Any
+``ConfigError`` on the way ends the process with exit code 2 and one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import uvicorn
+from fastapi import APIRouter, FastAPI, Request, Response
+from faststream.kafka import KafkaBroker, KafkaRouter
+from opentelemetry import propagate
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import ValidationError
+from redis.asyncio import Redis
+
+from gpux_contracts.topics import REGISTRY
+from gpux_platform import migrations
+from gpux_platform.broker import ensure_topics, make_broker
+from gpux_platform.cache import create_redis
+from gpux_platform.clock import Clock, SystemClock
+from gpux_platform.db import create_pool
+from gpux_platform.errors import ConfigError
+from gpux_platform.logs import setup_logging
+from gpux_platform.metrics import HTTP_SECONDS
+from gpux_platform.problems import (
+    PROBLEM_MEDIA_TYPE,
+    install_problem_handlers,
+    install_problem_openapi,
+    problem_response,
+)
+from gpux_platform.settings import Environment, GpuxSettings
+from gpux_platform.telemetry import install_tracer_provider, make_tracer_provider, trace_queries
+
+log = logging.getLogger("gpux.service")
+
+
+@dataclass
+class Runtime:
+    """The connections one service process holds; handlers receive what they need of it."""
+
+    name: str
+    settings: GpuxSettings
+    pool: asyncpg.Pool
+    redis: Redis
+    broker: KafkaBroker
+    tracer_provider: TracerProvider
+    clock: Clock = field(default_factory=SystemClock)
+
+    async def close(self) -> None:
+        """Stop the broker and close the connections."""
+        with contextlib.suppress(Exception):
+            await self.broker.stop()
+        await self.redis.aclose()
+        await self.pool.close()
+
+
+@dataclass
+class Wiring:
+    """What a service adds to the standard process: consumers, HTTP routes, background loops."""
+
+    routers: Sequence[KafkaRouter] = ()
+    http: Sequence[APIRouter] = ()
+    tasks: Sequence[Callable[[], Awaitable[None]]] = ()
+    on_started: Sequence[Callable[[], Awaitable[None]]] = ()
+    configure_app: Callable[[FastAPI], None] | None = None
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """How to run one service."""
+
+    name: str
+    settings_type: type[GpuxSettings]
+    wire: Callable[[Runtime], Awaitable[Wiring]]
+    migrations: Path | None = None
+    title: str | None = None
+
+
+def schema_of(name: str) -> str:
+    """The PostgreSQL schema a service owns."""
+    return name.replace("-", "_")
+
+
+async def open_runtime(
+    spec: ServiceSpec, settings: GpuxSettings, tracer_provider: TracerProvider | None = None
+) -> Runtime:
+    """Connect everything a service needs, or raise ConfigError naming the setting."""
+    provider = tracer_provider or make_tracer_provider(spec.name, settings)
+    # SQL spans only where spans go somewhere: a span per statement is not free.
+    exported = tracer_provider is not None or settings.otel_exporter != "none"
+    pool = await create_pool(settings, init=trace_queries(provider) if exported else None)
+    try:
+        # Every connection is checked before anything is changed, so a bad setting
+        # stops the service with its one line and no half-done start-up.
+        redis = await create_redis(settings)
+        try:
+            # Outside prod a service creates what it needs; in prod the platform owns topics
+            # (replication, min ISR) and a missing one is a configuration error.
+            await ensure_topics(settings, REGISTRY, create=settings.env is not Environment.PROD)
+            applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+        except BaseException:
+            await redis.aclose()
+            raise
+        if applied:
+            log.info("migrations applied", extra={"applied": ",".join(applied)})
+    except BaseException:
+        await pool.close()
+        raise
+    broker = make_broker(settings, spec.name, provider)
+    return Runtime(spec.name, settings, pool, redis, broker, provider, settings.clock())
+
+
+async def readiness(runtime: Runtime) -> dict[str, str]:
+    """Check Kafka, PostgreSQL and Redis; each is 'ok' or the reason it is not."""
+    checks: dict[str, str] = {}
+    timeout = runtime.settings.connect_timeout_s
+    try:
+        checks["kafka"] = "ok" if await runtime.broker.ping(timeout) else "no answer"
+    except Exception as exc:  # any failure means not ready; the reason is reported
+        checks["kafka"] = type(exc).__name__
+    try:
+        async with asyncio.timeout(timeout):
+            await runtime.pool.fetchval("SELECT 1")
+        checks["postgres"] = "ok"
+    except Exception as exc:
+        checks["postgres"] = type(exc).__name__
+    try:
+        async with asyncio.timeout(timeout):
+            await runtime.redis.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:
+        checks["redis"] = type(exc).__name__
+    return checks
+
+
+def health_router(runtime: Runtime) -> APIRouter:
+    """``/healthz`` (the process is up), ``/readyz`` (its dependencies answer), ``/metrics``."""
+    router = APIRouter(tags=["health"])
+
+    @router.get("/healthz", summary="Liveness: the process answers")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok", "service": runtime.name}
+
+    @router.get(
+        "/readyz",
+        summary="Readiness: Kafka, PostgreSQL and Redis answer",
+        response_model=None,
+        responses={
+            503: {
+                "description": "A dependency does not answer",
+                "content": {
+                    PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}
+                },
+            }
+        },
+    )
+    async def readyz(request: Request) -> dict[str, Any] | Response:
+        checks = await readiness(runtime)
+        if all(v == "ok" for v in checks.values()):
+            return {"status": "ready", "checks": checks}
+        failing = ", ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok")
+        return problem_response(request, 503, "not-ready", "Not ready", failing)
+
+    @router.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return router
+
+
+def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
+    """A server span per HTTP request, continuing the caller's trace (``traceparent``)."""
+    tracer = provider.get_tracer("gpux.http")
+
+    @app.middleware("http")
+    async def traced(request: Request, call_next: Any) -> Response:
+        parent = propagate.extract(dict(request.headers))
+        name = f"{request.method} {request.url.path}"
+        started = time.perf_counter()
+        with tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
+            response: Response = await call_next(request)
+            span.set_attribute("http.response.status_code", response.status_code)
+        # The route template, not the path: ids in paths would make unbounded label sets.
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        HTTP_SECONDS.labels(request.method, route, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        return response
+
+
+def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
+    """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
+    app = FastAPI(title=spec.title or f"gpux {spec.name}", version="0.1.0")
+    trace_requests(app, runtime.tracer_provider)
+    install_problem_handlers(app)
+    install_problem_openapi(app)
+    app.include_router(health_router(runtime))
+    for router in wiring.http:
+        app.include_router(router)
+    if wiring.configure_app is not None:
+        wiring.configure_app(app)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def started(runtime: Runtime, wiring: Wiring) -> AsyncIterator[None]:
+    """Start the broker and the background loops; stop them on exit."""
+    for router in wiring.routers:
+        runtime.broker.include_router(router)
+    await runtime.broker.start()
+    for hook in wiring.on_started:
+        await hook()
+    tasks = [asyncio.ensure_future(loop()) for loop in wiring.tasks]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def serve(spec: ServiceSpec, settings: GpuxSettings) -> None:
+    """Run one service until it is told to stop."""
+    runtime = await open_runtime(spec, settings)
+    install_tracer_provider(runtime.tracer_provider)
+    try:
+        wiring = await spec.wire(runtime)
+        app = build_app(spec, runtime, wiring)
+        async with started(runtime, wiring):
+            config = uvicorn.Config(
+                app,
+                host=settings.http_host,
+                port=settings.http_port,
+                log_config=None,
+                lifespan="off",
+                access_log=False,
+                # Open event streams must not hold a stopping pod until it is killed.
+                timeout_graceful_shutdown=10,
+            )
+            server = uvicorn.Server(config)
+            log.info("serving", extra={"url": f"http://{settings.http_host}:{settings.http_port}"})
+            await server.serve()
+    finally:
+        await runtime.close()
+        runtime.tracer_provider.shutdown()
+
+
+def settings_error_line(exc: ValidationError, prefix: str = "GPUX_") -> str:
+    """One line naming the first bad setting."""
+    first = exc.errors()[0]
+    name = prefix + "_".join(str(p) for p in first["loc"]).upper() if first["loc"] else "settings"
+    return f"{name}: {first['msg']}"
+
+
+def main(spec: ServiceSpec) -> None:
+    """Entry point of ``python -m gpux_<name>``: exit 2 with one line on bad configuration."""
+    try:
+        settings = spec.settings_type()
+    except ValidationError as exc:
+        print(f"gpux-{spec.name}: configuration error: {settings_error_line(exc)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    setup_logging(spec.name, settings.log_level, settings.log_json)
+    try:
+        asyncio.run(serve(spec, settings))
+    except ConfigError as exc:
+        print(f"gpux-{spec.name}: configuration error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        pass
