@@ -83,6 +83,24 @@ def observe_lag(msg: StreamMessage[Any]) -> None:
         )
 
 
+def observe_batch_lag(msg: StreamMessage[Any]) -> None:
+    """Record the lag of each partition of a consumed batch, after its last record."""
+    records = msg.raw_message
+    highwater = getattr(getattr(msg, "consumer", None), "highwater", None)
+    if highwater is None or not isinstance(records, tuple):
+        return
+    last: dict[tuple[str, int], int] = {}
+    for record in records:
+        last[(record.topic, record.partition)] = record.offset
+    for (topic, partition), offset in last.items():
+        try:
+            high = highwater(TopicPartition(topic, partition))
+        except AssertionError:  # a rebalance took the partition meanwhile
+            continue
+        if high is not None:
+            CONSUMER_LAG.labels(topic, str(partition)).set(max(high - offset - 1, 0))
+
+
 def subscriber_options(settings: GpuxSettings, group: str) -> dict[str, Any]:
     """Keyword arguments of every gpux subscriber: its group, at-least-once acks, from the start."""
     return {

@@ -16,8 +16,15 @@ HANDLER_SECONDS = Histogram(
 )
 RECORDS = Counter(
     "gpux_records_total",
-    "Consumed records by topic and outcome (applied, duplicate, skipped, failed).",
+    "Consumed records by topic and outcome (applied, duplicate, skipped: unreadable,"
+    " unhandled: no handler for its type, set_aside, retry_later, failed).",
     ("topic", "outcome"),
+)
+BATCH_RECORDS = Histogram(
+    "gpux_batch_records",
+    "Records per consumed batch (each batch is one unit of work and one offset commit).",
+    ("topic",),
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
 )
 SETTLEMENT_SECONDS = Histogram(
     "gpux_settlement_seconds",

@@ -1,0 +1,220 @@
+"""The one consume path: a batch of records, one unit of work, handlers by payload class.
+
+A subscriber made by ``subscribe_batches`` takes what the broker has (up to ``max_records``,
+waiting at most ``wait_ms`` when nothing is buffered) and hands the batch to ``apply_batch``:
+
+1. every record is decoded with the topic's codec (one that can never be read is logged,
+   counted ``skipped`` and passed over; a payload type without a handler is counted
+   ``unhandled`` and logged, never dropped silently);
+2. one unit of work claims the whole batch in the inbox (one statement), runs each new
+   event's handler in order, writes the outbox rows (one insert) and commits;
+3. only then does faststream commit the offsets (``AckPolicy.NACK_ON_ERROR``): once a batch.
+
+A batch that fails is rolled back and split in halves, each applied in a unit of its own,
+down to the one record that fails alone; that one is retried ``RETRIES`` times and then set
+aside (kept in ``<schema>.set_aside`` and claimed, counted ``set_aside``). Errors of the
+infrastructure (a lost connection, a deadlock) and ``RetryLater`` are never set aside: they
+end the batch, which Kafka delivers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import asyncpg
+from faststream.kafka import KafkaRouter
+from faststream.kafka.annotations import KafkaMessage
+
+from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
+from gpux_contracts.topics import Topic
+from gpux_platform.broker import observe_batch_lag, subscriber_options
+from gpux_platform.metrics import BATCH_RECORDS, HANDLER_SECONDS, RECORDS
+from gpux_platform.settings import GpuxSettings
+from gpux_platform.unit_of_work import UnitOfWork
+
+U = TypeVar("U", bound=UnitOfWork)
+Handler = Callable[[U, Envelope[Any]], Awaitable[None]]
+"""Applies one event through the unit of work it is given."""
+
+RETRIES = 3
+"""Tries of a record that fails alone before it is set aside."""
+RETRY_WAIT_S = 0.05
+RETRY_LATER_WAIT_S = 0.5
+"""How long a batch that must wait (``RetryLater``) waits before Kafka delivers it again."""
+MAX_RECORDS = 500
+WAIT_MS = 5
+
+log = logging.getLogger("gpux.batches")
+
+
+class RetryLater(Exception):
+    """The event cannot be applied yet (a rate, a parent not seen): deliver the batch again."""
+
+
+TRANSIENT: tuple[type[BaseException], ...] = (
+    RetryLater,
+    OSError,
+    asyncio.TimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.TooManyConnectionsError,
+    asyncpg.DeadlockDetectedError,
+    asyncpg.SerializationError,
+    asyncpg.CannotConnectNowError,
+)
+"""Failures of the moment, not of the record: the batch is given back to Kafka."""
+
+
+@dataclass
+class Outcome:
+    """What became of a batch's records."""
+
+    applied: int = 0
+    duplicate: int = 0
+    set_aside: int = 0
+    unhandled: int = 0
+    units: int = 0
+    """Units of work committed (1 for a batch that went through whole)."""
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BatchHandler(Generic[U]):
+    """Applies batches of one topic's events through units of work, handlers by payload class."""
+
+    topic: Topic
+    handlers: Mapping[type[Payload], Handler[U]]
+    unit_of_work: Callable[[], AbstractAsyncContextManager[U]]
+    retries: int = RETRIES
+
+    async def apply(self, events: Sequence[Envelope[Any]]) -> Outcome:
+        """Apply the events in order, each once; split a failing batch down to the bad one."""
+        outcome = Outcome()
+        known = []
+        for event in events:
+            if type(event.payload) in self.handlers:
+                known.append(event)
+            else:
+                outcome.unhandled += 1
+                log.warning(
+                    "no handler for this event type",
+                    extra={"topic": self.topic.name, "event_type": event.event_type},
+                )
+        if known:
+            await self._apply(known, outcome)
+        return outcome
+
+    async def _apply(self, events: Sequence[Envelope[Any]], outcome: Outcome) -> None:
+        try:
+            await self._unit(events, outcome)
+            return
+        except TRANSIENT:
+            raise
+        except Exception as exc:
+            if len(events) == 1:
+                await self._alone(events[0], exc, outcome)
+                return
+            log.info(
+                "a batch failed; splitting it",
+                extra={"topic": self.topic.name, "size": len(events), "error": repr(exc)},
+            )
+        half = len(events) // 2
+        await self._apply(events[:half], outcome)
+        await self._apply(events[half:], outcome)
+
+    async def _unit(self, events: Sequence[Envelope[Any]], outcome: Outcome) -> None:
+        async with self.unit_of_work() as uow:
+            new = await uow.claim(self.topic.name, events)
+            for event in new:
+                await self.handlers[type(event.payload)](uow, event)
+            await uow.commit()
+        outcome.units += 1
+        outcome.applied += len(new)
+        outcome.duplicate += len(events) - len(new)
+
+    async def _alone(self, event: Envelope[Any], error: Exception, outcome: Outcome) -> None:
+        for _ in range(self.retries - 1):
+            await asyncio.sleep(RETRY_WAIT_S)
+            try:
+                await self._unit([event], outcome)
+                return
+            except TRANSIENT:
+                raise
+            except Exception as exc:
+                error = exc
+        log.error(
+            "an event fails alone; set aside",
+            extra={"topic": self.topic.name, "event_id": event.event_id, "error": repr(error)},
+        )
+        async with self.unit_of_work() as uow:
+            await uow.set_aside(self.topic.name, event, repr(error))
+            await uow.commit()
+        outcome.set_aside += 1
+        outcome.errors.append(repr(error))
+
+
+def codec_for(handlers: Mapping[type[Payload], Any]) -> EventCodec[Any]:
+    """The codec that reads the payload types the handlers take."""
+    return EventCodec(*handlers)
+
+
+def subscribe_batches(
+    router: KafkaRouter,
+    settings: GpuxSettings,
+    *,
+    group: str,
+    batch: BatchHandler[Any],
+    codec: EventCodec[Any] | None = None,
+    max_records: int = MAX_RECORDS,
+    wait_ms: int = WAIT_MS,
+) -> None:
+    """Add a batch subscriber of ``batch.topic`` in ``group`` to ``router``.
+
+    ``codec`` reads the topic's records (by default: the handlers' payload types); a record of
+    a type it does not know is logged and counted ``skipped``.
+    """
+    reader = codec or codec_for(batch.handlers)
+    name = batch.topic.name
+
+    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
+        settings.topic(batch.topic),
+        batch=True,
+        max_records=max_records,
+        batch_timeout_ms=wait_ms,
+        **subscriber_options(settings, group),
+    )
+    async def consume(message: KafkaMessage) -> None:
+        started = time.perf_counter()
+        records = message.raw_message
+        bodies = [r.value or b"" for r in records] if isinstance(records, tuple) else [message.body]
+        events = [e for e in (decode_or_none(reader, b, log) for b in bodies) if e is not None]
+        skipped = len(bodies) - len(events)
+        outcome = Outcome()
+        try:
+            outcome = await batch.apply(events)
+        except RetryLater:
+            RECORDS.labels(name, "retry_later").inc(len(events))
+            await asyncio.sleep(RETRY_LATER_WAIT_S)  # then the batch comes again
+            raise
+        except BaseException:
+            RECORDS.labels(name, "failed").inc(len(events))
+            raise
+        finally:
+            HANDLER_SECONDS.labels(name, "batch").observe(time.perf_counter() - started)
+        BATCH_RECORDS.labels(name).observe(len(bodies))
+        for label, count in (
+            ("applied", outcome.applied),
+            ("duplicate", outcome.duplicate),
+            ("set_aside", outcome.set_aside),
+            ("unhandled", outcome.unhandled),
+            ("skipped", skipped),
+        ):
+            if count:
+                RECORDS.labels(name, label).inc(count)
+        observe_batch_lag(message)

@@ -1,0 +1,92 @@
+"""The batch path on the memory unit of work: one unit per batch, split down to the bad record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import pytest
+
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.smoke import PingSent
+from gpux_contracts.topics import SMOKE_PINGS
+from gpux_platform.batches import BatchHandler, RetryLater
+from gpux_platform.broker import Outgoing
+from gpux_platform.unit_of_work import MemoryUnitOfWork
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class PongSent(Payload):
+    event_type: ClassVar[str] = "pong.sent"
+    schema_version: ClassVar[int] = 1
+    ping_id: str
+
+
+@dataclass
+class State:
+    notes: list[str] = field(default_factory=list)
+
+
+class Unit(MemoryUnitOfWork):
+    def __init__(self) -> None:
+        super().__init__(State())
+
+
+def ping(n: int, note: str = "") -> Envelope[Any]:
+    return wrap(PingSent(ping_id=f"p{n}", note=note), producer="t", occurred_at=NOW)
+
+
+async def on_ping(uow: Unit, event: Envelope[PingSent]) -> None:
+    if event.payload.note == "bad":
+        raise ValueError("this one never applies")
+    if event.payload.note == "later":
+        raise RetryLater("not yet")
+    uow.state.notes.append(event.payload.ping_id)
+    pong = wrap(PongSent(ping_id=event.payload.ping_id), producer="t", occurred_at=NOW)
+    uow.outbox.add(Outgoing(SMOKE_PINGS, event.payload.ping_id, pong))
+
+
+def handler(unit: Unit) -> BatchHandler[Unit]:
+    return BatchHandler(SMOKE_PINGS, {PingSent: on_ping}, lambda: unit, retries=2)
+
+
+async def test_a_batch_is_one_unit_of_work_and_each_event_applies_once() -> None:
+    unit = Unit()
+    batch = [ping(n) for n in range(10)]
+    outcome = await handler(unit).apply(batch)
+    assert (outcome.applied, outcome.units, unit.commits) == (10, 1, 1)
+    again = await handler(unit).apply([*batch[5:], ping(10)])
+    assert (again.applied, again.duplicate) == (1, 5)
+    assert unit.state.notes == [f"p{n}" for n in range(11)]
+    assert [m.key for m in unit.published] == [f"p{n}" for n in range(11)]
+
+
+async def test_a_failing_batch_is_split_down_to_the_bad_record_which_is_set_aside() -> None:
+    unit = Unit()
+    batch = [ping(n, "bad" if n == 5 else "") for n in range(8)]
+    outcome = await handler(unit).apply(batch)
+    assert (outcome.applied, outcome.set_aside) == (7, 1)
+    assert unit.state.notes == [f"p{n}" for n in range(8) if n != 5]  # order kept
+    assert [e[1] for e in unit.set_aside_events] == [batch[5].event_id]
+    assert "p5" not in [m.key for m in unit.published]
+    # Set aside means claimed: a redelivery applies nothing more.
+    replay = await handler(unit).apply(batch)
+    assert (replay.applied, replay.duplicate, replay.set_aside) == (0, 8, 0)
+
+
+async def test_retry_later_gives_the_batch_back_with_nothing_applied() -> None:
+    unit = Unit()
+    with pytest.raises(RetryLater):
+        await handler(unit).apply([ping(1), ping(2, "later"), ping(3)])
+    assert unit.state.notes == []
+    assert unit.inbox == set()
+    assert unit.published == []
+
+
+async def test_a_type_without_a_handler_is_counted_not_applied() -> None:
+    unit = Unit()
+    pong = wrap(PongSent(ping_id="x"), producer="t", occurred_at=NOW)
+    outcome = await handler(unit).apply([pong, ping(1)])
+    assert (outcome.unhandled, outcome.applied) == (1, 1)
