@@ -15,11 +15,10 @@ from typing import ClassVar
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from gpux_contracts.events import Payload
-from gpux_contracts.money import Currency, DecimalAmount
+from gpux_contracts.money import REFERENCE_CURRENCY, Currency, DecimalAmount
 from gpux_contracts.offers import Tier
 
-REFERENCE_CURRENCY = Currency.EUR
-"""The currency the book ranks prices in (FX rates are quoted in it)."""
+__all__ = ["BOOK_DEPTH", "REFERENCE_CURRENCY", "BookLevel", "BookLevelsChanged", "book_key"]
 
 BOOK_DEPTH = 20
 """Levels published per side at most (best first)."""

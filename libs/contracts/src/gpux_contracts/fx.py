@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 from pydantic import AwareDatetime, Field
@@ -21,3 +22,9 @@ class RatePublished(Payload):
     rate: DecimalAmount = Field(description="Positive decimal string.")
     as_of: AwareDatetime
     source: str = Field(max_length=200, description="Where the rate comes from.")
+
+
+def supersedes(candidate_as_of: datetime, current_as_of: datetime | None) -> bool:
+    """The FX rule, the same in every service: a rate replaces the one held for its pair
+    unless that one is newer (an equal time replaces it: a republished rate is the same)."""
+    return current_as_of is None or candidate_as_of >= current_as_of

@@ -35,6 +35,10 @@ class Currency(StrEnum):
     """Pound sterling."""
 
 
+REFERENCE_CURRENCY = Currency.EUR
+"""The one currency every price is ranked and every FX rate is quoted in."""
+
+
 class MoneyError(ValueError):
     """An amount that cannot be money: a float, NaN, infinity, or mixed currencies."""
 
