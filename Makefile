@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 UV = $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 
-.PHONY: help bootstrap up test test-unit lint format infra-up infra-down infra-status bench
+.PHONY: help bootstrap up test test-unit lint asyncapi format infra-up infra-down infra-status bench
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,10 +21,20 @@ test: bootstrap  ## run every test (unit + integration) against real Kafka, Post
 test-unit: bootstrap  ## only the fast unit tests
 	@$(UV) run --frozen pytest -m unit
 
-lint: bootstrap  ## ruff lint + format check, mypy
+lint: bootstrap  ## ruff (lint, format, complexity), mypy strict (code and tests), import-linter, function length, AsyncAPI drift
 	@$(UV) run --frozen ruff check .
 	@$(UV) run --frozen ruff format --check .
-	@$(UV) run --frozen mypy libs/contracts/src libs/platform/src libs/estimator/src libs/devinfra/src services/*/src
+	@$(UV) run --frozen mypy libs/*/src services/*/src
+	@# Test folders one at a time: each has its own conftest.py and test module names.
+	@for d in libs/*/tests services/*/tests tests/* bench; do \
+		[ -n "$$(find $$d -name '*.py' -print -quit)" ] || continue; \
+		$(UV) run --frozen mypy $$d || exit 1; \
+	done
+	@$(UV) run --frozen lint-imports
+	@$(UV) run --frozen python scripts/function_length.py
+
+asyncapi: bootstrap  ## regenerate docs/asyncapi.yaml from the topic registry
+	@$(UV) run --frozen python -m gpux_platform.asyncapi > docs/asyncapi.yaml
 
 format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .

@@ -136,6 +136,11 @@ class EventCodec(Generic[P]):
         }
         self._raw = TypeAdapter(Envelope[dict[str, Any]])
 
+    @property
+    def payload_types(self) -> tuple[type[Payload], ...]:
+        """The payload types this codec reads."""
+        return tuple(self._types.values())
+
     def decode(self, data: bytes | str) -> Envelope[Any]:
         """Parse bytes into an envelope whose payload is the registered model."""
         raw = self._raw.validate_json(data)

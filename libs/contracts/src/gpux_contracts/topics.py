@@ -8,6 +8,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from gpux_contracts.accounts import AccountChanged
+from gpux_contracts.billing import (
+    BalanceChanged,
+    CreditRequested,
+    TopupConfirmRequested,
+    TopupRequested,
+)
+from gpux_contracts.book import BookLevelsChanged
+from gpux_contracts.catalog import GpuPublished, ModelPublished
+from gpux_contracts.events import EventCodec, Payload
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseStopRequested,
+    LedgerPosted,
+)
+from gpux_contracts.market import MarketStateChanged
+from gpux_contracts.offers import (
+    OfferAccepted,
+    OfferChangeRequested,
+    OfferStatusChanged,
+    OfferSubmitted,
+    OfferWithdrawalRequested,
+    OfferWithdrawn,
+)
+from gpux_contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderPlaced,
+    OrderStatusChanged,
+    TradeExecuted,
+)
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.smoke import PingSent
 
 
 class Cleanup(StrEnum):
@@ -21,7 +60,8 @@ class Cleanup(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Topic:
-    """One Kafka topic: its name, what its key is, how many partitions, how it is cleaned."""
+    """One Kafka topic: its name, what its key is, how many partitions, how it is cleaned,
+    and the payload types its records carry (the AsyncAPI document is generated from them)."""
 
     name: str
     key: str
@@ -29,6 +69,11 @@ class Topic:
     cleanup: Cleanup
     description: str
     retention_ms: int | None = None
+    payloads: tuple[type[Payload], ...] = ()
+
+    def codec(self) -> EventCodec[Any]:
+        """The reader of this topic's records: every payload type it carries."""
+        return EventCodec(*self.payloads)
 
     def configs(self) -> dict[str, str]:
         """Topic-level Kafka configs for creating the topic."""
@@ -41,7 +86,12 @@ class Topic:
 _WEEK_MS = 7 * 24 * 3600 * 1000
 
 CATALOG_GPUS = Topic(
-    "catalog.gpus", "gpu id", 1, Cleanup.COMPACT, "Every GPU model with its specs and fit."
+    "catalog.gpus",
+    "gpu id",
+    1,
+    Cleanup.COMPACT,
+    "Every GPU model with its specs and fit.",
+    payloads=(GpuPublished,),
 )
 CATALOG_MODELS = Topic(
     "catalog.models",
@@ -49,9 +99,15 @@ CATALOG_MODELS = Topic(
     1,
     Cleanup.COMPACT,
     "Every open-model architecture the estimator knows.",
+    payloads=(ModelPublished,),
 )
 ACCOUNTS = Topic(
-    "gateway.accounts", "account id", 3, Cleanup.COMPACT, "Every account's roles and status."
+    "gateway.accounts",
+    "account id",
+    3,
+    Cleanup.COMPACT,
+    "Every account's roles and status.",
+    payloads=(AccountChanged,),
 )
 ORDERS_BOOK = Topic(
     "orders.book",
@@ -60,6 +116,7 @@ ORDERS_BOOK = Topic(
     Cleanup.DELETE,
     "Funded orders and cancels for the book.",
     _WEEK_MS,
+    payloads=(OrderFunded, OrderCancelRequested),
 )
 ORDERS_STATUS = Topic(
     "orders.status",
@@ -68,9 +125,16 @@ ORDERS_STATUS = Topic(
     Cleanup.DELETE,
     "Order status from billing and the book.",
     _WEEK_MS,
+    payloads=(OrderStatusChanged,),
 )
 MARKET_TRADES = Topic(
-    "market.trades", "gpu id", 6, Cleanup.DELETE, "One event per fill.", 30 * 24 * 3600 * 1000
+    "market.trades",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "One event per fill.",
+    30 * 24 * 3600 * 1000,
+    payloads=(TradeExecuted,),
 )
 BILLING_BALANCES = Topic(
     "billing.balances",
@@ -78,6 +142,7 @@ BILLING_BALANCES = Topic(
     3,
     Cleanup.COMPACT,
     "Each wallet's available and held balance (latest).",
+    payloads=(BalanceChanged,),
 )
 BILLING_COMMANDS = Topic(
     "billing.commands",
@@ -86,8 +151,16 @@ BILLING_COMMANDS = Topic(
     Cleanup.DELETE,
     "Commands for billing (credits).",
     _WEEK_MS,
+    payloads=(CreditRequested, TopupRequested, TopupConfirmRequested, LeaseStopRequested),
 )
-FX_RATES = Topic("fx.rates", "currency pair", 1, Cleanup.COMPACT, "FX rates with their timestamp.")
+FX_RATES = Topic(
+    "fx.rates",
+    "currency pair",
+    1,
+    Cleanup.COMPACT,
+    "FX rates with their timestamp.",
+    payloads=(RatePublished,),
+)
 OFFERS_COMMANDS = Topic(
     "offers.commands",
     "gpu id",
@@ -95,6 +168,7 @@ OFFERS_COMMANDS = Topic(
     Cleanup.DELETE,
     "Sellers' offer commands from the gateway.",
     _WEEK_MS,
+    payloads=(OfferSubmitted, OfferChangeRequested, OfferWithdrawalRequested),
 )
 PRICING_OFFERS = Topic(
     "pricing.offers",
@@ -103,6 +177,7 @@ PRICING_OFFERS = Topic(
     Cleanup.DELETE,
     "Validated offers on their way to the book.",
     _WEEK_MS,
+    payloads=(OfferAccepted, OfferWithdrawn),
 )
 OFFERS_STATUS = Topic(
     "offers.status",
@@ -111,9 +186,15 @@ OFFERS_STATUS = Topic(
     Cleanup.DELETE,
     "Offer status and remaining GPUs.",
     _WEEK_MS,
+    payloads=(OfferStatusChanged,),
 )
 PRICING_BEST_ASKS = Topic(
-    "pricing.best-asks", "gpu|tier|region", 3, Cleanup.COMPACT, "Best ask and depth per book."
+    "pricing.best-asks",
+    "gpu|tier|region",
+    3,
+    Cleanup.COMPACT,
+    "Best ask and depth per book.",
+    payloads=(BestAskChanged,),
 )
 ORDERS_COMMANDS = Topic(
     "orders.commands",
@@ -122,6 +203,7 @@ ORDERS_COMMANDS = Topic(
     Cleanup.DELETE,
     "Buyers' order commands from the gateway.",
     _WEEK_MS,
+    payloads=(OrderPlaced, OrderCancelRequested),
 )
 MARKET_SESSIONS = Topic(
     "market.sessions",
@@ -129,6 +211,7 @@ MARKET_SESSIONS = Topic(
     1,
     Cleanup.COMPACT,
     "Market sessions: open or halted, for all GPUs (*) or one.",
+    payloads=(MarketStateChanged,),
 )
 BILLING_LEASES = Topic(
     "billing.leases",
@@ -137,6 +220,7 @@ BILLING_LEASES = Topic(
     Cleanup.DELETE,
     "Lease events: opened, charged, low balance, ended.",
     30 * 24 * 3600 * 1000,
+    payloads=(LeaseOpened, LeaseCharged, LeaseLowBalance, LeaseEnded),
 )
 BILLING_LEDGER = Topic(
     "billing.ledger",
@@ -145,6 +229,7 @@ BILLING_LEDGER = Topic(
     Cleanup.DELETE,
     "Every posted transfer with its entries on accounts' balances (statements).",
     30 * 24 * 3600 * 1000,
+    payloads=(LedgerPosted,),
 )
 MARKET_BOOK = Topic(
     "market.book",
@@ -152,6 +237,7 @@ MARKET_BOOK = Topic(
     3,
     Cleanup.COMPACT,
     "Each book's aggregated bid and ask levels (latest).",
+    payloads=(BookLevelsChanged,),
 )
 SMOKE_PINGS = Topic(
     "smoke.pings",
@@ -160,6 +246,7 @@ SMOKE_PINGS = Topic(
     Cleanup.DELETE,
     "Plumbing check: a ping any service answers.",
     24 * 3600 * 1000,
+    payloads=(PingSent,),
 )
 
 REGISTRY: tuple[Topic, ...] = (

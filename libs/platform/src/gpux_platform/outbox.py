@@ -104,6 +104,7 @@ class OutboxRelay:
         broker: KafkaBroker,
         settings: GpuxSettings,
         schema: str,
+        *,
         batch_size: int = 500,
         idle_wait_s: float = 1.0,
     ) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -68,6 +69,7 @@ def problem_response(
     slug: str,
     title: str,
     detail: str | None = None,
+    *,
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
@@ -123,7 +125,7 @@ def install_problem_handlers(app: FastAPI) -> None:
         first: dict[str, Any] = errors[0] if errors else {"loc": [], "msg": "invalid request"}
         detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
         return problem_response(
-            request, 422, "validation-error", "Request validation failed", detail, errors
+            request, 422, "validation-error", "Request validation failed", detail, errors=errors
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -142,7 +144,6 @@ _DOCUMENTED = (400, 401, 403, 404, 409, 413, 422, 429)
 
 def install_problem_openapi(app: FastAPI) -> None:
     """Document every operation's error answers as problem+json (replacing FastAPI's 422 shape)."""
-    from fastapi.openapi.utils import get_openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from gpux_contracts.topics import REGISTRY
-from gpux_platform import migrations
+from gpux_platform import asyncapi, migrations
 from gpux_platform.broker import ensure_topics, make_broker
 from gpux_platform.cache import create_redis
 from gpux_platform.clock import Clock, SystemClock
@@ -180,6 +180,10 @@ def health_router(runtime: Runtime) -> APIRouter:
     @router.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    @router.get("/asyncapi.yaml", include_in_schema=False)
+    async def event_catalogue() -> Response:
+        return Response(asyncapi.render(), media_type="application/yaml")
 
     return router
 

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 from asyncpg.connection import LoggedQuery
 from opentelemetry import propagate, trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
@@ -26,8 +27,6 @@ def make_tracer_provider(
     if settings.otel_exporter == "console":
         exporter = ConsoleSpanExporter()
     elif settings.otel_exporter == "otlp":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
         exporter = OTLPSpanExporter(endpoint=settings.otel_endpoint)
     if exporter is not None:
         provider.add_span_processor(BatchSpanProcessor(exporter))

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.smoke import PingSent
-from gpux_contracts.topics import SMOKE_PINGS
+from gpux_contracts.topics import SMOKE_PINGS, Cleanup, Topic
 from gpux_platform import migrations
 from gpux_platform.broker import (
     Outgoing,
@@ -27,6 +27,7 @@ from gpux_platform.broker import (
 from gpux_platform.cache import create_redis
 from gpux_platform.clock import SystemClock
 from gpux_platform.db import create_pool
+from gpux_platform.errors import ConfigError
 from gpux_platform.settings import GpuxSettings
 
 
@@ -47,7 +48,7 @@ async def test_typed_event_crosses_kafka_between_two_services_in_one_trace(
     receiver = make_broker(gpux_settings, "pricing", receiver_provider)
     received: asyncio.Queue[tuple[Envelope[PingSent], int]] = asyncio.Queue()
 
-    @receiver.subscriber(
+    @receiver.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
         gpux_settings.topic(SMOKE_PINGS), **subscriber_options(gpux_settings, "pricing-smoke")
     )
     async def on_ping(envelope: Envelope[PingSent]) -> None:
@@ -86,7 +87,12 @@ async def test_rows_round_trip_through_migrations(
     pool = await create_pool(gpux_settings)
     try:
         applied = await migrations.apply(pool, "smoke", tmp_path)
-        assert applied == ["common/0001_outbox", "common/0002_inbox", "0001_things"]
+        assert applied == [
+            "common/0001_outbox",
+            "common/0002_inbox",
+            "common/0003_set_aside",
+            "0001_things",
+        ]
         assert await migrations.apply(pool, "smoke", tmp_path) == []
         await pool.execute("INSERT INTO smoke.things VALUES ($1, $2)", "a", 330_000)
         assert (
@@ -127,9 +133,6 @@ async def test_broker_factory_uses_an_idempotent_all_acks_producer(
 async def test_prod_mode_requires_topics_instead_of_creating_them(
     gpux_settings: GpuxSettings,
 ) -> None:
-    from gpux_contracts.topics import Cleanup, Topic
-    from gpux_platform.errors import ConfigError
-
     absent = Topic("smoke.absent", "none", 1, Cleanup.DELETE, "never created")
     with pytest.raises(ConfigError, match="topics missing"):
         await ensure_topics(gpux_settings, [absent], create=False)

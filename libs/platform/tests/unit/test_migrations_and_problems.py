@@ -3,12 +3,13 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from gpux_platform.errors import redact
 from gpux_platform.migrations import MigrationError, load
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, ProblemError, install_problem_handlers
 from gpux_platform.service import settings_error_line
+from gpux_platform.settings import GpuxSettings
 
 
 def test_migrations_load_in_version_order(tmp_path: Path) -> None:
@@ -68,10 +69,6 @@ async def test_errors_are_problem_json() -> None:
 
 
 def test_settings_error_line_names_the_variable() -> None:
-    from pydantic import ValidationError
-
-    from gpux_platform.settings import GpuxSettings
-
     with pytest.raises(ValidationError) as info:
         GpuxSettings(http_port=-1)
     assert settings_error_line(info.value).startswith("GPUX_HTTP_PORT:")

@@ -35,7 +35,7 @@ def query(text: str, exception: BaseException | None = None) -> LoggedQuery:
 
 async def logger(provider: TracerProvider) -> Callable[[LoggedQuery], None]:
     conn = Connection()
-    await trace_queries(provider)(conn)  # type: ignore[arg-type]
+    await trace_queries(provider)(conn)
     return conn.loggers[0]
 
 
@@ -79,7 +79,8 @@ def message(consumer: Any, offset: int = 41) -> Any:
 
 
 def lag() -> float:
-    return CONSUMER_LAG.labels("unit.market.trades", "2")._value.get()
+    value: float = CONSUMER_LAG.labels("unit.market.trades", "2")._value.get()
+    return value
 
 
 def test_consumer_lag_is_the_high_watermark_after_the_record() -> None:
