@@ -185,8 +185,3 @@ async def ensure_topics(
                 await admin.create_topics(wanted)
     finally:
         await admin.close()
-
-
-async def check_kafka(settings: GpuxSettings) -> None:
-    """Fail with a ConfigError naming GPUX_KAFKA_BOOTSTRAP when no broker answers."""
-    await ensure_topics(settings, ())
