@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Group
 from rich.live import Live
 from rich.table import Table
 
@@ -17,10 +18,7 @@ from gpux_contracts.orders import OrderTier
 from gpux_devinfra import cli_demo, cli_leases, infra
 from gpux_devinfra.api_client import DEFAULT_API_URL
 from gpux_devinfra.catalog_tables import breakdown_table, fits_table, gpu_table
-from gpux_devinfra.cli_support import ApiKey, ApiUrl, AsJson
-from gpux_devinfra.cli_support import ask as _ask
-from gpux_devinfra.cli_support import need_key as _need_key
-from gpux_devinfra.cli_support import print_json as _print_json
+from gpux_devinfra.cli_support import ApiUrl, AsJson, Caller, ask, grouped_options, show
 from gpux_devinfra.market_tables import (
     balances_table,
     offers_table,
@@ -92,13 +90,9 @@ class FitMethod(StrEnum):
 
 
 @app.command("gpus")
-def gpus_command(api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False) -> None:
+def gpus_command(*, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False) -> None:
     """GPU models: memory, bandwidth, the largest base model for QLoRA / LoRA, best price."""
-    gpus = _ask(api, lambda client: client.gpus())
-    if as_json:
-        _print_json(gpus)
-        return
-    Console().print(gpu_table(gpus))
+    show(ask(api, lambda client: client.gpus()), as_json, gpu_table)
 
 
 def estimate_body(model: str, method: FitMethod, **settings: Any) -> dict[str, Any]:
@@ -108,9 +102,19 @@ def estimate_body(model: str, method: FitMethod, **settings: Any) -> dict[str, A
     return {**chosen, "method": method.value, **settings}
 
 
+def _fit_report(answer: dict[str, Any]) -> Group:
+    fitting = [g["gpu_name"] for g in answer["gpus"] if g["fits"]]
+    return Group(
+        breakdown_table(answer),
+        fits_table(answer),
+        f"fits on {len(fitting)} of {len(answer['gpus'])} GPU models",
+    )
+
+
 @app.command("fit")
 def fit_command(
     model: Annotated[str, typer.Argument(help="A model id (see /v1/models) or a size: `13b`.")],
+    *,
     method: Annotated[FitMethod, typer.Option(help="Fine-tuning method.")],
     seq_len: Annotated[int, typer.Option(min=1, help="Sequence length (tokens).")] = 2048,
     micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch size per GPU.")] = 1,
@@ -128,15 +132,7 @@ def fit_command(
         lora_rank=lora_rank,
         num_gpus=num_gpus,
     )
-    answer = _ask(api, lambda client: client.estimate(body))
-    if as_json:
-        _print_json(answer)
-        return
-    out = Console()
-    out.print(breakdown_table(answer))
-    out.print(fits_table(answer))
-    fitting = [g["gpu_name"] for g in answer["gpus"] if g["fits"]]
-    out.print(f"fits on {len(fitting)} of {len(answer['gpus'])} GPU models")
+    show(ask(api, lambda client: client.estimate(body)), as_json, _fit_report)
 
 
 CurrencyOpt = Annotated[str, typer.Option(help="Currency code, e.g. USD or EUR.")]
@@ -165,6 +161,7 @@ def _currency(value: str) -> str:
 
 @app.command("prices")
 def prices_command(
+    *,
     currency: CurrencyOpt = "USD",
     watch: Annotated[
         bool, typer.Option("--watch", help="Re-render every 2 s (Ctrl-C stops).")
@@ -174,34 +171,31 @@ def prices_command(
 ) -> None:
     """Every book's best ask per GPU-hour (GET /v1/prices)."""
     wanted = _currency(currency)
-    items = _ask(api, lambda client: client.prices(wanted))
-    if as_json and not watch:
-        _print_json(items)
-        return
+    items = ask(api, lambda client: client.prices(wanted))
     if not watch:
-        Console().print(prices_table(items, wanted))
+        show(items, as_json, lambda found: prices_table(found, wanted))
         return
     try:
         with Live(prices_table(items, wanted), refresh_per_second=4) as live:
             while True:
                 time.sleep(2)
-                items = _ask(api, lambda client: client.prices(wanted))
+                items = ask(api, lambda client: client.prices(wanted))
                 live.update(prices_table(items, wanted))
     except KeyboardInterrupt:
         return
 
 
 @offer_app.command("push")
+@grouped_options
 def offer_push(
+    *,
     gpu: Annotated[str, typer.Option(help="Catalog id of the GPU model, e.g. rtx-4090.")],
     gpus: Annotated[int, typer.Option(min=1, help="How many GPUs are offered.")],
     price: Annotated[str, typer.Option(help="Asking price per GPU-hour, e.g. 0.40.")],
     currency: CurrencyOpt,
     tier: Annotated[Tier, typer.Option(help="on_demand or interruptible.")],
     billing: Annotated[BillingGranularity, typer.Option(help="hour or second.")],
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    caller: Caller,
 ) -> None:
     """Offer GPU-hours (POST /v1/offers); the offer starts `pending`."""
     body = {
@@ -212,104 +206,96 @@ def offer_push(
         "tier": tier.value,
         "billing": billing.value,
     }
-    offer = _ask(api, lambda client: client.push_offer(body), _need_key(key))
-    if as_json:
-        _print_json(offer)
-        return
-    Console().print(offers_table([offer]))
+    caller.show(caller.ask(lambda client: client.push_offer(body)), lambda o: offers_table([o]))
 
 
 @offer_app.command("list")
-def offer_list(key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False) -> None:
+@grouped_options
+def offer_list(*, caller: Caller) -> None:
     """Your offers (GET /v1/offers)."""
-    offers = _ask(api, lambda client: client.offers(), _need_key(key))
-    if as_json:
-        _print_json(offers)
-        return
-    Console().print(offers_table(offers))
+    caller.show(caller.ask(lambda client: client.offers()), offers_table)
 
 
 @offer_app.command("withdraw")
+@grouped_options
 def offer_withdraw(
     offer_id: Annotated[str, typer.Argument(metavar="ID", help="The offer's id.")],
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    *,
+    caller: Caller,
 ) -> None:
     """Withdraw an offer (DELETE /v1/offers/ID); the book confirms with `withdrawn`."""
-    offer = _ask(api, lambda client: client.withdraw_offer(offer_id), _need_key(key))
-    if as_json:
-        _print_json(offer)
-        return
-    print(f"offer {offer['id']}: withdrawal requested (status {offer['status']})")
+    offer = caller.ask(lambda client: client.withdraw_offer(offer_id))
+    caller.show(offer, lambda o: f"offer {o['id']}: withdrawal requested (status {o['status']})")
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderPrice:
+    """How an order is priced: `--market [--cap PRICE]` or `--limit PRICE`."""
+
+    market: Annotated[bool, typer.Option("--market", help="Take the best offers now.")] = False
+    cap: Annotated[
+        str | None, typer.Option(help="A market order's highest price per GPU-hour.")
+    ] = None
+    limit: Annotated[
+        str | None, typer.Option(help="A limit order's price per GPU-hour (may rest).")
+    ] = None
+
+    def fields(self) -> dict[str, str]:
+        """The order's ``type`` and, if any, its ``max_price_per_gpu_hour``; a usage error
+        unless exactly one of ``--market`` or ``--limit`` is given."""
+        if self.market == (self.limit is not None):
+            raise typer.BadParameter("give either --market or --limit PRICE", param_hint="--market")
+        if self.cap is not None and not self.market:
+            raise typer.BadParameter("--cap is for a --market order", param_hint="--cap")
+        chosen: dict[str, str] = {"type": "market" if self.market else "limit"}
+        price = _amount(self.cap, "--cap") if self.market else _amount(self.limit, "--limit")
+        if price is not None:
+            chosen["max_price_per_gpu_hour"] = price
+        return chosen
 
 
 @order_app.command("buy")
+@grouped_options
 def order_buy(
+    *,
     gpu: Annotated[str, typer.Option(help="Catalog id of the GPU model, e.g. rtx-4090.")],
     gpus: Annotated[int, typer.Option(min=1, help="How many GPUs to rent.")],
     currency: CurrencyOpt,
-    market: Annotated[bool, typer.Option("--market", help="Take the best offers now.")] = False,
-    cap: Annotated[
-        str | None, typer.Option(help="A market order's highest price per GPU-hour.")
-    ] = None,
-    limit: Annotated[
-        str | None, typer.Option(help="A limit order's price per GPU-hour (may rest).")
-    ] = None,
+    price: OrderPrice,
     tier: Annotated[OrderTier, typer.Option(help="on_demand, interruptible or any.")] = (
         OrderTier.ANY
     ),
     hours: Annotated[int | None, typer.Option(min=1, help="Rental length in hours.")] = None,
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    caller: Caller,
 ) -> None:
     """Order GPU-hours (POST /v1/orders): `--market [--cap PRICE]` or `--limit PRICE`."""
-    if market == (limit is not None):
-        raise typer.BadParameter("give either --market or --limit PRICE", param_hint="--market")
-    if cap is not None and not market:
-        raise typer.BadParameter("--cap is for a --market order", param_hint="--cap")
+    priced = price.fields()
     body: dict[str, Any] = {
         "gpu": gpu,
         "gpus": gpus,
-        "type": "market" if market else "limit",
+        "type": priced.pop("type"),
         "currency": _currency(currency),
         "tier": tier.value,
+        **priced,
     }
-    price = _amount(cap, "--cap") if market else _amount(limit, "--limit")
-    if price is not None:
-        body["max_price_per_gpu_hour"] = price
     if hours is not None:
         body["hours"] = hours
-    order = _ask(api, lambda client: client.place_order(body), _need_key(key))
-    if as_json:
-        _print_json(order)
-        return
-    print(f"order {order['id']}: {order_reason(order)}")
+    order = caller.ask(lambda client: client.place_order(body))
+    caller.show(order, lambda o: f"order {o['id']}: {order_reason(o)}")
 
 
 @app.command("orders")
-def orders_command(
-    key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False
-) -> None:
+@grouped_options
+def orders_command(*, caller: Caller) -> None:
     """Your orders (GET /v1/orders)."""
-    orders = _ask(api, lambda client: client.orders(), _need_key(key))
-    if as_json:
-        _print_json(orders)
-        return
-    Console().print(orders_table(orders))
+    caller.show(caller.ask(lambda client: client.orders()), orders_table)
 
 
 @app.command("balance")
-def balance_command(
-    key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False
-) -> None:
+@grouped_options
+def balance_command(*, caller: Caller) -> None:
     """Your wallet: available and held per currency (GET /v1/accounts/me/balances)."""
-    balances = _ask(api, lambda client: client.balances(), _need_key(key))
-    if as_json:
-        _print_json(balances)
-        return
-    Console().print(balances_table(balances))
+    caller.show(caller.ask(lambda client: client.balances()), balances_table)
 
 
 class TopupProvider(StrEnum):
@@ -319,16 +305,23 @@ class TopupProvider(StrEnum):
     DEV = "dev"
 
 
+def _topup_line(answer: dict[str, Any]) -> str:
+    return (
+        f"top-up {answer['topup_id']}: {answer['amount']} {answer['currency']}"
+        f" {answer['status']} ({answer['provider']})"
+    )
+
+
 @app.command("topup")
+@grouped_options
 def topup_command(
     amount: Annotated[str, typer.Argument(help="Amount, e.g. 100.00.")],
     currency: Annotated[str, typer.Argument(help="Currency code, e.g. EUR.")],
+    *,
     provider: Annotated[TopupProvider, typer.Option(help="manual or dev.")] = (
         TopupProvider.MANUAL
     ),
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    caller: Caller,
 ) -> None:
     """Ask for a top-up of your wallet (POST /v1/topups)."""
     body = {
@@ -336,14 +329,7 @@ def topup_command(
         "currency": _currency(currency),
         "provider": provider.value,
     }
-    answer = _ask(api, lambda client: client.topup(body), _need_key(key))
-    if as_json:
-        _print_json(answer)
-        return
-    print(
-        f"top-up {answer['topup_id']}: {answer['amount']} {answer['currency']}"
-        f" {answer['status']} ({answer['provider']})"
-    )
+    caller.show(caller.ask(lambda client: client.topup(body)), _topup_line)
 
 
 cli_leases.register(app)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from gpux_devinfra.api_client import DEFAULT_API_URL
-from gpux_devinfra.cli_support import ApiKey, ApiUrl, AsJson, ask, need_key, print_json
+from gpux_devinfra.cli_support import Caller, grouped_options
 from gpux_devinfra.lease_tables import earnings_table, leases_table, ledger_table
 
 leases_app = typer.Typer(help="Your leases: list them, stop one.")
@@ -30,71 +28,58 @@ class LeaseRole(StrEnum):
 
 
 @leases_app.callback(invoke_without_command=True)
+@grouped_options
 def leases_command(
     ctx: typer.Context,
+    *,
     status: Annotated[
         LeaseStatus | None, typer.Option(help="Only running or only ended leases.")
     ] = None,
     role: Annotated[
         LeaseRole | None, typer.Option(help="As buyer or as seller (default: the API's).")
     ] = None,
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    caller: Caller,
 ) -> None:
     """Your leases (GET /v1/leases): price, status, charged and cost so far."""
     if ctx.invoked_subcommand is not None:
         return
     wanted_status = status.value if status else None
     wanted_role = role.value if role else None
-    leases = ask(api, lambda client: client.leases(wanted_status, wanted_role), need_key(key))
-    if as_json:
-        print_json(leases)
-        return
-    Console().print(leases_table(leases))
+    caller.show(caller.ask(lambda client: client.leases(wanted_status, wanted_role)), leases_table)
+
+
+def _stop_line(answer: dict[str, Any]) -> str:
+    return f"lease {answer['lease_id']}: {answer['status']} at {answer['requested_at']}"
 
 
 @leases_app.command("stop")
+@grouped_options
 def lease_stop(
     lease_id: Annotated[str, typer.Argument(metavar="ID", help="The lease's id.")],
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    *,
+    caller: Caller,
 ) -> None:
     """Stop a running lease (POST /v1/leases/ID/stop); billing ends it shortly after."""
-    answer = ask(api, lambda client: client.stop_lease(lease_id), need_key(key))
-    if as_json:
-        print_json(answer)
-        return
-    print(f"lease {answer['lease_id']}: {answer['status']} at {answer['requested_at']}")
+    caller.show(caller.ask(lambda client: client.stop_lease(lease_id)), _stop_line)
 
 
+@grouped_options
 def ledger_command(
+    *,
     currency: Annotated[
         str | None, typer.Option(help="Only this currency, e.g. EUR.", show_default=False)
     ] = None,
-    key: ApiKey = None,
-    api: ApiUrl = DEFAULT_API_URL,
-    as_json: AsJson = False,
+    caller: Caller,
 ) -> None:
     """Your ledger entries (GET /v1/ledger): top-ups, holds, charges, payouts."""
     wanted = currency.strip().upper() if currency else None
-    entries = ask(api, lambda client: client.ledger(wanted), need_key(key))
-    if as_json:
-        print_json(entries)
-        return
-    Console().print(ledger_table(entries))
+    caller.show(caller.ask(lambda client: client.ledger(wanted)), ledger_table)
 
 
-def earnings_command(
-    key: ApiKey = None, api: ApiUrl = DEFAULT_API_URL, as_json: AsJson = False
-) -> None:
+@grouped_options
+def earnings_command(*, caller: Caller) -> None:
     """A seller's earnings per currency (GET /v1/accounts/me/earnings)."""
-    items = ask(api, lambda client: client.earnings(), need_key(key))
-    if as_json:
-        print_json(items)
-        return
-    Console().print(earnings_table(items))
+    caller.show(caller.ask(lambda client: client.earnings()), earnings_table)
 
 
 def register(app: typer.Typer) -> None:

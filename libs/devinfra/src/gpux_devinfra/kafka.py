@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import logging
 import shutil
 import subprocess
 import uuid
@@ -137,16 +139,13 @@ def _format_storage(java: str, p: KafkaPaths) -> None:
 
 def _cluster_id() -> str:
     # The storage tool wants a base64url-encoded UUID of 22 characters.
-    import base64
-
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def answers(bootstrap: str = f"127.0.0.1:{PORT}") -> bool:
     """Whether the broker answers a metadata request."""
-    import logging
-
-    from aiokafka.admin import AIOKafkaAdminClient
+    # Imported here: only `gpux infra` probes the broker, and every other command starts faster.
+    from aiokafka.admin import AIOKafkaAdminClient  # noqa: PLC0415
 
     # While the broker starts, every probe fails by design: keep aiokafka from printing it.
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)

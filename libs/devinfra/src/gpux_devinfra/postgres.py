@@ -15,6 +15,7 @@ from gpux_devinfra.system import (
     apt_install,
     console,
     is_root,
+    pid_alive,
     repo_root,
     run,
     state_dir,
@@ -83,8 +84,6 @@ def pid() -> int | None:
         value = int(pidfile.read_text().splitlines()[0])
     except (FileNotFoundError, ValueError, IndexError):
         return None
-    from gpux_devinfra.system import pid_alive
-
     return value if pid_alive(value) else None
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Sequence
@@ -36,22 +38,26 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
-_apt_updated = False
+def _apt_env() -> dict[str, str]:
+    return {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+
+@functools.cache
+def _update_package_lists(prefix: tuple[str, ...]) -> None:
+    """``apt-get update``, once per process (a failed update is tried again next time)."""
+    run([*prefix, "apt-get", "update", "-qq"], env=_apt_env())
 
 
 def apt_install(*packages: str) -> None:
     """Install Debian packages (as root, or through sudo), updating the lists once."""
-    global _apt_updated
-    prefix: list[str] = []
+    prefix: tuple[str, ...] = ()
     if not is_root():
         if shutil.which("sudo") is None:
             raise InfraError(f"install {' '.join(packages)} (apt-get) and run again")
-        prefix = ["sudo", "-n"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        prefix = ("sudo", "-n")
+    env = _apt_env()
     with console.status(f"installing {' '.join(packages)} from Debian's packages"):
-        if not _apt_updated:
-            run([*prefix, "apt-get", "update", "-qq"], env=env)
-            _apt_updated = True
+        _update_package_lists(prefix)
         run(
             [*prefix, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
             env=env,
@@ -120,8 +126,6 @@ def wait_until(check: object, timeout_s: float, what: str) -> None:
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
     """Whether something accepts TCP connections on the port."""
-    import socket
-
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
 import pytest
 from pydantic import TypeAdapter
-from typer.testing import CliRunner
 
 from gpux_catalog.adapters.publisher import gpu_messages, model_messages
 from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_devinfra import cli, cli_support
-from gpux_devinfra.api_client import ApiClient
 from gpux_devinfra.catalog_tables import price_cell
+from gpux_devinfra.testing.cli import FakeGateway, run, use_transport
 from gpux_gateway.api.catalog import estimate
 from gpux_gateway.api.catalog_schemas import EstimateIn, GpuList, GpuOut
 from gpux_gateway.readmodels.catalog import CatalogView
@@ -30,7 +27,6 @@ pytestmark = pytest.mark.unit
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 ESTIMATE_IN: TypeAdapter[EstimateIn] = TypeAdapter(EstimateIn)
-WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}
 
 
 def _view() -> CatalogView:
@@ -44,18 +40,17 @@ def _view() -> CatalogView:
     return view
 
 
-class FakeGateway:
-    """Answers /v1/gpus and /v1/estimates like the gateway; records the requests."""
+class CatalogGateway:
+    """Answers /v1/gpus and /v1/estimates like the gateway, from the catalog's records."""
 
     def __init__(self) -> None:
         self.view = _view()
-        self.requests: list[httpx.Request] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if request.url.path == "/v1/gpus":
-            items = [GpuOut.model_validate(g.model_dump()) for g in self.view.gpus()]
-            return httpx.Response(200, json=GpuList(items=items).model_dump(mode="json"))
+    def gpus(self, _: httpx.Request) -> httpx.Response:
+        items = [GpuOut.model_validate(g.model_dump()) for g in self.view.gpus()]
+        return httpx.Response(200, json=GpuList(items=items).model_dump(mode="json"))
+
+    def estimate(self, request: httpx.Request) -> httpx.Response:
         try:
             body = ESTIMATE_IN.validate_json(request.content)
             answer = estimate(self.view, body, {})
@@ -67,14 +62,12 @@ class FakeGateway:
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
-    gateway = FakeGateway()
-    transport = httpx.MockTransport(gateway)
-    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    catalog = CatalogGateway()
+    gateway = FakeGateway(
+        {("GET", "/v1/gpus"): catalog.gpus, ("POST", "/v1/estimates"): catalog.estimate}
+    )
+    use_transport(monkeypatch, gateway)
     return gateway
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli.app, list(args), env={**WIDE, **(env or {})})
 
 
 def test_gpus_prints_the_reference_table_without_invented_prices(fake: FakeGateway) -> None:
@@ -139,8 +132,7 @@ def test_an_unreachable_api_is_one_line_on_stderr(monkeypatch: pytest.MonkeyPatc
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
 
-    transport = httpx.MockTransport(refuse)
-    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    use_transport(monkeypatch, refuse)
     result = run("gpus", "--api", "http://127.0.0.1:1")
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
+from typer.testing import Result
 
-from gpux_devinfra import cli, cli_support
-from gpux_devinfra.api_client import ApiClient
+from gpux_devinfra.testing.cli import KEY, FakeGateway, answer, line_with, use_transport
+from gpux_devinfra.testing.cli import run as run_gpux
 
 pytestmark = pytest.mark.unit
 
-WIDE = {"COLUMNS": "220", "NO_COLOR": "1"}
-KEY = "gpx_01KEY_secret"
 
 LEASE = {
     "lease_id": "01LEASE",
@@ -69,59 +66,38 @@ LEDGER = {
 EARNINGS = {"currency": "USD", "gross": "3.466666", "fee": "0.346666", "net": "3.12"}
 
 
-class FakeGateway:
-    """Answers the lease, ledger and earnings endpoints; records requests."""
+def _leases(request: httpx.Request) -> httpx.Response:
+    if request.url.params.get("cursor") == "p2":
+        return httpx.Response(200, json={"items": [ENDED], "next_cursor": None})
+    return httpx.Response(200, json={"items": [LEASE], "next_cursor": "p2"})
 
-    def __init__(self) -> None:
-        self.requests: list[httpx.Request] = []
-        self.problem: dict[str, Any] | None = None
 
-    @property
-    def last(self) -> httpx.Request:
-        return self.requests[-1]
+STOPPED = {
+    "lease_id": "01LEASE",
+    "status": "stop_requested",
+    "requested_at": "2025-01-01T12:30:00Z",
+}
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if self.problem is not None:
-            return httpx.Response(
-                self.problem["status"],
-                json=self.problem,
-                headers={"content-type": "application/problem+json"},
-            )
-        route = (request.method, request.url.path)
-        if route == ("GET", "/v1/leases"):
-            if request.url.params.get("cursor") == "p2":
-                return httpx.Response(200, json={"items": [ENDED], "next_cursor": None})
-            return httpx.Response(200, json={"items": [LEASE], "next_cursor": "p2"})
-        if route == ("POST", "/v1/leases/01LEASE/stop"):
-            answer = {
-                "lease_id": "01LEASE",
-                "status": "stop_requested",
-                "requested_at": "2025-01-01T12:30:00Z",
-            }
-            return httpx.Response(202, json=answer)
-        if route == ("GET", "/v1/ledger"):
-            return httpx.Response(200, json={"items": [LEDGER], "next_cursor": None})
-        if route == ("GET", "/v1/accounts/me/earnings"):
-            row = {**EARNINGS, "leases": 2, "running": 1}
-            return httpx.Response(200, json={"items": [row]})
-        return httpx.Response(404, json={"title": "Not found", "status": 404, "detail": "no"})
+ROUTES = {
+    ("GET", "/v1/leases"): _leases,
+    ("POST", "/v1/leases/01LEASE/stop"): answer(202, STOPPED),
+    ("GET", "/v1/ledger"): answer(200, {"items": [LEDGER], "next_cursor": None}),
+    ("GET", "/v1/accounts/me/earnings"): answer(
+        200, {"items": [{**EARNINGS, "leases": 2, "running": 1}]}
+    ),
+}
+"""The lease, ledger and earnings endpoints."""
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
-    gateway = FakeGateway()
-    transport = httpx.MockTransport(gateway)
-    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    gateway = FakeGateway(ROUTES)
+    use_transport(monkeypatch, gateway)
     return gateway
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli.app, list(args), env={**WIDE, **(env or {})})
-
-
-def line_with(output: str, text: str) -> str:
-    return next(line for line in output.splitlines() if text in line)
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return run_gpux(*args, env=env, columns=220)
 
 
 def test_leases_table_follows_pages_and_shows_cost_so_far(fake: FakeGateway) -> None:

@@ -7,19 +7,14 @@ with the shapes docs/API.md documents; money stays a decimal string both ways.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
-from gpux_devinfra import cli, cli_support
-from gpux_devinfra.api_client import ApiClient
+from gpux_devinfra.testing.cli import KEY, FakeGateway, answer, line_with, run, use_transport
 
 pytestmark = pytest.mark.unit
 
-WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}
-KEY = "gpx_01KEY_secret"
 STAMP = "2025-01-01T00:00:00Z"
 
 PRICES = {
@@ -95,75 +90,47 @@ ORDER = {
 BALANCES = [{"currency": "EUR", "available": "100.000000", "held": "2.50"}]
 
 
-class FakeGateway:
-    """Answers the market endpoints; records the requests; may answer one problem."""
+def _offers(request: httpx.Request) -> httpx.Response:
+    if request.url.params.get("cursor") == "page2":
+        second = {**OFFER, "id": "01OFFER2", "status": "live"}
+        return httpx.Response(200, json={"items": [second], "next_cursor": None})
+    return httpx.Response(200, json={"items": [OFFER], "next_cursor": "page2"})
 
-    def __init__(self) -> None:
-        self.requests: list[httpx.Request] = []
-        self.problem: dict[str, Any] | None = None
 
-    @property
-    def last(self) -> httpx.Request:
-        return self.requests[-1]
+def _topup(request: httpx.Request) -> httpx.Response:
+    sent = json.loads(request.content)
+    return httpx.Response(
+        202, json={"topup_id": "01TOPUP", "account_id": "01ACC", "status": "requested", **sent}
+    )
 
-    def body(self) -> Any:
-        return json.loads(self.last.content)
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if self.problem is not None:
-            return httpx.Response(
-                self.problem["status"],
-                json=self.problem,
-                headers={"content-type": "application/problem+json"},
-            )
-        route = (request.method, request.url.path)
-        if route == ("GET", "/v1/prices"):
-            return httpx.Response(200, json=PRICES)
-        if route == ("POST", "/v1/offers"):
-            return httpx.Response(202, json={**OFFER, **json.loads(request.content)})
-        if route == ("GET", "/v1/offers"):
-            if request.url.params.get("cursor") == "page2":
-                second = {**OFFER, "id": "01OFFER2", "status": "live"}
-                return httpx.Response(200, json={"items": [second], "next_cursor": None})
-            return httpx.Response(200, json={"items": [OFFER], "next_cursor": "page2"})
-        if route == ("DELETE", "/v1/offers/01OFFER"):
-            return httpx.Response(202, json={**OFFER, "status": "live"})
-        if route == ("POST", "/v1/orders"):
-            return httpx.Response(202, json={**ORDER, **json.loads(request.content)})
-        if route == ("GET", "/v1/orders"):
-            rejected = {
-                **ORDER,
-                "id": "01ORDER2",
-                "status": "rejected",
-                "reason": "insufficient_funds",
-                "shortfall": "1.35",
-                "shortfall_currency": "USD",
-            }
-            return httpx.Response(200, json={"items": [ORDER, rejected], "next_cursor": None})
-        if route == ("GET", "/v1/accounts/me/balances"):
-            return httpx.Response(200, json=BALANCES)
-        if route == ("POST", "/v1/topups"):
-            sent = json.loads(request.content)
-            answer = {"topup_id": "01TOPUP", "account_id": "01ACC", "status": "requested", **sent}
-            return httpx.Response(202, json=answer)
-        return httpx.Response(404, json={"title": "Not found", "status": 404, "detail": "no"})
+REJECTED = {
+    **ORDER,
+    "id": "01ORDER2",
+    "status": "rejected",
+    "reason": "insufficient_funds",
+    "shortfall": "1.35",
+    "shortfall_currency": "USD",
+}
+
+ROUTES = {
+    ("GET", "/v1/prices"): answer(200, PRICES),
+    ("POST", "/v1/offers"): lambda r: httpx.Response(202, json={**OFFER, **json.loads(r.content)}),
+    ("GET", "/v1/offers"): _offers,
+    ("DELETE", "/v1/offers/01OFFER"): answer(202, {**OFFER, "status": "live"}),
+    ("POST", "/v1/orders"): lambda r: httpx.Response(202, json={**ORDER, **json.loads(r.content)}),
+    ("GET", "/v1/orders"): answer(200, {"items": [ORDER, REJECTED], "next_cursor": None}),
+    ("GET", "/v1/accounts/me/balances"): answer(200, BALANCES),
+    ("POST", "/v1/topups"): _topup,
+}
+"""The market endpoints, answered with the shapes docs/API.md documents."""
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeGateway:
-    gateway = FakeGateway()
-    transport = httpx.MockTransport(gateway)
-    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    gateway = FakeGateway(ROUTES)
+    use_transport(monkeypatch, gateway)
     return gateway
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli.app, list(args), env={**WIDE, **(env or {})})
-
-
-def line_with(output: str, text: str) -> str:
-    return next(line for line in output.splitlines() if text in line)
 
 
 def test_prices_table_shows_best_ask_and_depth_without_auth(fake: FakeGateway) -> None:

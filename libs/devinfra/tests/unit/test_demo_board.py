@@ -36,9 +36,9 @@ def event(gpu: str, tier: str, price: str, as_of: str, region: str = "*") -> dic
 
 
 def render(board: Board, now: float = 100.0) -> str:
-    out = Console(file=io.StringIO(), width=200, no_color=True)
-    out.print(board.table(now=now, caption="Ctrl-C stops"))
-    return out.file.getvalue()  # type: ignore[attr-defined]
+    text = io.StringIO()
+    Console(file=text, width=200, no_color=True).print(board.table(now=now, caption="Ctrl-C stops"))
+    return text.getvalue()
 
 
 def test_sse_lines_become_events() -> None:

@@ -7,6 +7,7 @@ state the loader reads back (accounts, offers, balances) so its decisions can be
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from gpux_devinfra import exchange
 from gpux_devinfra.demo.dataset import BUYER, SELLERS, demo_gpus
 from gpux_devinfra.demo.loader import DemoError, load_demo
 from gpux_devinfra.infra import Endpoints
+from gpux_devinfra.testing.cli import Route
 
 pytestmark = pytest.mark.unit
 
@@ -30,10 +32,21 @@ class FakeGateway:
         self.dev_topups = dev_topups
         self.catalog_503s = catalog_503s
         self.keys: dict[str, str] = {}  # api key -> account id
-        self.idem: dict[str, Any] = {}
+        self.idem: dict[str | None, Any] = {}
         self.offers: dict[str, list[dict[str, Any]]] = {}
-        self.balances: dict[str, dict[str, str]] = {}
+        self.balances: dict[str, dict[str, dict[str, str]]] = {}
         self.writes: list[tuple[str, str, str | None]] = []
+        self.public: dict[Route, Callable[[httpx.Request], httpx.Response]] = {
+            ("GET", "/v1/gpus"): self.gpus,
+            ("POST", "/v1/accounts"): self.sign_up,
+        }
+        self.signed: dict[Route, Callable[[httpx.Request, str], httpx.Response]] = {
+            ("GET", "/v1/accounts/me"): lambda _, who: httpx.Response(200, json={"id": who}),
+            ("GET", "/v1/offers"): self.list_offers,
+            ("POST", "/v1/offers"): self.push_offer,
+            ("GET", "/v1/accounts/me/balances"): self.list_balances,
+            ("POST", "/v1/topups"): self.topup,
+        }
 
     def account_of(self, request: httpx.Request) -> str | None:
         key = request.headers.get("authorization", "").removeprefix("Bearer ")
@@ -41,45 +54,51 @@ class FakeGateway:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         route = (request.method, request.url.path)
-        idem = request.headers.get("idempotency-key")
         if request.method == "POST":
-            self.writes.append((*route, idem))
-        if route == ("GET", "/v1/gpus"):
-            if self.catalog_503s:
-                self.catalog_503s -= 1
-                return httpx.Response(503, json={"title": "Catalog unavailable", "status": 503})
-            return httpx.Response(200, json={"items": [{"id": g, "name": g} for g in demo_gpus()]})
-        if route == ("POST", "/v1/accounts"):
-            if idem not in self.idem:
-                account_id = f"acc{len(self.keys)}"
-                key = f"gpx_{account_id}_s"
-                self.keys[key] = account_id
-                self.idem[idem] = {"account": {"id": account_id}, "api_key": key}
-            return httpx.Response(201, json=self.idem[idem])
+            self.writes.append((*route, request.headers.get("idempotency-key")))
+        if route in self.public:
+            return self.public[route](request)
         who = self.account_of(request)
         if who is None:
             return httpx.Response(401, json={"title": "Unauthorized", "status": 401})
-        if route == ("GET", "/v1/accounts/me"):
-            return httpx.Response(200, json={"id": who})
-        if route == ("GET", "/v1/offers"):
-            return httpx.Response(
-                200, json={"items": self.offers.get(who, []), "next_cursor": None}
-            )
-        if route == ("POST", "/v1/offers"):
-            body = json.loads(request.content)
-            offer = {**body, "id": f"off{idem}", "status": "live"}
-            self.offers.setdefault(who, []).append(offer)
-            return httpx.Response(202, json={**offer, "status": "pending"})
-        if route == ("GET", "/v1/accounts/me/balances"):
-            rows = [{"currency": c, **v} for c, v in self.balances.get(who, {}).items()]
-            return httpx.Response(200, json=rows)
-        if route == ("POST", "/v1/topups"):
-            body = json.loads(request.content)
-            if self.dev_topups:
-                wallet = self.balances.setdefault(who, {})
-                wallet[body["currency"]] = {"available": body["amount"], "held": "0"}
-            return httpx.Response(202, json={"topup_id": "t", "status": "requested", **body})
+        if route in self.signed:
+            return self.signed[route](request, who)
         return httpx.Response(404, json={"title": "Not found", "status": 404})
+
+    def gpus(self, _: httpx.Request) -> httpx.Response:
+        if self.catalog_503s:
+            self.catalog_503s -= 1
+            return httpx.Response(503, json={"title": "Catalog unavailable", "status": 503})
+        return httpx.Response(200, json={"items": [{"id": g, "name": g} for g in demo_gpus()]})
+
+    def sign_up(self, request: httpx.Request) -> httpx.Response:
+        idem = request.headers.get("idempotency-key")
+        if idem not in self.idem:
+            account_id = f"acc{len(self.keys)}"
+            key = f"gpx_{account_id}_s"
+            self.keys[key] = account_id
+            self.idem[idem] = {"account": {"id": account_id}, "api_key": key}
+        return httpx.Response(201, json=self.idem[idem])
+
+    def list_offers(self, _: httpx.Request, who: str) -> httpx.Response:
+        return httpx.Response(200, json={"items": self.offers.get(who, []), "next_cursor": None})
+
+    def push_offer(self, request: httpx.Request, who: str) -> httpx.Response:
+        body = json.loads(request.content)
+        offer = {**body, "id": f"off{request.headers.get('idempotency-key')}", "status": "live"}
+        self.offers.setdefault(who, []).append(offer)
+        return httpx.Response(202, json={**offer, "status": "pending"})
+
+    def list_balances(self, _: httpx.Request, who: str) -> httpx.Response:
+        rows = [{"currency": c, **v} for c, v in self.balances.get(who, {}).items()]
+        return httpx.Response(200, json=rows)
+
+    def topup(self, request: httpx.Request, who: str) -> httpx.Response:
+        body = json.loads(request.content)
+        if self.dev_topups:
+            wallet = self.balances.setdefault(who, {})
+            wallet[body["currency"]] = {"available": body["amount"], "held": "0"}
+        return httpx.Response(202, json={"topup_id": "t", "status": "requested", **body})
 
 
 def load(fake: FakeGateway, keys_file: Path | None, timeout_s: float = 5) -> Any:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from types import ModuleType
 
+from gpux_devinfra import infra
 from gpux_devinfra.infra import Endpoints
 
 _ENV = ("GPUX_KAFKA_BOOTSTRAP", "GPUX_DATABASE_URL", "GPUX_REDIS_URL")
@@ -26,43 +28,26 @@ def from_environment() -> Endpoints | None:
     return Endpoints(kafka, database, redis)
 
 
-def docker_available() -> bool:
-    """Whether a Docker engine answers (the client alone is not enough)."""
+def _containers() -> ModuleType | None:
+    """``gpux_devinfra.testing.containers`` when Docker answers; None without Docker or
+    without its (development-only) client libraries."""
     try:
-        import docker
-
-        client = docker.from_env(timeout=3)
-        return bool(client.ping())
-    except Exception:
-        return False
-
-
-@contextlib.contextmanager
-def from_containers() -> Iterator[Endpoints]:
-    """Throwaway containers for the three services."""
-    from testcontainers.kafka import KafkaContainer
-    from testcontainers.postgres import PostgresContainer
-    from testcontainers.redis import RedisContainer
-
-    with (
-        KafkaContainer("confluentinc/cp-kafka:7.6.0").with_kraft() as kafka,
-        PostgresContainer("postgres:16", driver=None) as pg,
-        RedisContainer("redis:7") as redis,
-    ):
-        redis_url = f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
-        yield Endpoints(kafka.get_bootstrap_server(), pg.get_connection_url(), redis_url)
+        # Imported here: docker and testcontainers are the workspace's dev dependencies only.
+        from gpux_devinfra.testing import containers  # noqa: PLC0415
+    except ImportError:
+        return None
+    return containers if containers.docker_available() else None
 
 
 @contextlib.contextmanager
 def session_endpoints() -> Iterator[Endpoints]:
     """The endpoints for this test session, by the order above."""
     given = from_environment()
+    containers = None if given is not None else _containers()
     if given is not None:
         yield given
-    elif docker_available():
-        with from_containers() as endpoints:
+    elif containers is not None:
+        with containers.from_containers() as endpoints:
             yield endpoints
     else:
-        from gpux_devinfra import infra
-
         yield infra.up()

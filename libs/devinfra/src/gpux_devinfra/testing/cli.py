@@ -1,0 +1,81 @@
+"""Run ``gpux`` commands against a fake gateway, for the CLI's presentation tests.
+
+``FakeGateway`` is an ``httpx.MockTransport`` handler: it records every request and answers
+from a table of routes, or with one problem document when a test sets ``problem``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner, Result
+
+from gpux_devinfra import cli, cli_support
+from gpux_devinfra.api_client import ApiClient
+
+Handler = Callable[[httpx.Request], httpx.Response]
+Route = tuple[str, str]
+"""``(method, path)``."""
+
+KEY = "gpx_01KEY_secret"
+"""An API key of the shape the gateway hands out."""
+
+
+def not_found(request: httpx.Request) -> httpx.Response:
+    """The gateway's answer to a route it does not have."""
+    return httpx.Response(404, json={"title": "Not found", "status": 404, "detail": "no"})
+
+
+class FakeGateway:
+    """Answers ``routes`` (``(method, path)`` to a handler), anything else 404; records every
+    request; answers ``problem`` instead, while a test sets one."""
+
+    def __init__(self, routes: Mapping[Route, Handler]) -> None:
+        self.routes = dict(routes)
+        self.requests: list[httpx.Request] = []
+        self.problem: dict[str, Any] | None = None
+
+    @property
+    def last(self) -> httpx.Request:
+        """The latest request."""
+        return self.requests[-1]
+
+    def body(self) -> Any:
+        """The latest request's JSON body."""
+        return json.loads(self.last.content)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.problem is not None:
+            return httpx.Response(
+                self.problem["status"],
+                json=self.problem,
+                headers={"content-type": "application/problem+json"},
+            )
+        return self.routes.get((request.method, request.url.path), not_found)(request)
+
+
+def answer(status: int, body: Any) -> Handler:
+    """A handler that always answers ``body`` with ``status``."""
+    return lambda _: httpx.Response(status, json=body)
+
+
+def use_transport(monkeypatch: pytest.MonkeyPatch, handler: Handler) -> None:
+    """Make every ``gpux`` command talk to ``handler`` instead of a gateway."""
+    transport = httpx.MockTransport(handler)
+    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+
+
+def run(*args: str, env: Mapping[str, str] | None = None, columns: int = 200) -> Result:
+    """``gpux ARGS`` on a terminal ``columns`` wide without colours; its result."""
+    wide = {"COLUMNS": str(columns), "NO_COLOR": "1"}
+    return CliRunner().invoke(cli.app, list(args), env={**wide, **(env or {})})
+
+
+def line_with(output: str, text: str) -> str:
+    """The first line of ``output`` that holds ``text``."""
+    return next(line for line in output.splitlines() if text in line)
