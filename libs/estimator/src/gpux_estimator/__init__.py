@@ -1,7 +1,7 @@
 """The pure estimator: GPU specs, model shapes, fit rule, VRAM estimate, job time and cost.
 
 Nothing here performs I/O or reads a clock; the catalog service loads its data files
-(``gpux_catalog.specs``).
+(``gpux_catalog.adapters.files``).
 """
 
 from gpux_estimator.errors import (

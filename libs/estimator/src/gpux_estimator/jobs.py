@@ -156,6 +156,7 @@ def estimate_job(
     dataset: Dataset,
     gpu: GpuSpec,
     price: Price | None = None,
+    *,
     constants: JobConstants = JOB_CONSTANTS,
 ) -> JobEstimate:
     """Hours of the job on ``settings.num_gpus`` x ``gpu``; cost = hours x gpus x price."""
@@ -180,6 +181,7 @@ def rank_gpus_for_job(
     dataset: Dataset,
     gpus: Iterable[GpuSpec],
     prices: Mapping[str, Price] | None = None,
+    *,
     constants: JobConstants = JOB_CONSTANTS,
 ) -> tuple[RankedGpu, ...]:
     """GPUs that hold the job, cheapest first; unpriced ones after, fastest first."""
@@ -191,7 +193,9 @@ def rank_gpus_for_job(
     for gpu in gpus:
         room = headroom(required, gpu)
         if room.fits:
-            job = estimate_job(model, settings, dataset, gpu, prices.get(gpu.id), constants)
+            job = estimate_job(
+                model, settings, dataset, gpu, prices.get(gpu.id), constants=constants
+            )
             ranked.append(RankedGpu(gpu=gpu, headroom=room, job=job))
 
     def order(entry: RankedGpu) -> tuple[bool, Decimal, Decimal, str]:

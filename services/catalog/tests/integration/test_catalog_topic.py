@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
+import asyncpg
 import pytest
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from gpux_catalog.adapters.publisher import gpu_payload, model_payload
+from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
+from gpux_catalog.adapters.postgres.unit_of_work import PostgresCatalogUnitOfWork
 from gpux_catalog.bootstrap import SPEC
 from gpux_catalog.config import CatalogSettings
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_catalog.sync import sync_catalog
+from gpux_catalog.domain.publication import gpu_payload, model_payload
+from gpux_catalog.entrypoints.loops import check
 from gpux_contracts.catalog import GpuPublished, ModelPublished
 from gpux_contracts.events import EventCodec
 from gpux_contracts.ids import new_id
@@ -27,23 +30,49 @@ CODEC: EventCodec[Any] = EventCodec(GpuPublished, ModelPublished)
 
 
 @pytest.fixture(scope="module")
-async def catalog(gpux_settings: GpuxSettings) -> AsyncIterator[Runtime]:
-    """The catalog service, started (so it published), in a namespace of this module alone."""
-    # Its own namespace: the version-bump test below must not reach the gateway's view.
+async def catalog(module_settings: GpuxSettings) -> AsyncIterator[Runtime]:
+    """The catalog service, started and its records relayed, in a namespace and database of
+    this module alone."""
+    # Its own namespace: the version-bump test below must not reach the gateway's view. Its
+    # own database: one catalog outbox serves one namespace (its relay publishes every row).
     settings = CatalogSettings(
-        **{
-            **gpux_settings.model_dump(),
-            "database_url": gpux_settings.database_url,
-            "namespace": f"{gpux_settings.namespace}cat.",
-        }
+        **{**module_settings.model_dump(), "database_url": module_settings.database_url}
     )
     runtime = await open_runtime(SPEC, settings)
     try:
         wiring = await SPEC.wire(runtime)
         async with started(runtime, wiring):
+            await relayed(runtime.pool)
             yield runtime
     finally:
         await runtime.close()
+
+
+async def relayed(pool: asyncpg.Pool) -> None:
+    """Wait until the outbox relay has published every record a check queued."""
+    pending = "SELECT count(*) FROM catalog.outbox WHERE published_at IS NULL"
+    async with asyncio.timeout(30):
+        while True:
+            if not await pool.fetchval(pending):
+                return
+            await asyncio.sleep(0.05)
+
+
+class CountedUnitOfWork(PostgresCatalogUnitOfWork):
+    """The real unit of work, counting its commits and the records each one queued."""
+
+    commits: list[int]
+
+    async def commit(self) -> None:
+        self.commits.append(len(self.outbox.messages))
+        await super().commit()
+
+
+def counted(runtime: Runtime, commits: list[int]) -> CountedUnitOfWork:
+    """A counted unit of work of this runtime's namespace, reporting into ``commits``."""
+    unit = CountedUnitOfWork(runtime.pool, runtime.settings.namespace)
+    unit.commits = commits
+    return unit
 
 
 async def read_all(settings: GpuxSettings, topic: Topic) -> list[ConsumerRecord[Any, Any]]:
@@ -121,17 +150,44 @@ async def test_only_a_newer_data_version_is_published_again(catalog: Runtime) ->
     }
     before = len(await read_all(settings, CATALOG_GPUS))
     now = catalog.clock.now()
+    commits: list[int] = []
+    unit_of_work = partial(counted, catalog, commits)
 
     # A restart with the same data publishes nothing.
-    assert await sync_catalog(catalog.pool, catalog.broker, settings, now, gpus, models) == []
+    assert await check(unit_of_work, gpus=gpus, models=models, now=now) == {}
+    await relayed(catalog.pool)
     assert len(await read_all(settings, CATALOG_GPUS)) == before
 
-    # A build with a newer GPU table republishes that topic, and only that one.
+    # A build with a newer GPU table republishes that topic, and only that one: its version
+    # and every record of it in one unit of work.
     newer = dataclasses.replace(gpus, version=gpus.version + 1)
-    published = await sync_catalog(catalog.pool, catalog.broker, settings, now, newer, models)
-    assert published == [settings.topic(CATALOG_GPUS)]
+    published = await check(unit_of_work, gpus=newer, models=models, now=now)
+    assert list(published) == [CATALOG_GPUS.name]
+    assert commits == [0, len(newer)]
+    await relayed(catalog.pool)
     state = latest_per_key(await read_all(settings, CATALOG_GPUS))
     assert {p.data_version for p in state.values()} == {newer.version}
 
     # An older replica (rolling deploy) does not overwrite it.
-    assert await sync_catalog(catalog.pool, catalog.broker, settings, now, gpus, models) == []
+    assert await check(unit_of_work, gpus=gpus, models=models, now=now) == {}
+    version = "SELECT data_version FROM catalog.published WHERE topic = $1"
+    assert await catalog.pool.fetchval(version, settings.topic(CATALOG_GPUS)) == newer.version
+
+
+async def test_a_deleted_version_row_publishes_its_topic_again_with_the_same_ids(
+    catalog: Runtime,
+) -> None:
+    settings = catalog.settings
+    gpus, models = load_gpu_catalog(), load_model_catalog()
+    first = [CODEC.decode(r.value).event_id for r in await read_all(settings, CATALOG_MODELS)]
+    assert len(first) == len(models)
+    # What an operator does after recreating the topic.
+    await catalog.pool.execute(
+        "DELETE FROM catalog.published WHERE topic = $1", settings.topic(CATALOG_MODELS)
+    )
+    unit_of_work = partial(PostgresCatalogUnitOfWork, catalog.pool, settings.namespace)
+    published = await check(unit_of_work, gpus=gpus, models=models, now=catalog.clock.now())
+    assert list(published) == [CATALOG_MODELS.name]
+    await relayed(catalog.pool)
+    again = [CODEC.decode(r.value).event_id for r in await read_all(settings, CATALOG_MODELS)]
+    assert again == first + first

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_estimator import (
     ESTIMATOR_CONSTANTS,
     InvalidInputError,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_estimator import (
     Method,
     ModelArch,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpux_catalog.specs import load_gpu_catalog
+from gpux_catalog.adapters.files import load_gpu_catalog
 from gpux_estimator import fit_for_gpu
 from gpux_estimator.gpus import GpuCatalog
 

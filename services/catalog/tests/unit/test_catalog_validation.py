@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from gpux_catalog.specs import load_model_catalog
+from gpux_catalog.adapters.files import load_model_catalog
 from gpux_estimator import (
     ESTIMATOR_CONSTANTS,
     Method,

@@ -1,1 +1,1 @@
-"""The catalog service's adapters: Kafka publisher and PostgreSQL repository."""
+"""The catalog's adapters: PostgreSQL (``postgres``), in memory (``memory``), the data files."""

@@ -1,4 +1,4 @@
-"""Load the packaged GPU and model data files into domain objects (the only I/O of the domain)."""
+"""Load the packaged GPU and model data files (``gpux_catalog/data``) into estimator objects."""
 
 from __future__ import annotations
 

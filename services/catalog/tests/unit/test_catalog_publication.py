@@ -7,14 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpux_catalog.adapters.publisher import (
-    gpu_messages,
-    gpu_payload,
-    model_messages,
-    model_payload,
-)
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
-from gpux_catalog.sync import needs_publish
+from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
+from gpux_catalog.domain.publication import gpu_payload, model_payload, needs_publish
+from gpux_catalog.service.publication import gpu_messages, model_messages
 from gpux_contracts.catalog import GpuPublished, ModelPublished
 from gpux_contracts.events import EventCodec
 from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS
