@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
+# Realistic inputs: the GPUs and models the catalog service ships (its one copy of them).
 from gpux_catalog.adapters.files import load_model_catalog
 from gpux_estimator import (
     ESTIMATOR_CONSTANTS,

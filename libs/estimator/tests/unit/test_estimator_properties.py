@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# Realistic inputs: the GPUs and models the catalog service ships (its one copy of them).
 from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_estimator import (
     Method,

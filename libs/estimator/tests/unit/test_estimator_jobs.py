@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+# Realistic inputs: the GPUs and models the catalog service ships (its one copy of them).
 from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_estimator import (
     JOB_CONSTANTS,
