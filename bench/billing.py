@@ -8,16 +8,17 @@ set-based statements (no Python per row): one buyer per lease with a USD top-up 
 ledger (transfers and entries inserted by one statement, so the ledger's trigger keeps the
 cached balances), 100 sellers, and the leases themselves, per-second, each with exactly one
 60-second period due at the tick's instant. Then one full settlement runs the way the
-settlement loop does (``gpux_billing.settlement.settle_due`` in batches of ``--batch``, the
-configured ``settle_batch`` by default, one transaction per batch, until a batch comes back
-short), timed with ``time.perf_counter``. The Redis refresh the loop does after each batch is
-not part of it. Prints leases settled per second, round trips and SQL statements per batch
-(counted by a wrapper around the connection; ``executemany`` is one round trip of one
-statement per row), the time spent waiting on PostgreSQL against the time in Python, and a
-check that every lease was charged exactly once and the ledger's audit is clean.
+settlement loop does (``gpux_billing.service.settlement.settle_due`` in batches of
+``--batch``, the configured ``settle_batch`` by default, one unit of work per batch, until a
+batch comes back short), timed with ``time.perf_counter``. The Redis refresh the loop does
+after each batch is not part of it. Prints leases settled per second, round trips and SQL
+statements per batch (counted by a wrapper around the connection; ``executemany`` is one
+round trip of one statement per row), the time spent waiting on PostgreSQL against the time
+in Python, and a check that every lease was charged exactly once and the ledger's audit is
+clean.
 
 The peer, measured in the same run: a naive settlement that calls the same code once per
-lease (``settlement.apply`` with one lease: its own rate read, balance lock, one-transfer
+lease (``settlement.settle`` with one lease: its own rate read, balance lock, one-transfer
 post, one-row UPDATE, outbox and balance event writes), so it does the same work with a
 round trip per step per lease. It runs on ``--naive`` leases (1,000 by default, a fresh
 database); for larger sizes its time is extrapolated linearly from that run and marked so.
@@ -42,13 +43,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from gpux_billing import settlement
-from gpux_billing.adapters import leases as lease_repository
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.config import BillingSettings
 from gpux_billing.domain.leases import Policy
+from gpux_billing.domain.rules import Rules
+from gpux_billing.service import settlement
 from gpux_contracts.ids import new_id
 from gpux_platform import migrations
+from gpux_platform.clock import ManualClock
 
 MIGRATIONS = Path(__file__).resolve().parents[1] / "services" / "billing" / "migrations"
 LOCAL_DB = "postgresql://gpux:gpux@127.0.0.1:25432/gpux"
@@ -188,22 +191,37 @@ async def _seed(pool: asyncpg.Pool, n: int) -> None:
         await conn.execute("VACUUM ANALYZE billing.accounts")
 
 
-async def _settle(pool: asyncpg.Pool, rules: settlement.Rules, batch: int, naive: bool) -> Result:
-    """One tick: batches until a short one, each in its own transaction (as the loop does)."""
+class _OneConnection:
+    """A pool of the one counted connection, for the unit of work (which acquires its own)."""
+
+    def __init__(self, conn: Counting) -> None:
+        self._conn = conn
+
+    async def acquire(self) -> Counting:
+        return self._conn
+
+    async def release(self, conn: Counting) -> None:
+        pass
+
+
+async def _settle(pool: asyncpg.Pool, rules: Rules, batch: int, naive: bool) -> Result:
+    """One tick: batches until a short one, each in its own unit of work (as the loop does)."""
     async with pool.acquire() as raw:
         counting = Counting(raw)
-        conn = cast(asyncpg.Connection, counting)
+        one = cast(asyncpg.Pool, _OneConnection(counting))
+        clock = ManualClock(T0)
         total, batches = 0, 0
         started = time.perf_counter()
         while True:
-            async with raw.transaction():
+            async with PostgresBillingUnitOfWork(one, rules=rules, clock=clock) as uow:
                 if naive:
-                    leases = await lease_repository.due(conn, T0, batch)
+                    leases = await uow.leases.due(T0, batch)
                     for lease in leases:
-                        await settlement.apply(conn, [lease], T0, rules, None, T0)
+                        await settlement.settle(uow, [lease], T0, None)
                     seen = len(leases)
                 else:
-                    seen, _ = await settlement.settle_due(conn, T0, rules, batch)
+                    seen = (await settlement.settle_due(uow, batch)).looked_at
+                await uow.commit()
             batches += 1
             total += seen
             if seen < batch:
@@ -232,14 +250,14 @@ async def _check(pool: asyncpg.Pool, n: int, audit: bool) -> str:
         assert settled == n, f"{settled} of {n} leases settled"
         verdict = ""
         if audit:
-            result = await ledger_repository.verify(conn)
+            result = await PostgresLedger(conn).verify()
             assert result.ok, result
             verdict = ", audit clean"
         return f"{charged} charges, {events} outbox rows{verdict}"
 
 
 async def _measure(
-    url: str, n: int, rules: settlement.Rules, batch: int, naive: bool, profile: bool
+    url: str, n: int, rules: Rules, *, batch: int, naive: bool, profile: bool
 ) -> tuple[Result, str]:
     name = await _fresh_database(url, "naive" if naive else "batched")
     try:
@@ -287,12 +305,14 @@ async def main() -> None:
     parser.add_argument("--show-sql", action="store_true", help="statements by SQL text")
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.leases.split(",")]
-    rules = settlement.Rules(
-        Policy(fee_bps=defaults["fee_bps"].default, runway_s=defaults["runway_s"].default),
-        PERIOD_S,
+    rules = Rules(
+        lease=Policy(fee_bps=defaults["fee_bps"].default, runway_s=defaults["runway_s"].default),
+        settle_every_s=PERIOD_S,
     )
     print(f"batch size {args.batch:,}; naive peer on {args.naive:,} leases", file=sys.stderr)
-    naive, naive_check = await _measure(args.db, args.naive, rules, args.batch, True, False)
+    naive, naive_check = await _measure(
+        args.db, args.naive, rules, batch=args.batch, naive=True, profile=False
+    )
     print(f"  naive: {naive_check}", file=sys.stderr)
     lines = [
         "| leases | path | seconds | leases/s | batches | round trips / statements per batch"
@@ -300,7 +320,9 @@ async def main() -> None:
         "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
-        result, check = await _measure(args.db, n, rules, args.batch, False, args.profile)
+        result, check = await _measure(
+            args.db, n, rules, batch=args.batch, naive=False, profile=args.profile
+        )
         print(f"  {n:,}: {check}", file=sys.stderr)
         if args.show_sql:
             for sql, count in result.by_sql.most_common():

@@ -13,7 +13,7 @@ handled late ends at the last settled instant instead, and the ledger would legi
 differ). Every envelope is built once and published to both runs, and every instant is set by
 the test relative to the shared epoch, so both runs must post the very same transfers.
 
-At the end, in both runs every lease has ended and ``ledger_repository.verify`` finds
+At the end, in both runs every lease has ended and ``PostgresLedger.verify`` finds
 nothing; the two ledgers are equal (every transfer: id, kind, created_at relative to the
 epoch, reference, FX quote, entries); in run A every lease has exactly one ``lease.ended``
 whose totals equal the database, each charge transfer has exactly one ``lease.charged`` and
@@ -34,7 +34,7 @@ from typing import Any
 
 import asyncpg
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_contracts.billing import CreditRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
@@ -287,7 +287,7 @@ async def test_sigkill_while_leases_run_leaves_the_ledger_of_an_uninterrupted_ru
         # Both ledgers pass the audit and are equal, transfer by transfer.
         ledgers = []
         for (name, _, _), conn in zip(runs, conns, strict=True):
-            audit = await ledger_repository.verify(conn)
+            audit = await PostgresLedger(conn).verify()
             assert audit.ok, f"{name}: {audit}"
             ledgers.append(await _ledger(conn, epoch))
         got, expected = ledgers

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
-from gpux_billing import read_model
+from gpux_billing.adapters.postgres.unit_of_work import SCHEMA, PostgresBillingUnitOfWork
+from gpux_billing.adapters.redis import balances
 from gpux_billing.config import BillingSettings
-from gpux_billing.entrypoints.consumers import billing_router, settlement_rules
-from gpux_billing.entrypoints.settler import Settler
-from gpux_billing.handlers import SCHEMA
+from gpux_billing.entrypoints.kafka import billing_router
+from gpux_billing.entrypoints.loops import Settler
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
@@ -16,18 +17,26 @@ MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Consumers (commands, orders, order statuses) and the outbox relay of billing."""
+    """Consumers, the settlement loop and the outbox relay of billing."""
     settings = runtime.settings
     assert isinstance(settings, BillingSettings)
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
+    unit_of_work = partial(
+        PostgresBillingUnitOfWork,
+        runtime.pool,
+        rules=settings.rules(),
+        clock=runtime.clock,
+        redis=runtime.redis,
+        settings=settings,
+    )
 
     async def rebuild_read_model() -> None:
         # Redis follows PostgreSQL: a restart (or a flushed Redis) serves the same balances.
-        await read_model.rebuild(runtime.pool, runtime.redis, settings, runtime.clock)
+        await balances.rebuild(runtime.pool, runtime.redis, settings, runtime.clock)
 
-    settler = Settler(runtime, settings, settlement_rules(settings))
+    settler = Settler(unit_of_work, batch=settings.settle_batch, tick_s=settings.settle_tick_s)
     return Wiring(
-        routers=[billing_router(settings, runtime.pool, runtime.redis, runtime.clock)],
+        routers=[billing_router(settings, unit_of_work)],
         tasks=[relay.run, settler.run],
         on_started=[rebuild_read_model],
     )

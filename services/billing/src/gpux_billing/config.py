@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pydantic import Field
 
+from gpux_billing.domain.holds import HoldPolicy
+from gpux_billing.domain.leases import Policy
+from gpux_billing.domain.rules import Rules
 from gpux_platform.settings import GpuxSettings
 
 
@@ -43,3 +48,12 @@ class BillingSettings(GpuxSettings):
         gt=0,
         description="A rate older than this funds no hold in another currency (stale).",
     )
+
+    def rules(self) -> Rules:
+        """The rules these settings configure, as the handlers take them."""
+        return Rules(
+            lease=Policy(fee_bps=self.fee_bps, runway_s=self.runway_s),
+            hold=HoldPolicy(self.market_slippage_bps, timedelta(seconds=self.fx_max_age_s)),
+            settle_every_s=self.settle_every_s,
+            dev_topups=self.dev_topups,
+        )

@@ -17,7 +17,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.ledger import AccountKey, AccountKind
@@ -113,11 +113,11 @@ async def lease_events(
 
 async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: AccountKind) -> int:
     async with pool.acquire() as conn:
-        return await ledger_repository.balance(conn, AccountKey(owner, currency, kind))
+        return await PostgresLedger(conn).balance(AccountKey(owner, currency, kind))
 
 
 async def funded_order(
-    settings: GpuxSettings, buyer: str, currency: Currency, credit: str, gpus: int, limit: str
+    settings: GpuxSettings, buyer: str, currency: Currency, credit: str, *, gpus: int, limit: str
 ) -> str:
     """Credit the buyer, place an order and wait until billing funded it."""
     clock = settings.clock()
@@ -169,6 +169,7 @@ async def trade(
     order_id: str,
     buyer: str,
     seller: str,
+    *,
     gpus: int,
     price: str,
     billing: str,
@@ -212,8 +213,8 @@ async def run_per_second_lease_for_90s(
     billing: GpuxSettings, wallet: Currency
 ) -> tuple[TradeExecuted, list[dict[str, Any]]]:
     buyer, seller = f"b{new_id()}", f"s{new_id()}"
-    order_id = await funded_order(billing, buyer, wallet, "10", 2, "0.60")
-    executed = await trade(billing, order_id, buyer, seller, 2, "0.50", "second")
+    order_id = await funded_order(billing, buyer, wallet, "10", gpus=2, limit="0.60")
+    executed = await trade(billing, order_id, buyer, seller, gpus=2, price="0.50", billing="second")
     events = await lease_events(billing, executed.trade_id, "lease.charged")
     assert of_type(events, "lease.opened"), events
     # The settlement loop charged the first minute by itself; now stop at 90 s.
@@ -270,8 +271,10 @@ async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
     buyer, seller = f"b{new_id()}", f"s{new_id()}"
-    order_id = await funded_order(billing, buyer, Currency.USD, "20", 1, "2.50")
-    executed = await trade(billing, order_id, buyer, seller, 1, "2.00", "hour")
+    order_id = await funded_order(billing, buyer, Currency.USD, "20", gpus=1, limit="2.50")
+    executed = await trade(billing, order_id, buyer, seller, gpus=1, price="2.00", billing="hour")
+    # Trades and stops travel on different topics: stop a lease billing has opened.
+    assert of_type(await lease_events(billing, executed.trade_id, "lease.opened"), "lease.opened")
     await stop(billing, executed, timedelta(minutes=61))
     events = await lease_events(billing, executed.trade_id, "lease.ended")
     assert [c["amount"] for c in of_type(events, "lease.charged")] == ["2.00", "2.00"]
@@ -286,8 +289,8 @@ async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
 ) -> None:
     buyer, seller = f"b{new_id()}", f"s{new_id()}"
     # 0.10 USD lasts 3 minutes and 20 s at 1.80 USD an hour (0.03 a minute).
-    order_id = await funded_order(billing, buyer, Currency.USD, "0.10", 1, "0.01")
-    executed = await trade(billing, order_id, buyer, seller, 1, "1.80", "second")
+    order_id = await funded_order(billing, buyer, Currency.USD, "0.10", gpus=1, limit="0.01")
+    executed = await trade(billing, order_id, buyer, seller, gpus=1, price="1.80", billing="second")
     events = await lease_events(billing, executed.trade_id, "lease.ended", timeout_s=40)
     kinds = [e["event_type"] for e in events]
     assert kinds.index("lease.low_balance") < kinds.index("lease.ended")
@@ -296,7 +299,7 @@ async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
     assert ended["totals"]["total_charged"] == "0.09"  # three whole minutes; a fourth won't fit
     assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 10_000
     async with pool.acquire() as conn:
-        audit = await ledger_repository.verify(conn)
+        audit = await PostgresLedger(conn).verify()
     assert not audit.discrepancies
     assert not audit.below_floor
 
@@ -308,7 +311,7 @@ async def place(settings: GpuxSettings, order: OrderPlaced) -> dict[str, Any]:
 
     def ours(body: dict[str, Any]) -> bool:
         payload = body["payload"]
-        return payload.get("order", payload).get("order_id") == order.order_id
+        return bool(payload.get("order", payload).get("order_id") == order.order_id)
 
     funded = await published(settings, ORDERS_BOOK, ours, settle_s=0.2, timeout_s=4)
     if funded:
@@ -337,7 +340,7 @@ async def test_a_market_order_without_a_cap_holds_and_is_capped_at_the_best_ask_
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
     buyer = f"b{new_id()}"
-    await funded_order(billing, buyer, Currency.USD, "50", 1, "0.10")
+    await funded_order(billing, buyer, Currency.USD, "50", gpus=1, limit="0.10")
     quotes = [
         BestAskChanged(
             gpu=GPU,
@@ -373,7 +376,7 @@ async def test_an_order_in_dollars_is_held_in_the_euro_wallet_at_the_current_rat
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
     buyer = f"b{new_id()}"
-    await funded_order(billing, buyer, Currency.EUR, "50", 1, "0.10")
+    await funded_order(billing, buyer, Currency.EUR, "50", gpus=1, limit="0.10")
     answer = await place(billing, buy(buyer, Currency.USD, "1.50", wallet_currency=Currency.EUR))
     assert answer["event_type"] == "order.funded", answer
     assert answer["payload"]["held_currency"] == "EUR"
@@ -393,7 +396,7 @@ async def test_a_stale_rate_funds_no_hold_in_another_currency(
     )
     await publish(billing, FX_RATES, [("GBP/EUR", envelope(billing.clock(), old, "pricing"))])
     buyer = f"b{new_id()}"
-    await funded_order(billing, buyer, Currency.EUR, "50", 1, "0.10")
+    await funded_order(billing, buyer, Currency.EUR, "50", gpus=1, limit="0.10")
     await asyncio.sleep(1)  # billing reads the rate
     answer = await place(billing, buy(buyer, Currency.GBP, "1.00", wallet_currency=Currency.EUR))
     assert answer["payload"]["status"] == "rejected"

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.domain import transfers
 from gpux_billing.domain.ledger import AccountKey, AccountKind
+from gpux_billing.domain.transfers import Sale
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_platform import migrations
@@ -95,7 +96,7 @@ async def accounts(conn: asyncpg.Connection, owner: str) -> None:
 async def test_a_raw_insert_cannot_overdraw_an_available_balance(
     conn: asyncpg.Connection, owner: str
 ) -> None:
-    await ledger_repository.post(conn, transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
+    await PostgresLedger(conn).post(transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
     await accounts(conn, owner)
     with pytest.raises(asyncpg.PostgresError) as caught:
         async with conn.transaction():
@@ -116,7 +117,7 @@ async def test_a_raw_insert_cannot_overdraw_an_available_balance(
                 [(owner, "USD", "held", -6), (owner, "USD", "available", 6)],
             )  # fmt: skip
     assert caught.value.sqlstate == "GX001"
-    assert (await ledger_repository.verify(conn)).ok
+    assert (await PostgresLedger(conn).verify()).ok
 
 
 async def test_the_balance_floor_is_a_check_constraint_too(conn: asyncpg.Connection) -> None:
@@ -161,7 +162,7 @@ async def test_a_transfer_cannot_exist_without_entries_nor_gain_entries_later(
         f"{owner}-alone",
     )  # fmt: skip
     assert isinstance(error, asyncpg.ForeignKeyViolationError)
-    await ledger_repository.post(conn, transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
+    await PostgresLedger(conn).post(transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
     await accounts(conn, owner)
     error = await refused(
         conn,
@@ -196,18 +197,18 @@ async def test_a_transfer_cannot_exist_without_entries_nor_gain_entries_later(
     ],
 )
 async def test_ledger_rows_are_immutable(conn: asyncpg.Connection, owner: str, sql: str) -> None:
-    await ledger_repository.post(conn, transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
+    await PostgresLedger(conn).post(transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
     error = await refused(conn, sql)
     assert error.sqlstate == "GX004"
-    audit = await ledger_repository.verify(conn)
+    audit = await PostgresLedger(conn).verify()
     assert audit.ok
 
 
 async def test_verify_reports_what_the_constraints_would_have_stopped(
     conn: asyncpg.Connection, owner: str
 ) -> None:
-    await ledger_repository.post(conn, transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
-    assert (await ledger_repository.verify(conn)).ok
+    await PostgresLedger(conn).post(transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
+    assert (await PostgresLedger(conn).verify()).ok
     # Switch the guards off in this transaction only (as a broken migration might) and
     # corrupt a cached balance: the audit, which recomputes from entries, notices.
     await conn.execute("ALTER TABLE billing.accounts DISABLE TRIGGER accounts_guarded")
@@ -215,7 +216,7 @@ async def test_verify_reports_what_the_constraints_would_have_stopped(
         "UPDATE billing.accounts SET balance_micros = 7 WHERE owner = $1 AND kind = 'available'",
         owner,
     )
-    audit = await ledger_repository.verify(conn)
+    audit = await PostgresLedger(conn).verify()
     assert not audit.ok
     assert [(d.account.owner, d.cached_micros, d.entries_micros) for d in audit.discrepancies] == [
         (owner, 7, 5)
@@ -235,8 +236,8 @@ async def test_concurrent_posters_neither_deadlock_nor_lose_updates(
     revenue = transfers.platform_account(Currency.USD, AccountKind.PLATFORM_REVENUE)
     async with billing_pool.acquire() as conn, conn.transaction():
         topups = [transfers.topup(f"{b}-t", b, Currency.USD, 1_000_000, NOW) for b in buyers]
-        await ledger_repository.post_many(conn, topups)
-        revenue_before = await ledger_repository.balance(conn, revenue)
+        await PostgresLedger(conn).post_many(topups)
+        revenue_before = await PostgresLedger(conn).balance(revenue)
 
     async def poster(i: int) -> None:
         conn = await asyncpg.connect(dsn)
@@ -246,10 +247,7 @@ async def test_concurrent_posters_neither_deadlock_nor_lose_updates(
                 batch = [
                     transfers.charge(
                         f"{buyers[i]}-c{n}-{k}",
-                        buyers[i],
-                        sellers[(n + k + i) % 2],
-                        Currency.USD,
-                        1_000,
+                        Sale(buyers[i], sellers[(n + k + i) % 2], Currency.USD, 1_000),
                         1000,
                         NOW,
                         source=AccountKind.AVAILABLE,
@@ -257,7 +255,7 @@ async def test_concurrent_posters_neither_deadlock_nor_lose_updates(
                     for k in range(2)
                 ]
                 async with conn.transaction():
-                    await ledger_repository.post_many(conn, batch)
+                    await PostgresLedger(conn).post_many(batch)
         finally:
             await conn.close()
 
@@ -265,13 +263,13 @@ async def test_concurrent_posters_neither_deadlock_nor_lose_updates(
     async with billing_pool.acquire() as conn:
         for buyer in buyers:
             wallet = AccountKey(buyer, Currency.USD, AccountKind.AVAILABLE)
-            assert await ledger_repository.balance(conn, wallet) == 1_000_000 - 40 * 1_000
+            assert await PostgresLedger(conn).balance(wallet) == 1_000_000 - 40 * 1_000
         payable = [
-            await ledger_repository.balance(
-                conn, AccountKey(s, Currency.USD, AccountKind.SELLER_PAYABLE)
+            await PostgresLedger(conn).balance(
+                AccountKey(s, Currency.USD, AccountKind.SELLER_PAYABLE)
             )
             for s in sellers
         ]
         assert sum(payable) == 4 * 40 * 900
-        assert await ledger_repository.balance(conn, revenue) - revenue_before == 4 * 40 * 100
-        assert (await ledger_repository.verify(conn)).ok
+        assert await PostgresLedger(conn).balance(revenue) - revenue_before == 4 * 40 * 100
+        assert (await PostgresLedger(conn).verify()).ok

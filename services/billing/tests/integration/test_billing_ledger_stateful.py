@@ -17,7 +17,7 @@ from types import ModuleType
 import asyncpg
 import pytest
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import MIGRATIONS
 from gpux_platform import migrations
 from gpux_platform.settings import GpuxSettings
@@ -59,8 +59,7 @@ def run_against_postgres(dsn: str, max_examples: int, steps: int) -> None:
                 transaction = conn.transaction()
                 runner.run(transaction.start())
                 return machine.Backend(
-                    ledger_repository,
-                    conn,
+                    PostgresLedger(conn),
                     runner.run,
                     conn.transaction,
                     lambda: runner.run(transaction.rollback()),

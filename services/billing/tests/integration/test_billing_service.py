@@ -18,7 +18,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKey, AccountKind
 from gpux_contracts.billing import (
@@ -112,11 +112,11 @@ async def records(
 async def wallet(pool: asyncpg.Pool, owner: str, currency: str) -> tuple[int, int]:
     """(available, held) micro-units."""
     async with pool.acquire() as conn:
-        available = await ledger_repository.balance(
-            conn, AccountKey(owner, Currency(currency), AccountKind.AVAILABLE)
+        available = await PostgresLedger(conn).balance(
+            AccountKey(owner, Currency(currency), AccountKind.AVAILABLE)
         )
-        held = await ledger_repository.balance(
-            conn, AccountKey(owner, Currency(currency), AccountKind.HELD)
+        held = await PostgresLedger(conn).balance(
+            AccountKey(owner, Currency(currency), AccountKind.HELD)
         )
     return available, held
 
@@ -191,7 +191,7 @@ async def test_dev_topup_books_once_and_publishes_the_balance(
     assert cached is not None
     assert json.loads(cached)["available"] == "30.00"
     async with pool.acquire() as conn:
-        assert (await ledger_repository.verify(conn)).ok
+        assert (await PostgresLedger(conn).verify()).ok
 
 
 async def test_manual_topup_waits_for_the_admin(billing: GpuxSettings, pool: asyncpg.Pool) -> None:
@@ -215,6 +215,19 @@ async def test_manual_topup_waits_for_the_admin(billing: GpuxSettings, pool: asy
 async def _topup_status(pool: asyncpg.Pool, topup_id: str) -> str | None:
     value = await pool.fetchval("SELECT status FROM billing.topups WHERE id = $1", topup_id)
     return None if value is None else str(value)
+
+
+async def assert_rejected(billing: GpuxSettings, too_big: OrderPlaced, market: OrderPlaced) -> None:
+    """Billing answered both orders ``rejected``: short of funds, and no offers to cap at."""
+    ours = {too_big.order_id, market.order_id}
+    statuses = await records(billing, ORDERS_STATUS, lambda b: b["payload"]["order_id"] in ours, 2)
+    by_order = {s["payload"]["order_id"]: s["payload"] for s in statuses}
+    assert len(statuses) == 2
+    assert by_order[too_big.order_id]["status"] == "rejected"
+    assert by_order[too_big.order_id]["reason"] == "insufficient_funds"
+    assert by_order[too_big.order_id]["shortfall"] == "2.50"
+    assert by_order[too_big.order_id]["shortfall_currency"] == "USD"
+    assert by_order[market.order_id]["reason"] == "no_offers"  # no cap and nothing to take
 
 
 async def test_orders_are_funded_rejected_cancelled_and_released(
@@ -257,15 +270,7 @@ async def test_orders_are_funded_rejected_cancelled_and_released(
     assert book[0]["payload"]["order"]["order_id"] == funded.order_id
     assert book[1]["payload"] == cancel.model_dump(mode="json")
 
-    ours = {too_big.order_id, market.order_id}
-    statuses = await records(billing, ORDERS_STATUS, lambda b: b["payload"]["order_id"] in ours, 2)
-    by_order = {s["payload"]["order_id"]: s["payload"] for s in statuses}
-    assert len(statuses) == 2
-    assert by_order[too_big.order_id]["status"] == "rejected"
-    assert by_order[too_big.order_id]["reason"] == "insufficient_funds"
-    assert by_order[too_big.order_id]["shortfall"] == "2.50"
-    assert by_order[too_big.order_id]["shortfall_currency"] == "USD"
-    assert by_order[market.order_id]["reason"] == "no_offers"  # no cap and nothing to take
+    await assert_rejected(billing, too_big, market)
 
     # The book cancels the order after 1 of its 2 GPUs filled: half the hold is released.
     cancelled = OrderStatusChanged(
@@ -280,4 +285,4 @@ async def test_orders_are_funded_rejected_cancelled_and_released(
     await publish(billing, ORDERS_STATUS, [(GPU, status_event), (GPU, status_event)])
     await eventually(lambda: wallet(pool, buyer, "USD"), (8_750_000, 1_250_000))
     async with pool.acquire() as conn:
-        assert (await ledger_repository.verify(conn)).ok
+        assert (await PostgresLedger(conn).verify()).ok

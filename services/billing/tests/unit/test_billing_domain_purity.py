@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import gpux_billing.domain as domain
+from gpux_billing import domain
 
 pytestmark = pytest.mark.unit
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gpux_billing.domain.amounts import convert, fee_split
 from gpux_billing.domain.leases import (
+    Action,
     Charge,
     Ended,
     LowBalance,
@@ -49,9 +50,17 @@ def charges(actions: tuple[object, ...]) -> list[Charge]:
 def test_per_second_lease_of_the_issue_bills_exactly_90_seconds() -> None:
     # 2 GPUs at 0.50 USD per GPU-hour, settled at 60 s, stopped at 90 s: 0.025 USD.
     t = terms()
-    first = settle(t, State(), RICH, seconds(75), None, POLICY)
+    first = settle(t, State(), RICH, seconds(75), None, policy=POLICY)
     assert [c.amount_micros for c in charges(first.actions)] == [16_667]
-    last = settle(t, first.state, first.available_micros, seconds(95), None, POLICY, seconds(90))
+    last = settle(
+        t,
+        first.state,
+        first.available_micros,
+        seconds(95),
+        None,
+        policy=POLICY,
+        stop_at=seconds(90),
+    )
     assert [c.amount_micros for c in charges(last.actions)] == [8_333]
     assert last.state.charged_micros == 25_000
     assert last.state.ended_at == seconds(90)
@@ -63,7 +72,7 @@ def test_per_second_lease_of_the_issue_bills_exactly_90_seconds() -> None:
 def test_per_second_charges_convert_into_the_wallet_currency_at_the_given_rate() -> None:
     t = terms(wallet=Currency.EUR)
     rate = Decimal("0.92")
-    out = settle(t, State(), RICH, seconds(95), rate, POLICY, seconds(90))
+    out = settle(t, State(), RICH, seconds(95), rate, policy=POLICY, stop_at=seconds(90))
     assert out.state.charged_micros == 25_000
     assert out.state.paid_micros == sum(
         convert(c.amount_micros, rate) for c in charges(out.actions)
@@ -74,22 +83,24 @@ def test_per_second_charges_convert_into_the_wallet_currency_at_the_given_rate()
 
 def test_hourly_lease_stopped_after_61_minutes_bills_two_hours() -> None:
     t = terms(BillingGranularity.HOUR, price=2_000_000)
-    opened = settle(t, State(), RICH, T0, None, POLICY)
+    opened = settle(t, State(), RICH, T0, None, policy=POLICY)
     assert opened.state.charged_micros == 2_000_000  # the first hour, in advance
-    stopped = settle(t, opened.state, RICH, seconds(3700), None, POLICY, seconds(61 * 60))
+    stopped = settle(
+        t, opened.state, RICH, seconds(3700), None, policy=POLICY, stop_at=seconds(61 * 60)
+    )
     assert stopped.state.charged_micros == 4_000_000
     assert stopped.state.ended_at == seconds(61 * 60)
 
 
 def test_hourly_lease_stopped_at_the_hour_bills_one_hour() -> None:
     t = terms(BillingGranularity.HOUR, price=2_000_000)
-    out = settle(t, State(), RICH, seconds(3600), None, POLICY, seconds(3600))
+    out = settle(t, State(), RICH, seconds(3600), None, policy=POLICY, stop_at=seconds(3600))
     assert out.state.charged_micros == 2_000_000
 
 
 def test_fixed_length_lease_completes_by_itself() -> None:
     t = terms(ends_at=seconds(150))
-    out = settle(t, State(), RICH, seconds(500), None, POLICY)
+    out = settle(t, State(), RICH, seconds(500), None, policy=POLICY)
     assert out.state.end_reason is LeaseEndReason.COMPLETED
     assert out.state.ended_at == seconds(150)
     assert out.state.charged_micros == accrued_micros(1_000_000, 150)
@@ -98,7 +109,7 @@ def test_fixed_length_lease_completes_by_itself() -> None:
 
 def test_hourly_fixed_length_lease_charges_its_hours_and_completes() -> None:
     t = terms(BillingGranularity.HOUR, price=3_000_000, ends_at=seconds(2 * 3600))
-    out = settle(t, State(), RICH, seconds(5 * 3600), None, POLICY)
+    out = settle(t, State(), RICH, seconds(5 * 3600), None, policy=POLICY)
     assert out.state.charged_micros == 6_000_000
     assert out.state.end_reason is LeaseEndReason.COMPLETED
 
@@ -106,7 +117,7 @@ def test_hourly_fixed_length_lease_charges_its_hours_and_completes() -> None:
 def test_the_prepayment_pays_first_then_the_available_balance() -> None:
     t = terms(BillingGranularity.HOUR, price=2_000_000)
     state = State(held_micros=1_500_000)
-    out = settle(t, state, 10_000_000, T0, None, POLICY)
+    out = settle(t, state, 10_000_000, T0, None, policy=POLICY)
     (charge,) = charges(out.actions)
     assert charge.from_held_micros == 1_500_000
     assert charge.paid_micros == 2_000_000
@@ -116,14 +127,16 @@ def test_the_prepayment_pays_first_then_the_available_balance() -> None:
 
 def test_stopping_releases_what_is_left_of_the_prepayment() -> None:
     t = terms()
-    out = settle(t, State(held_micros=1_000_000), 0, seconds(30), None, POLICY, seconds(30))
+    out = settle(
+        t, State(held_micros=1_000_000), 0, seconds(30), None, policy=POLICY, stop_at=seconds(30)
+    )
     ended = [a for a in out.actions if isinstance(a, Ended)]
     assert ended == [Ended(seconds(30), LeaseEndReason.STOPPED, 1_000_000 - 8_333)]
 
 
 def test_running_out_of_money_warns_first_then_ends_insufficient_funds() -> None:
     t = terms(price=3_600_000)  # 1000 micros per second: 60,000 per period
-    out = settle(t, State(), 150_000, seconds(600), None, POLICY)
+    out = settle(t, State(), 150_000, seconds(600), None, policy=POLICY)
     kinds = [type(a) for a in out.actions]
     assert kinds == [Charge, LowBalance, Charge, Ended]
     assert out.state.end_reason is LeaseEndReason.INSUFFICIENT_FUNDS
@@ -134,9 +147,9 @@ def test_running_out_of_money_warns_first_then_ends_insufficient_funds() -> None
 
 def test_an_hourly_lease_ends_at_the_hour_it_cannot_pay() -> None:
     t = terms(BillingGranularity.HOUR, price=2_000_000)
-    opened = settle(t, State(), 3_000_000, T0, None, POLICY)
+    opened = settle(t, State(), 3_000_000, T0, None, policy=POLICY)
     assert [type(a) for a in opened.actions] == [Charge, LowBalance]
-    later = settle(t, opened.state, opened.available_micros, seconds(3601), None, POLICY)
+    later = settle(t, opened.state, opened.available_micros, seconds(3601), None, policy=POLICY)
     assert later.state.end_reason is LeaseEndReason.INSUFFICIENT_FUNDS
     assert later.state.ended_at == seconds(3600)
     assert later.state.charged_micros == 2_000_000
@@ -144,7 +157,7 @@ def test_an_hourly_lease_ends_at_the_hour_it_cannot_pay() -> None:
 
 def test_a_wallet_emptied_elsewhere_pays_what_it_can_and_the_rest_is_unpaid() -> None:
     t = terms(price=3_600_000)
-    out = settle(t, State(warned=True), 20_000, seconds(60), None, POLICY)
+    out = settle(t, State(warned=True), 20_000, seconds(60), None, policy=POLICY)
     assert out.state.charged_micros == 20_000
     assert out.state.unpaid_micros == 40_000
     assert out.available_micros == 0
@@ -163,12 +176,16 @@ def test_settling_late_or_often_posts_the_same_charges(
     billing: BillingGranularity, price: int, ticks: list[int], stop: int, fx: Decimal | None
 ) -> None:
     t = terms(billing, price, wallet=Currency.USD if fx is None else Currency.EUR)
-    once = settle(t, State(held_micros=5_000), RICH, seconds(stop), fx, POLICY, seconds(stop))
-    state, available, actions = State(held_micros=5_000), RICH, []
+    once = settle(
+        t, State(held_micros=5_000), RICH, seconds(stop), fx, policy=POLICY, stop_at=seconds(stop)
+    )
+    state, available = State(held_micros=5_000), RICH
+    actions: list[Action] = []
     for tick in sorted(x for x in ticks if x < stop):
-        step = settle(t, state, available, seconds(tick), fx, POLICY)
-        state, available, actions = step.state, step.available_micros, actions + list(step.actions)
-    last = settle(t, state, available, seconds(stop + 5), fx, POLICY, seconds(stop))
+        step = settle(t, state, available, seconds(tick), fx, policy=POLICY)
+        state, available = step.state, step.available_micros
+        actions += list(step.actions)
+    last = settle(t, state, available, seconds(stop + 5), fx, policy=POLICY, stop_at=seconds(stop))
     actions += list(last.actions)
     assert charges(tuple(actions)) == charges(once.actions)
     assert last.state == once.state
@@ -193,7 +210,7 @@ def test_no_wallet_goes_below_zero_and_money_is_conserved(
     billing: BillingGranularity, price: int, available: int, held: int, until: int
 ) -> None:
     t = terms(billing, price)
-    out = settle(t, State(held_micros=held), available, seconds(until), None, POLICY)
+    out = settle(t, State(held_micros=held), available, seconds(until), None, policy=POLICY)
     paid_from_held = sum(c.from_held_micros for c in charges(out.actions))
     released = sum(a.released_micros for a in out.actions if isinstance(a, Ended))
     assert out.available_micros >= 0
@@ -206,7 +223,9 @@ def test_no_wallet_goes_below_zero_and_money_is_conserved(
 
 def test_a_stop_the_wallet_cannot_fully_pay_stays_a_stop_and_records_the_unpaid_part() -> None:
     t = terms(price=3_600_000)  # 1000 micros per second
-    out = settle(t, State(warned=False), 20_000, seconds(40), None, POLICY, seconds(30))
+    out = settle(
+        t, State(warned=False), 20_000, seconds(40), None, policy=POLICY, stop_at=seconds(30)
+    )
     kinds = [type(a) for a in out.actions]
     assert kinds == [Charge, LowBalance, Ended]
     assert out.state.end_reason is LeaseEndReason.STOPPED
@@ -216,11 +235,13 @@ def test_a_stop_the_wallet_cannot_fully_pay_stays_a_stop_and_records_the_unpaid_
 
 
 def test_a_charge_carries_its_ledger_time_id_and_the_totals_after_it() -> None:
-    hourly = settle(terms(BillingGranularity.HOUR, 2_000_000), State(), RICH, T0, None, POLICY)
+    hourly = settle(
+        terms(BillingGranularity.HOUR, 2_000_000), State(), RICH, T0, None, policy=POLICY
+    )
     (first,) = charges(hourly.actions)
     assert first.at == T0  # an hour is charged when it starts
     assert first.transfer_id("L1") == "charge:L1:1"
     assert first.after == hourly.state
-    per_second = settle(terms(), State(), RICH, seconds(61), None, POLICY)
+    per_second = settle(terms(), State(), RICH, seconds(61), None, policy=POLICY)
     (minute,) = charges(per_second.actions)
     assert minute.at == seconds(60)  # a per-second period is charged when it ends

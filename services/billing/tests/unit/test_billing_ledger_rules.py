@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.domain import transfers
 from gpux_billing.domain.amounts import accrued_micros, convert, fee_split
 from gpux_billing.domain.ledger import (
@@ -23,8 +24,8 @@ from gpux_billing.domain.ledger import (
     TransferInvalid,
     TransferKind,
 )
-from gpux_billing.domain.memory import MemoryLedger
-from gpux_billing.domain.store import plan_batch
+from gpux_billing.domain.posting import plan_batch
+from gpux_billing.domain.transfers import Sale
 from gpux_contracts.money import Currency, to_micros
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
@@ -163,7 +164,7 @@ def test_a_replay_is_the_same_transfer_whatever_the_entry_order() -> None:
 def test_a_ten_percent_fee_on_two_and_a_half_cents_splits_exactly() -> None:
     amount = to_micros(Decimal("0.025"))
     assert fee_split(amount, 1000) == (22_500, 2_500)
-    charge = transfers.charge("c-1", "b1", "s1", USD, amount, 1000, NOW)
+    charge = transfers.charge("c-1", Sale("b1", "s1", USD, amount), 1000, NOW)
     credits = {e.account.kind: e.amount_micros for e in charge.entries if e.amount_micros > 0}
     assert credits == {AccountKind.SELLER_PAYABLE: 22_500, AccountKind.PLATFORM_REVENUE: 2_500}
 
@@ -245,13 +246,13 @@ def test_standard_transfers_move_money_the_documented_way() -> None:
         "b1/USD/available": 7,
     }
     assert amounts_of(
-        transfers.charge("c", "b1", "s1", USD, 100, 1000, NOW, source=AccountKind.AVAILABLE)
+        transfers.charge("c", Sale("b1", "s1", USD, 100), 1000, NOW, source=AccountKind.AVAILABLE)
     ) == {
         "b1/USD/available": -100,
         "s1/USD/seller_payable": 90,
         "platform/USD/platform_revenue": 10,
     }
-    assert amounts_of(transfers.charge("c", "b1", "s1", USD, 100, 0, NOW)) == {
+    assert amounts_of(transfers.charge("c", Sale("b1", "s1", USD, 100), 0, NOW)) == {
         "b1/USD/held": -100,
         "s1/USD/seller_payable": 100,
     }
@@ -259,7 +260,7 @@ def test_standard_transfers_move_money_the_documented_way() -> None:
 
 def test_a_charge_across_currencies_goes_through_the_fx_house() -> None:
     quote = FxQuote(USD, EUR, Decimal("0.92"), NOW - timedelta(seconds=30))
-    charge = transfers.charge("c", "b1", "s1", USD, 25_000, 1000, NOW, fx=quote)
+    charge = transfers.charge("c", Sale("b1", "s1", USD, 25_000), 1000, NOW, fx=quote)
     assert amounts_of(charge) == {
         "b1/EUR/held": -23_000,
         "platform/EUR/fx_house": 23_000,
@@ -269,14 +270,14 @@ def test_a_charge_across_currencies_goes_through_the_fx_house() -> None:
     }
     assert charge.fx == quote
     with pytest.raises(TransferInvalid) as refused:
-        transfers.charge("c", "b1", "s1", EUR, 25_000, 1000, NOW, fx=quote)
+        transfers.charge("c", Sale("b1", "s1", EUR, 25_000), 1000, NOW, fx=quote)
     assert refused.value.reason is RejectionReason.FX_CURRENCIES
 
 
 def test_an_exchange_converts_with_the_rate_and_its_timestamp() -> None:
     quote = FxQuote(USD, EUR, Decimal("0.9"), NOW)
     fx = transfers.exchange(
-        "x", key("b1", "available", USD), key("b1", "available", EUR), 100, quote, NOW
+        "x", key("b1", "available", USD), key("b1", "available", EUR), 100, quote, created_at=NOW
     )
     assert fx.kind is TransferKind.FX
     assert fx.fx == quote
@@ -288,17 +289,22 @@ def test_an_exchange_converts_with_the_rate_and_its_timestamp() -> None:
     }
     with pytest.raises(TransferInvalid) as refused:
         transfers.exchange(
-            "x", key("b1", "available", EUR), key("b1", "available", USD), 100, quote, NOW
+            "x",
+            key("b1", "available", EUR),
+            key("b1", "available", USD),
+            100,
+            quote,
+            created_at=NOW,
         )
     assert refused.value.reason is RejectionReason.FX_CURRENCIES
     with pytest.raises(TransferInvalid) as refused:
         transfers.exchange("x", key("b1", "available", USD), key("b1", "available", EUR), 1,
-                           replace(quote, rate=Decimal("0.1")), NOW)  # fmt: skip
+                           replace(quote, rate=Decimal("0.1")), created_at=NOW)  # fmt: skip
     assert refused.value.reason is RejectionReason.AMOUNT_ZERO
 
 
 def test_a_reversal_negates_every_entry() -> None:
-    original = transfers.charge("c", "b1", "s1", USD, 100, 1000, NOW)
+    original = transfers.charge("c", Sale("b1", "s1", USD, 100), 1000, NOW)
     undo = transfers.reversal(original, "c-undo", NOW)
     assert undo.kind is TransferKind.CORRECTION
     assert undo.reference == "reverses c"
@@ -325,8 +331,8 @@ async def test_the_memory_ledger_refuses_a_batch_as_a_whole() -> None:
     ledger = MemoryLedger()
     batch = [transfers.topup("t", "b1", USD, 5, NOW), transfers.hold("h", "b1", USD, 6, NOW)]
     with pytest.raises(Exception, match="insufficient_funds"):
-        await ledger.post_many(None, batch)
-    assert await ledger.balances(None, "b1") == []
+        await ledger.post_many(batch)
+    assert await ledger.balances("b1") == []
     # Floors apply to the net change of a batch: a top-up covers a hold posted with it.
     batch = [transfers.hold("h", "b1", USD, 5, NOW), transfers.topup("t", "b1", USD, 5, NOW)]
-    assert [p.replayed for p in await ledger.post_many(None, batch)] == [False, False]
+    assert [p.replayed for p in await ledger.post_many(batch)] == [False, False]

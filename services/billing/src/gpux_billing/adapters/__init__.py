@@ -1,1 +1,1 @@
-"""The billing service's adapters: the ledger repository (PostgreSQL)."""
+"""Billing's adapters: PostgreSQL (every SQL statement), Redis (read models), memory (fakes)."""

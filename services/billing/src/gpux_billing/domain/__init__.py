@@ -2,5 +2,7 @@
 
 Handlers build transfers with ``transfers`` (topup, hold, release, charge, exchange,
 reversal), compute amounts with ``amounts`` (the only places billing rounds), and post them
-through a ``store.Ledger``: the PostgreSQL adapter, or ``memory.MemoryLedger`` in tests.
+through the unit of work's ledger (``gpux_billing.service.unit_of_work.Ledger``), whose
+stores follow ``posting``. Leases (``leases``), holds (``holds``), top-ups (``topups``) and
+FX crosses (``fx``) are rules of their own; ``rules`` gathers the operator's settings.
 """

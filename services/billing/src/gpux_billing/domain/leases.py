@@ -265,6 +265,10 @@ class _Step:
             self.actions.append(charge)
         return whole
 
+    def outcome(self) -> Outcome:
+        """Where the step leaves the lease and the wallet."""
+        return Outcome(self.state, tuple(self.actions), self.available)
+
     def end(self, at: datetime, reason: LeaseEndReason) -> None:
         released = self.state.held_micros
         self.state = replace(self.state, held_micros=0, ended_at=at, end_reason=reason)
@@ -296,6 +300,7 @@ def settle(
     available_micros: int,
     until: datetime,
     rate: Decimal | None,
+    *,
     policy: Policy,
     stop_at: datetime | None = None,
 ) -> Outcome:
@@ -313,42 +318,68 @@ def settle(
     if state.ended:
         return Outcome(state, (), available_micros)
     limit = until if stop_at is None else min(until, stop_at)
-    hourly = terms.billing is BillingGranularity.HOUR
-    while True:
-        k = step.state.period + 1
-        start, end = terms.period_bounds(k)
-        if terms.ends_at is not None and start >= terms.ends_at:
-            break
-        due = start < limit if hourly and k > 1 else (start <= limit if hourly else end <= limit)
-        if not due:
-            break
-        if hourly and _paid(terms.target_micros(k) - step.state.charged_micros, rate) > step.funds:
-            step.warn_if_short(start, rate)
-            step.end(start, LeaseEndReason.INSUFFICIENT_FUNDS)  # the paid hours are used up
-            return Outcome(step.state, tuple(step.actions), step.available)
-        if not step.charge(k, start, end, terms.target_micros(k), rate):
-            step.warn_if_short(end, rate)
-            step.end(end, LeaseEndReason.INSUFFICIENT_FUNDS)
-            return Outcome(step.state, tuple(step.actions), step.available)
-        step.warn_if_short(start if hourly else end, rate)
-        if not hourly and _cannot_pay_next(terms, step, rate):
-            step.end(end, LeaseEndReason.INSUFFICIENT_FUNDS)
-            return Outcome(step.state, tuple(step.actions), step.available)
+    if not _charge_due_periods(step, limit, rate):
+        return step.outcome()
     finish = _finish(terms, step.state, until, stop_at)
     if finish is not None:
-        at, reason = finish
-        if not hourly:  # the last, partial period: exact to the second
-            k = step.state.period + 1
-            start = terms.period_bounds(k)[0]
-            if at > start and not step.charge(k, start, at, terms.target_micros(k, at), rate):
-                step.warn_if_short(at, rate)  # the wallet fell short; `unpaid` records how much
-        step.end(at, reason)
-        return Outcome(step.state, tuple(step.actions), step.available)
-    if step.state.period == 0 and not hourly:  # a lease that cannot pay its first period
+        _end(step, finish, rate)
+    elif step.state.period == 0 and terms.billing is not BillingGranularity.HOUR:
+        # A per-second lease that cannot pay its first period ends before it starts.
         step.warn_if_short(terms.started_at, rate)
         if _cannot_pay_next(terms, step, rate):
             step.end(terms.started_at, LeaseEndReason.INSUFFICIENT_FUNDS)
-    return Outcome(step.state, tuple(step.actions), step.available)
+    return step.outcome()
+
+
+def _due(terms: Terms, k: int, limit: datetime) -> bool | None:
+    """Whether period ``k`` is due by ``limit`` (None: the lease's fixed length is used up)."""
+    start, end = terms.period_bounds(k)
+    if terms.ends_at is not None and start >= terms.ends_at:
+        return None
+    if terms.billing is BillingGranularity.HOUR:
+        return start < limit if k > 1 else start <= limit  # the first hour is due at once
+    return end <= limit
+
+
+def _charge_due_periods(step: _Step, limit: datetime, rate: Decimal | None) -> bool:
+    """Charge every period due by ``limit``; False when the lease ended for want of funds."""
+    while _due(step.terms, step.state.period + 1, limit):
+        if not _charge_period(step, step.state.period + 1, rate):
+            return False
+    return True
+
+
+def _charge_period(step: _Step, k: int, rate: Decimal | None) -> bool:
+    """Charge period ``k``; False when the wallet could not pay it and the lease ended."""
+    terms = step.terms
+    hourly = terms.billing is BillingGranularity.HOUR
+    start, end = terms.period_bounds(k)
+    if hourly and _paid(terms.target_micros(k) - step.state.charged_micros, rate) > step.funds:
+        step.warn_if_short(start, rate)
+        step.end(start, LeaseEndReason.INSUFFICIENT_FUNDS)  # the paid hours are used up
+        return False
+    if not step.charge(k, start, end, terms.target_micros(k), rate):
+        step.warn_if_short(end, rate)
+        step.end(end, LeaseEndReason.INSUFFICIENT_FUNDS)
+        return False
+    step.warn_if_short(start if hourly else end, rate)
+    if not hourly and _cannot_pay_next(terms, step, rate):
+        step.end(end, LeaseEndReason.INSUFFICIENT_FUNDS)
+        return False
+    return True
+
+
+def _end(step: _Step, finish: tuple[datetime, LeaseEndReason], rate: Decimal | None) -> None:
+    """End the lease at a stop or its fixed end; a per-second lease pays its last, partial
+    period exact to the second."""
+    terms = step.terms
+    at, reason = finish
+    if terms.billing is not BillingGranularity.HOUR:
+        k = step.state.period + 1
+        start = terms.period_bounds(k)[0]
+        if at > start and not step.charge(k, start, at, terms.target_micros(k, at), rate):
+            step.warn_if_short(at, rate)  # the wallet fell short; `unpaid` records how much
+    step.end(at, reason)
 
 
 def _cannot_pay_next(terms: Terms, step: _Step, rate: Decimal | None) -> bool:
@@ -369,3 +400,24 @@ def _finish(
     if terms.ends_at is not None and terms.ends_at <= until:
         candidates.append((terms.ends_at, LeaseEndReason.COMPLETED))
     return min(candidates, key=lambda c: c[0]) if candidates else None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease as billing keeps it: what it was traded at, its terms, and its state."""
+
+    id: str
+    order_id: str
+    offer_id: str
+    gpu: str
+    tier: str
+    gpus: int
+    price_micros_per_gpu_hour: int
+    hours: int | None
+    terms: Terms
+    state: State
+
+
+def ends_at(started_at: datetime, hours: int | None) -> datetime | None:
+    """A fixed-length lease's end (None: it runs until stopped)."""
+    return None if hours is None else started_at + timedelta(hours=hours)

@@ -31,6 +31,9 @@ MAX_REFERENCE_CHARS = 200
 MAX_RATE_DIGITS = 28
 """Significant digits of an FX rate: Decimal's default precision, enough for any cross rate."""
 
+Wallet = tuple[str, Currency]
+"""An owner's wallet in one currency: its available and held accounts."""
+
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

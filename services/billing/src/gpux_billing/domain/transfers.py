@@ -6,6 +6,7 @@ Legs that would be zero (a 0 % fee, a 100 % fee) are left out rather than posted
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from gpux_billing.domain.amounts import convert, fee_split
@@ -47,6 +48,7 @@ def topup(
     currency: Currency | str,
     amount_micros: int,
     created_at: datetime,
+    *,
     reference: str = "",
 ) -> Transfer:
     """Money came in for ``owner``: top-up clearing to the owner's available balance."""
@@ -62,6 +64,7 @@ def hold(
     currency: Currency | str,
     amount_micros: int,
     created_at: datetime,
+    *,
     reference: str = "",
 ) -> Transfer:
     """Reserve funds: the owner's available balance to its held balance."""
@@ -77,6 +80,7 @@ def release(
     currency: Currency | str,
     amount_micros: int,
     created_at: datetime,
+    *,
     reference: str = "",
 ) -> Transfer:
     """Give reserved funds back: the owner's held balance to its available balance."""
@@ -86,12 +90,30 @@ def release(
     return Transfer(transfer_id, TransferKind.RELEASE, entries, created_at, reference=reference)
 
 
+@dataclass(frozen=True, slots=True)
+class Sale:
+    """A buyer owes a seller ``amount_micros`` of ``currency`` (the offer's) for delivered hours."""
+
+    buyer: str
+    seller: str
+    currency: Currency | str
+    amount_micros: int
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """How a sale is paid: ``fee`` of its amount to the platform, ``paid`` by the buyer in its
+    wallet's currency, ``from_held`` of that from the buyer's held balance (the rest from its
+    available balance)."""
+
+    fee_micros: int
+    paid_micros: int
+    from_held_micros: int
+
+
 def charge(
     transfer_id: str,
-    buyer: str,
-    seller: str,
-    currency: Currency | str,
-    amount_micros: int,
+    sale: Sale,
     fee_bps: int,
     created_at: datetime,
     *,
@@ -99,7 +121,7 @@ def charge(
     fx: FxQuote | None = None,
     reference: str = "",
 ) -> Transfer:
-    """The buyer pays ``amount_micros`` of ``currency`` (the offer's) for delivered hours.
+    """The buyer pays the sale's amount for delivered hours.
 
     The seller's payable gets the amount minus the fee (``fee_bps`` of it, rounded by the
     one rule) and the platform's revenue gets the fee, so the parts sum exactly. The buyer
@@ -109,52 +131,39 @@ def charge(
     """
     if source not in (AccountKind.HELD, AccountKind.AVAILABLE):
         raise ValueError(f"a buyer pays from its held or available balance, not {source}")
-    amount = _positive(amount_micros)
+    amount = _positive(sale.amount_micros)
     _, fee_micros = fee_split(amount, fee_bps)
     paid = amount if fx is None else convert(amount, fx.rate)
-    return lease_charge(
-        transfer_id,
-        buyer,
-        seller,
-        currency,
-        amount,
-        fee_micros,
-        paid,
-        paid if source is AccountKind.HELD else 0,
-        created_at,
-        fx=fx,
-        reference=reference,
-    )
+    payment = Payment(fee_micros, paid, paid if source is AccountKind.HELD else 0)
+    return lease_charge(transfer_id, sale, payment, created_at, fx=fx, reference=reference)
 
 
 def lease_charge(
     transfer_id: str,
-    buyer: str,
-    seller: str,
-    currency: Currency | str,
-    amount_micros: int,
-    fee_micros: int,
-    paid_micros: int,
-    from_held_micros: int,
+    sale: Sale,
+    payment: Payment,
     created_at: datetime,
     *,
     fx: FxQuote | None = None,
     reference: str = "",
 ) -> Transfer:
-    """A charge with its parts given: the buyer pays ``paid`` for ``amount`` of ``currency``.
+    """A charge with its parts given: the buyer pays ``paid`` for the sale's amount.
 
-    ``from_held`` of the payment comes from the buyer's held balance and the rest from its
-    available balance; the seller's payable gets ``amount - fee`` and the platform's revenue
-    ``fee``. With ``fx`` (base: the offer's currency, quote: the wallet's) ``paid`` is in the
-    wallet's currency and the FX house accounts take the difference; without it ``paid``
-    must equal ``amount``.
+    The seller's payable gets ``amount - fee`` and the platform's revenue ``fee``. With ``fx``
+    (base: the offer's currency, quote: the wallet's) ``paid`` is in the wallet's currency and
+    the FX house accounts take the difference; without it ``paid`` must equal ``amount``.
     """
-    offer_currency = as_currency(currency)
-    amount = _positive(amount_micros)
-    if not 0 <= fee_micros <= amount or not 0 <= from_held_micros <= paid_micros:
+    offer_currency = as_currency(sale.currency)
+    amount = _positive(sale.amount_micros)
+    fee_micros, paid_micros, from_held = (
+        payment.fee_micros,
+        payment.paid_micros,
+        payment.from_held_micros,
+    )
+    if not 0 <= fee_micros <= amount or not 0 <= from_held <= paid_micros:
         raise TransferInvalid(
             RejectionReason.AMOUNT_NOT_POSITIVE,
-            f"fee {fee_micros} of {amount} or {from_held_micros} held of {paid_micros}",
+            f"fee {fee_micros} of {amount} or {from_held} held of {paid_micros}",
         )
     wallet = offer_currency if fx is None else fx.quote
     if fx is None and paid_micros != amount:
@@ -167,9 +176,10 @@ def lease_charge(
         raise TransferInvalid(
             RejectionReason.AMOUNT_ZERO, f"{amount} micros round to nothing in {wallet.value}"
         )
+    buyer, seller = sale.buyer, sale.seller
     debits = [
-        Entry(AccountKey(buyer, wallet, AccountKind.HELD), -from_held_micros),
-        Entry(AccountKey(buyer, wallet, AccountKind.AVAILABLE), from_held_micros - paid_micros),
+        Entry(AccountKey(buyer, wallet, AccountKind.HELD), -from_held),
+        Entry(AccountKey(buyer, wallet, AccountKind.AVAILABLE), from_held - paid_micros),
     ]
     if fx is not None:
         debits += [
@@ -190,6 +200,7 @@ def exchange(
     target: AccountKey,
     amount_micros: int,
     fx: FxQuote,
+    *,
     created_at: datetime,
     reference: str = "",
 ) -> Transfer:

@@ -1,29 +1,24 @@
 """The reference ledger in memory: the same interface and rules as the PostgreSQL adapter.
 
-It is the fake that handler unit tests use, and the model the contract and stateful tests
-hold the SQL adapter to. The ``conn`` argument of every method is ignored.
+It is the ledger of the memory unit of work that the service tests use, and the model the
+contract and stateful tests hold the SQL adapter to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
-from gpux_billing.domain.ledger import AccountKey, Transfer
-from gpux_billing.domain.store import (
-    Audit,
-    Balance,
-    Discrepancy,
+from gpux_billing.domain.audit import Audit, Discrepancy
+from gpux_billing.domain.ledger import AccountKey, AccountKind, Transfer, Wallet
+from gpux_billing.domain.posting import (
     Posted,
-    StatementLine,
-    StatementPage,
     batch_results,
-    check_limit,
     check_replay,
     first_shortfall,
     net_changes,
     plan_batch,
 )
+from gpux_billing.domain.statements import Balance, StatementLine, StatementPage, check_limit
 from gpux_contracts.money import Currency
 
 
@@ -35,12 +30,15 @@ class MemoryLedger:
         self._lines: list[tuple[int, Transfer, int]] = []  # (seq, transfer, entry index)
         self._balances: dict[AccountKey, int] = {}
 
-    async def post(self, conn: Any, transfer: Transfer) -> Posted:
+    async def post(self, transfer: Transfer, *, isolated: bool = False) -> Posted:
         """Post one transfer; an identical replay returns the original."""
-        return (await self.post_many(conn, [transfer]))[0]
+        return (await self.post_many([transfer], isolated=isolated))[0]
 
-    async def post_many(self, conn: Any, transfers: Sequence[Transfer]) -> list[Posted]:
-        """Post a batch, all or nothing; floors apply to each account's net change."""
+    async def post_many(
+        self, transfers: Sequence[Transfer], *, isolated: bool = False
+    ) -> list[Posted]:
+        """Post a batch, all or nothing (a refusal changes nothing, isolated or not); floors
+        apply to each account's net change."""
         unique, positions = plan_batch(transfers)
         fresh = [t for t in unique if t.id not in self._transfers]
         changes = net_changes(fresh)
@@ -60,15 +58,40 @@ class MemoryLedger:
             self._balances[account] = self._balances.get(account, 0) + change
         return batch_results(unique, positions, outcomes)
 
-    async def get(self, conn: Any, transfer_id: str) -> Transfer | None:
+    async def get(self, transfer_id: str) -> Transfer | None:
         """A posted transfer, or None."""
         return self._transfers.get(transfer_id)
 
-    async def balance(self, conn: Any, account: AccountKey) -> int:
+    async def balance(self, account: AccountKey) -> int:
         """An account's balance (0 if never used)."""
         return self._balances.get(account, 0)
 
-    async def balances(self, conn: Any, owner: str) -> list[Balance]:
+    async def wallet_balances(self, wallets: Sequence[Wallet]) -> dict[Wallet, tuple[int, int]]:
+        """(available, held) micro-units of each wallet (0 for an account never used)."""
+        return {
+            (owner, currency): (
+                self._balances.get(AccountKey(owner, currency, AccountKind.AVAILABLE), 0),
+                self._balances.get(AccountKey(owner, currency, AccountKind.HELD), 0),
+            )
+            for owner, currency in wallets
+        }
+
+    async def lock_available(self, wallets: Iterable[Wallet]) -> dict[Wallet, int]:
+        """The wallets' available balances, in key order (one unit at a time: no lock needed)."""
+        keys = sorted({(owner, currency.value) for owner, currency in wallets})
+        return {
+            (owner, Currency(c)): self._balances.get(
+                AccountKey(owner, Currency(c), AccountKind.AVAILABLE), 0
+            )
+            for owner, c in keys
+        }
+
+    async def wallets(self) -> list[Wallet]:
+        """Every wallet that has an available or a held account."""
+        kinds = (AccountKind.AVAILABLE, AccountKind.HELD)
+        return sorted({(a.owner, a.currency) for a in self._balances if a.kind in kinds})
+
+    async def balances(self, owner: str) -> list[Balance]:
         """Every account of an owner, ordered by currency and kind."""
         return [
             Balance(account, amount)
@@ -78,7 +101,6 @@ class MemoryLedger:
 
     async def statement(
         self,
-        conn: Any,
         owner: str,
         currency: Currency,
         cursor: int | None = None,
@@ -110,7 +132,7 @@ class MemoryLedger:
         lines = tuple(picked[:limit])
         return StatementPage(lines, lines[-1].seq if more else None)
 
-    async def verify(self, conn: Any) -> Audit:
+    async def verify(self) -> Audit:
         """Recompute every balance from the entries and check every invariant."""
         sums: dict[AccountKey, int] = {}
         totals: dict[Currency, int] = {}

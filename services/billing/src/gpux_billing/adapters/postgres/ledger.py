@@ -1,25 +1,27 @@
 """The ledger in PostgreSQL (schema ``billing``): posting, balances, statements, audit.
 
-Implements ``gpux_billing.domain.store.Ledger`` as module functions. Posting is one
-statement for a whole batch (``INSERT ... SELECT FROM unnest(...)`` in a CTE); the database
-then checks balance, completeness and floors and updates the cached balances in one
-statement-level trigger (migrations/0001_ledger.sql). A replay costs one more query.
+Implements ``gpux_billing.service.unit_of_work.Ledger`` on the unit of work's connection.
+Posting is one statement for a whole batch (``INSERT ... SELECT FROM unnest(...)`` in a
+CTE); the database then checks balance, completeness and floors and updates the cached
+balances in one statement-level trigger (migrations/0001_ledger.sql). A replay costs one
+more query.
 
-Functions run on the caller's connection inside the caller's transaction and never commit.
-A single refused post (``InsufficientFunds``, a database error) aborts that transaction
-(one round trip, no savepoint); wrap the call in ``conn.transaction()`` (a savepoint) to
-carry on after it, e.g. to record a rejection. A batch of several transfers runs in its
-own savepoint, so a refused batch leaves nothing behind and the transaction usable.
+Methods run inside the unit's transaction and never commit. A single refused post
+(``InsufficientFunds``, a database error) aborts that transaction (one round trip, no
+savepoint) unless it is ``isolated`` (a savepoint), e.g. to record a rejection and carry on.
+A batch of several transfers always runs in its own savepoint, so a refused batch leaves
+nothing behind and the transaction usable.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 import asyncpg
 
+from gpux_billing.domain.audit import Audit, Discrepancy
 from gpux_billing.domain.ledger import (
     AccountKey,
     AccountKind,
@@ -28,19 +30,10 @@ from gpux_billing.domain.ledger import (
     InsufficientFunds,
     Transfer,
     TransferKind,
+    Wallet,
 )
-from gpux_billing.domain.store import (
-    Audit,
-    Balance,
-    Discrepancy,
-    Posted,
-    StatementLine,
-    StatementPage,
-    batch_results,
-    check_limit,
-    check_replay,
-    plan_batch,
-)
+from gpux_billing.domain.posting import Posted, batch_results, check_replay, plan_batch
+from gpux_billing.domain.statements import Balance, StatementLine, StatementPage, check_limit
 from gpux_contracts.money import Currency
 
 INSUFFICIENT_FUNDS = "GX001"
@@ -142,138 +135,25 @@ def _insufficient(error: asyncpg.PostgresError) -> InsufficientFunds:
     return InsufficientFunds(account, int(detail["balance_micros"]), int(detail["delta_micros"]))
 
 
-async def post(conn: asyncpg.Connection, transfer: Transfer) -> Posted:
-    """Post one transfer; an identical replay returns the stored original (``replayed``).
-
-    Raises ``TransferMismatch`` when the id was posted with other fields and
-    ``InsufficientFunds`` when a floored balance would go below zero.
-    """
-    return (await post_many(conn, [transfer]))[0]
-
-
-async def post_many(conn: asyncpg.Connection, transfers: Sequence[Transfer]) -> list[Posted]:
-    """Post a batch in one statement, all or nothing; results in the order given.
-
-    A batch of several transfers runs in a savepoint: when one of its ids turns out to be a
-    changed replay after the others were inserted, they are undone with it.
-    """
-    if not transfers:
-        return []
-    unique, positions = plan_batch(transfers)
-    if len(unique) == 1:
-        return batch_results(unique, positions, await _post(conn, unique))
-    async with conn.transaction():
-        return batch_results(unique, positions, await _post(conn, unique))
-
-
-async def _post(conn: asyncpg.Connection, unique: Sequence[Transfer]) -> dict[str, Posted]:
-    try:
-        inserted = set(await conn.fetchval(_POST, *_arrays(unique)))
-    except asyncpg.PostgresError as error:
-        if getattr(error, "sqlstate", None) == INSUFFICIENT_FUNDS:
-            raise _insufficient(error) from error
-        raise
-    outcomes = {t.id: Posted(t, replayed=False) for t in unique if t.id in inserted}
-    replays = [t for t in unique if t.id not in inserted]
-    if replays:
-        rows = await conn.fetch(_GET, [t.id for t in replays])
-        stored = {row["id"]: _transfer(row) for row in rows}
-        for t in replays:
-            outcomes[t.id] = check_replay(stored[t.id], t)
-    return outcomes
-
-
-async def get(conn: asyncpg.Connection, transfer_id: str) -> Transfer | None:
-    """A posted transfer, or None."""
-    row = await conn.fetchrow(_GET, [transfer_id])
-    return None if row is None else _transfer(row)
-
-
-async def balance(conn: asyncpg.Connection, account: AccountKey) -> int:
-    """An account's balance in micro-units (0 for an account never used)."""
-    value = await conn.fetchval(
-        "SELECT balance_micros FROM billing.accounts WHERE owner = $1 AND currency = $2"
-        " AND kind = $3",
-        account.owner,
-        account.currency.value,
-        account.kind.value,
-    )
-    return 0 if value is None else int(value)
-
-
-async def wallet_balances(
-    conn: asyncpg.Connection, wallets: Sequence[tuple[str, Currency]]
-) -> dict[tuple[str, Currency], tuple[int, int]]:
-    """(available, held) micro-units of each wallet (0 for an account never used), one query."""
-    rows = await conn.fetch(
-        "SELECT a.owner, a.currency, a.kind, a.balance_micros FROM billing.accounts a"
-        " JOIN unnest($1::text[], $2::text[]) AS w (owner, currency)"
-        " ON a.owner = w.owner AND a.currency = w.currency"
-        " WHERE a.kind IN ('available', 'held')",
-        [w[0] for w in wallets],
-        [w[1].value for w in wallets],
-    )
-    found = {(r["owner"], r["currency"], r["kind"]): int(r["balance_micros"]) for r in rows}
-    return {
-        (owner, currency): (
-            found.get((owner, currency.value, "available"), 0),
-            found.get((owner, currency.value, "held"), 0),
-        )
-        for owner, currency in wallets
-    }
-
-
-async def balances(conn: asyncpg.Connection, owner: str) -> list[Balance]:
-    """Every account of an owner, ordered by currency and kind."""
-    rows = await conn.fetch(
-        "SELECT currency, kind, balance_micros FROM billing.accounts WHERE owner = $1",
-        owner,
-    )
-    found = [
-        Balance(
-            AccountKey(owner, Currency(r["currency"]), AccountKind(r["kind"])), r["balance_micros"]
-        )
-        for r in rows
-    ]
-    return sorted(found, key=lambda b: b.account)
-
-
-async def statement(
-    conn: asyncpg.Connection,
-    owner: str,
-    currency: Currency,
-    cursor: int | None = None,
-    limit: int = 50,
-) -> StatementPage:
-    """An owner's entries in one currency (all its kinds), newest first, paginated by ``seq``."""
-    check_limit(cursor, limit)
-    rows = await conn.fetch(
-        "SELECT e.seq, e.transfer_id, t.kind AS transfer_kind, t.created_at, e.kind,"
-        "       e.amount_micros, t.reference"
-        "  FROM billing.entries e JOIN billing.transfers t ON t.id = e.transfer_id"
-        " WHERE e.owner = $1 AND e.currency = $2 AND e.seq < coalesce($3::bigint, $5)"
-        " ORDER BY e.seq DESC LIMIT $4",
-        owner,
-        Currency(currency).value,
-        cursor,
-        limit + 1,
-        _NO_CURSOR,
-    )
-    lines = tuple(
-        StatementLine(
-            r["seq"],
-            r["transfer_id"],
-            TransferKind(r["transfer_kind"]),
-            r["created_at"],
-            AccountKind(r["kind"]),
-            r["amount_micros"],
-            r["reference"],
-        )
-        for r in rows[:limit]
-    )
-    return StatementPage(lines, lines[-1].seq if len(rows) > limit else None)
-
-
+_WALLET_BALANCES = """
+SELECT a.owner, a.currency, a.kind, a.balance_micros FROM billing.accounts a
+  JOIN unnest($1::text[], $2::text[]) AS w (owner, currency)
+    ON a.owner = w.owner AND a.currency = w.currency
+ WHERE a.kind IN ('available', 'held')
+"""
+_LOCK_AVAILABLE = """
+SELECT a.owner, a.currency, a.balance_micros FROM billing.accounts a
+  JOIN unnest($1::text[], $2::text[]) AS k (owner, currency)
+    ON a.owner = k.owner AND a.currency = k.currency AND a.kind = 'available'
+ ORDER BY a.owner COLLATE "C", a.currency COLLATE "C" FOR UPDATE OF a
+"""
+_STATEMENT = """
+SELECT e.seq, e.transfer_id, t.kind AS transfer_kind, t.created_at, e.kind, e.amount_micros,
+       t.reference
+  FROM billing.entries e JOIN billing.transfers t ON t.id = e.transfer_id
+ WHERE e.owner = $1 AND e.currency = $2 AND e.seq < coalesce($3::bigint, $5)
+ ORDER BY e.seq DESC LIMIT $4
+"""
 _DISCREPANCIES = """
 SELECT coalesce(a.owner, s.owner) AS owner, coalesce(a.currency, s.currency) AS currency,
        coalesce(a.kind, s.kind) AS kind, coalesce(a.balance_micros, 0) AS cached,
@@ -310,19 +190,151 @@ def _key(row: asyncpg.Record) -> AccountKey:
     return AccountKey(row["owner"], Currency(row["currency"]), AccountKind(row["kind"]))
 
 
-async def verify(conn: asyncpg.Connection) -> Audit:
-    """Recompute every balance from the entries (a full scan) and check every invariant."""
-    discrepancies = sorted(
-        (
-            Discrepancy(_key(r), int(r["cached"]), int(r["total"]))
-            for r in await conn.fetch(_DISCREPANCIES)
-        ),
-        key=lambda d: d.account,
-    )
-    unbalanced = sorted(r["transfer_id"] for r in await conn.fetch(_UNBALANCED))
-    malformed = sorted(r["id"] for r in await conn.fetch(_MALFORMED))
-    below = sorted(_key(r) for r in await conn.fetch(_BELOW_FLOOR))
-    totals = sorted((Currency(r["currency"]), int(r["total"])) for r in await conn.fetch(_TOTALS))
-    return Audit(
-        tuple(discrepancies), tuple(unbalanced), tuple(malformed), tuple(below), tuple(totals)
-    )
+class PostgresLedger:
+    """The ledger on one connection, inside its unit of work's transaction."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def post(self, transfer: Transfer, *, isolated: bool = False) -> Posted:
+        """Post one transfer; an identical replay returns the stored original (``replayed``).
+
+        Raises ``TransferMismatch`` when the id was posted with other fields and
+        ``InsufficientFunds`` when a floored balance would go below zero.
+        """
+        return (await self.post_many([transfer], isolated=isolated))[0]
+
+    async def post_many(
+        self, transfers: Sequence[Transfer], *, isolated: bool = False
+    ) -> list[Posted]:
+        """Post a batch in one statement, all or nothing; results in the order given.
+
+        A batch of several transfers (or an ``isolated`` one) runs in a savepoint: when one
+        of its ids turns out to be a changed replay after the others were inserted, they are
+        undone with it, and the transaction stays usable.
+        """
+        if not transfers:
+            return []
+        unique, positions = plan_batch(transfers)
+        if len(unique) == 1 and not isolated:
+            return batch_results(unique, positions, await self._post(unique))
+        async with self.conn.transaction():
+            return batch_results(unique, positions, await self._post(unique))
+
+    async def _post(self, unique: Sequence[Transfer]) -> dict[str, Posted]:
+        try:
+            inserted = set(await self.conn.fetchval(_POST, *_arrays(unique)))
+        except asyncpg.PostgresError as error:
+            if getattr(error, "sqlstate", None) == INSUFFICIENT_FUNDS:
+                raise _insufficient(error) from error
+            raise
+        outcomes = {t.id: Posted(t, replayed=False) for t in unique if t.id in inserted}
+        replays = [t for t in unique if t.id not in inserted]
+        if replays:
+            rows = await self.conn.fetch(_GET, [t.id for t in replays])
+            stored = {row["id"]: _transfer(row) for row in rows}
+            for t in replays:
+                outcomes[t.id] = check_replay(stored[t.id], t)
+        return outcomes
+
+    async def get(self, transfer_id: str) -> Transfer | None:
+        """A posted transfer, or None."""
+        row = await self.conn.fetchrow(_GET, [transfer_id])
+        return None if row is None else _transfer(row)
+
+    async def balance(self, account: AccountKey) -> int:
+        """An account's balance in micro-units (0 for an account never used)."""
+        value = await self.conn.fetchval(
+            "SELECT balance_micros FROM billing.accounts WHERE owner = $1 AND currency = $2"
+            " AND kind = $3",
+            account.owner,
+            account.currency.value,
+            account.kind.value,
+        )
+        return 0 if value is None else int(value)
+
+    async def wallet_balances(self, wallets: Sequence[Wallet]) -> dict[Wallet, tuple[int, int]]:
+        """(available, held) micro-units of each wallet (0 for an account never used), one query."""
+        rows = await self.conn.fetch(
+            _WALLET_BALANCES, [w[0] for w in wallets], [w[1].value for w in wallets]
+        )
+        found = {(r["owner"], r["currency"], r["kind"]): int(r["balance_micros"]) for r in rows}
+        return {
+            (owner, currency): (
+                found.get((owner, currency.value, "available"), 0),
+                found.get((owner, currency.value, "held"), 0),
+            )
+            for owner, currency in wallets
+        }
+
+    async def lock_available(self, wallets: Iterable[Wallet]) -> dict[Wallet, int]:
+        """Lock the wallets' available balances (in key order) and return them (0 if none yet)."""
+        keys = sorted({(owner, currency.value) for owner, currency in wallets})
+        rows = await self.conn.fetch(_LOCK_AVAILABLE, [k[0] for k in keys], [k[1] for k in keys])
+        found = {(r["owner"], r["currency"]): int(r["balance_micros"]) for r in rows}
+        return {(owner, Currency(c)): found.get((owner, c), 0) for owner, c in keys}
+
+    async def wallets(self) -> list[Wallet]:
+        """Every wallet that has an available or a held account."""
+        rows = await self.conn.fetch(
+            "SELECT DISTINCT owner, currency FROM billing.accounts"
+            " WHERE kind IN ('available', 'held')"
+        )
+        return [(r["owner"], Currency(r["currency"])) for r in rows]
+
+    async def balances(self, owner: str) -> list[Balance]:
+        """Every account of an owner, ordered by currency and kind."""
+        rows = await self.conn.fetch(
+            "SELECT currency, kind, balance_micros FROM billing.accounts WHERE owner = $1",
+            owner,
+        )
+        found = [
+            Balance(
+                AccountKey(owner, Currency(r["currency"]), AccountKind(r["kind"])),
+                r["balance_micros"],
+            )
+            for r in rows
+        ]
+        return sorted(found, key=lambda b: b.account)
+
+    async def statement(
+        self, owner: str, currency: Currency, cursor: int | None = None, limit: int = 50
+    ) -> StatementPage:
+        """An owner's entries in one currency (all its kinds), newest first, paginated by seq."""
+        check_limit(cursor, limit)
+        rows = await self.conn.fetch(
+            _STATEMENT, owner, Currency(currency).value, cursor, limit + 1, _NO_CURSOR
+        )
+        lines = tuple(
+            StatementLine(
+                r["seq"],
+                r["transfer_id"],
+                TransferKind(r["transfer_kind"]),
+                r["created_at"],
+                AccountKind(r["kind"]),
+                r["amount_micros"],
+                r["reference"],
+            )
+            for r in rows[:limit]
+        )
+        return StatementPage(lines, lines[-1].seq if len(rows) > limit else None)
+
+    async def verify(self) -> Audit:
+        """Recompute every balance from the entries (a full scan) and check every invariant."""
+        conn = self.conn
+        discrepancies = sorted(
+            (
+                Discrepancy(_key(r), int(r["cached"]), int(r["total"]))
+                for r in await conn.fetch(_DISCREPANCIES)
+            ),
+            key=lambda d: d.account,
+        )
+        unbalanced = sorted(r["transfer_id"] for r in await conn.fetch(_UNBALANCED))
+        malformed = sorted(r["id"] for r in await conn.fetch(_MALFORMED))
+        below = sorted(_key(r) for r in await conn.fetch(_BELOW_FLOOR))
+        totals = sorted(
+            (Currency(r["currency"]), int(r["total"])) for r in await conn.fetch(_TOTALS)
+        )
+        return Audit(
+            tuple(discrepancies), tuple(unbalanced), tuple(malformed), tuple(below), tuple(totals)
+        )

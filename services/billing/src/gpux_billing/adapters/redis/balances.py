@@ -8,43 +8,47 @@ refreshes of the same wallet, which the next change of that wallet repairs).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from datetime import datetime
 
 import asyncpg
 from redis.asyncio import Redis
 
-from gpux_billing.handlers import Wallet, balances_changed
-from gpux_contracts.money import Currency
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_billing.domain.ledger import Wallet
+from gpux_billing.service.ledger import balance_changed
+from gpux_billing.service.unit_of_work import Ledger
 from gpux_platform.clock import Clock
 from gpux_platform.redis_keys import BALANCES
 from gpux_platform.settings import GpuxSettings
 
+REBUILD_CHUNK = 500
 
-async def to_redis(
-    pool: asyncpg.Pool,
+
+async def refresh(
+    ledger: Ledger,
     redis: Redis,
     settings: GpuxSettings,
-    clock: Clock,
-    touched: Iterable[Wallet],
+    wallets: Sequence[Wallet],
+    now: datetime,
 ) -> None:
-    """Copy the current balances of the touched wallets to Redis."""
-    unique = sorted(set(touched))
+    """Copy the current balances of the wallets to Redis (one query, one pipeline)."""
+    unique = sorted(set(wallets))
     if not unique:
         return
-    now = clock.now()
     pipe = redis.pipeline(transaction=False)
-    async with pool.acquire() as conn:
-        for payload in await balances_changed(conn, unique, now):
-            key = settings.redis_key(BALANCES, payload.account_id)
-            pipe.hset(key, payload.currency.value, payload.model_dump_json())
+    for wallet, (available, held) in (await ledger.wallet_balances(unique)).items():
+        payload = balance_changed(wallet, available, held, now)
+        key = settings.redis_key(BALANCES, payload.account_id)
+        pipe.hset(key, payload.currency.value, payload.model_dump_json())
     await pipe.execute()
 
 
 async def rebuild(pool: asyncpg.Pool, redis: Redis, settings: GpuxSettings, clock: Clock) -> None:
     """At start: refresh every wallet that has an available or held account."""
-    rows = await pool.fetch(
-        "SELECT DISTINCT owner, currency FROM billing.accounts WHERE kind IN ('available', 'held')"
-    )
-    wallets = [(r["owner"], Currency(r["currency"])) for r in rows]
-    for start in range(0, len(wallets), 500):
-        await to_redis(pool, redis, settings, clock, wallets[start : start + 500])
+    async with pool.acquire() as conn:
+        ledger = PostgresLedger(conn)
+        wallets = await ledger.wallets()
+        for start in range(0, len(wallets), REBUILD_CHUNK):
+            chunk = wallets[start : start + REBUILD_CHUNK]
+            await refresh(ledger, redis, settings, chunk, clock.now())

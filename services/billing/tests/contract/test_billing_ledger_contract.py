@@ -16,7 +16,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from gpux_billing.adapters import ledger_repository
+from gpux_billing.adapters.memory.ledger import MemoryLedger
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.domain import transfers
 from gpux_billing.domain.ledger import (
@@ -29,12 +30,15 @@ from gpux_billing.domain.ledger import (
     TransferKind,
     TransferMismatch,
 )
-from gpux_billing.domain.memory import MemoryLedger
-from gpux_billing.domain.store import Ledger, Posted
+from gpux_billing.domain.posting import Posted
+from gpux_billing.domain.transfers import Sale
+from gpux_billing.service.unit_of_work import Ledger
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_platform import migrations
 from gpux_platform.settings import GpuxSettings
+
+pytestmark = pytest.mark.integration  # the PostgreSQL side needs the database
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR = Currency.USD, Currency.EUR
@@ -67,14 +71,14 @@ class Store:
     async def post(self, transfer: Transfer) -> Posted:
         # A savepoint, so a refused post leaves the test's transaction usable (as a handler would).
         async with self.conn.transaction() if self.conn is not None else contextlib.nullcontext():
-            return await self.ledger.post(self.conn, transfer)
+            return await self.ledger.post(transfer)
 
     async def post_many(self, batch: list[Transfer]) -> list[Posted]:
         async with self.conn.transaction() if self.conn is not None else contextlib.nullcontext():
-            return await self.ledger.post_many(self.conn, batch)
+            return await self.ledger.post_many(batch)
 
     async def balance(self, owner: str, kind: str, currency: Currency = USD) -> int:
-        return await self.ledger.balance(self.conn, AccountKey(owner, currency, AccountKind(kind)))
+        return await self.ledger.balance(AccountKey(owner, currency, AccountKind(kind)))
 
 
 @pytest.fixture(params=["memory", "postgres"])
@@ -87,7 +91,7 @@ async def store(request: pytest.FixtureRequest, billing_pool: asyncpg.Pool) -> A
         transaction = conn.transaction()
         await transaction.start()
         try:
-            yield Store(ledger_repository, conn, tag)
+            yield Store(PostgresLedger(conn), conn, tag)
         finally:
             await transaction.rollback()
 
@@ -97,8 +101,8 @@ async def test_a_posted_transfer_moves_balances(store: Store) -> None:
     posted = await store.post(transfers.topup(store.tid("t"), buyer, USD, 1_000_000, NOW))
     assert not posted.replayed
     assert await store.balance(buyer, "available") == 1_000_000
-    assert await store.ledger.get(store.conn, store.tid("t")) == posted.transfer
-    assert await store.ledger.get(store.conn, store.tid("nothing")) is None
+    assert await store.ledger.get(store.tid("t")) == posted.transfer
+    assert await store.ledger.get(store.tid("nothing")) is None
 
 
 async def test_an_identical_replay_is_a_no_op_returning_the_original(store: Store) -> None:
@@ -158,7 +162,7 @@ async def test_insufficient_funds_are_refused_with_the_shortfall(store: Store) -
     assert refused.value.account == AccountKey(buyer, USD, AccountKind.AVAILABLE)
     assert (refused.value.balance_micros, refused.value.shortfall_micros) == (300, 1)
     assert refused.value.reason is RejectionReason.INSUFFICIENT_FUNDS
-    assert await store.ledger.get(store.conn, store.tid("h")) is None
+    assert await store.ledger.get(store.tid("h")) is None
     assert await store.balance(buyer, "available") == 300
     with pytest.raises(InsufficientFunds):
         await store.post(transfers.release(store.tid("r"), buyer, USD, 1, NOW))
@@ -169,19 +173,17 @@ async def test_hold_partial_charge_and_release(store: Store) -> None:
     await store.post(transfers.topup(store.tid("t"), buyer, USD, 1_000_000, NOW))
     await store.post(transfers.hold(store.tid("h"), buyer, USD, 400_000, NOW))
     revenue_before = await store.balance("platform", "platform_revenue")
-    await store.post(transfers.charge(store.tid("c"), buyer, seller, USD, 25_000, 1000, NOW))
+    await store.post(transfers.charge(store.tid("c"), Sale(buyer, seller, USD, 25_000), 1000, NOW))
     await store.post(transfers.release(store.tid("r"), buyer, USD, 375_000, NOW))
     assert await store.balance(buyer, "available") == 975_000
     assert await store.balance(buyer, "held") == 0
     assert await store.balance(seller, "seller_payable") == 22_500
     assert await store.balance("platform", "platform_revenue") - revenue_before == 2_500
-    assert [
-        (b.account.kind, b.balance_micros) for b in await store.ledger.balances(store.conn, buyer)
-    ] == [
+    assert [(b.account.kind, b.balance_micros) for b in await store.ledger.balances(buyer)] == [
         (AccountKind.AVAILABLE, 975_000),
         (AccountKind.HELD, 0),
     ]
-    assert await store.ledger.balances(store.conn, store.owner("nobody")) == []
+    assert await store.ledger.balances(store.owner("nobody")) == []
 
 
 async def test_an_fx_transfer_keeps_its_rate_and_timestamp(store: Store) -> None:
@@ -195,10 +197,10 @@ async def test_an_fx_transfer_keeps_its_rate_and_timestamp(store: Store) -> None
         AccountKey(buyer, EUR, AccountKind.AVAILABLE),
         1_000,
         quote,
-        NOW,
+        created_at=NOW,
     )
     await store.post(fx)
-    stored = await store.ledger.get(store.conn, store.tid("x"))
+    stored = await store.ledger.get(store.tid("x"))
     assert stored is not None
     assert stored.fx == quote
     assert stored.fx.rate_text == "0.9175"
@@ -213,13 +215,13 @@ async def test_a_batch_is_all_or_nothing(store: Store) -> None:
     too_much = transfers.hold(store.tid("h1"), buyer, USD, 101, NOW)
     with pytest.raises(InsufficientFunds):
         await store.post_many([good, too_much])
-    assert await store.ledger.get(store.conn, good.id) is None
+    assert await store.ledger.get(good.id) is None
     hold = transfers.hold(store.tid("h2"), buyer, USD, 100, NOW)
     results = await store.post_many([good, hold, good])
     assert [r.replayed for r in results] == [False, False, True]
     assert [r.transfer.id for r in results] == [good.id, hold.id, good.id]
     assert [r.replayed for r in await store.post_many([hold, good])] == [True, True]
-    assert await store.ledger.post_many(store.conn, []) == []
+    assert await store.ledger.post_many([]) == []
 
 
 async def test_a_refused_batch_leaves_nothing_behind(store: Store) -> None:
@@ -229,13 +231,11 @@ async def test_a_refused_batch_leaves_nothing_behind(store: Store) -> None:
     changed = transfers.topup(store.tid("t1"), buyer, USD, 101, NOW)
     # No savepoint of the caller's here: a batch runs in its own.
     with pytest.raises(TransferMismatch):
-        await store.ledger.post_many(store.conn, [new, changed])
-    assert await store.ledger.get(store.conn, new.id) is None
+        await store.ledger.post_many([new, changed])
+    assert await store.ledger.get(new.id) is None
     with pytest.raises(InsufficientFunds):
-        await store.ledger.post_many(
-            store.conn, [new, transfers.hold(store.tid("h"), buyer, USD, 500, NOW)]
-        )
-    assert await store.ledger.get(store.conn, new.id) is None
+        await store.ledger.post_many([new, transfers.hold(store.tid("h"), buyer, USD, 500, NOW)])
+    assert await store.ledger.get(new.id) is None
     assert await store.balance(buyer, "available") == 100
 
 
@@ -247,14 +247,14 @@ async def test_the_statement_pages_newest_first(store: Store) -> None:
     await store.post(
         transfers.release(store.tid("r1"), buyer, USD, 100, NOW + timedelta(seconds=2))
     )
-    first = await store.ledger.statement(store.conn, buyer, USD, None, 3)
+    first = await store.ledger.statement(buyer, USD, None, 3)
     assert [(line.transfer_id, line.account_kind, line.amount_micros) for line in first.lines] == [
         (store.tid("r1"), AccountKind.AVAILABLE, 100),
         (store.tid("r1"), AccountKind.HELD, -100),
         (store.tid("h1"), AccountKind.HELD, 400),
     ]
     assert first.next_cursor == first.lines[-1].seq
-    second = await store.ledger.statement(store.conn, buyer, USD, first.next_cursor, 3)
+    second = await store.ledger.statement(buyer, USD, first.next_cursor, 3)
     assert [(line.transfer_id, line.amount_micros) for line in second.lines] == [
         (store.tid("h1"), -400),
         (store.tid("t1"), 1_000),
@@ -263,10 +263,10 @@ async def test_the_statement_pages_newest_first(store: Store) -> None:
     assert second.lines[-1].reference == "wire"
     assert second.lines[-1].transfer_kind is TransferKind.TOPUP
     assert second.lines[-1].created_at == NOW
-    euros = await store.ledger.statement(store.conn, buyer, EUR)
+    euros = await store.ledger.statement(buyer, EUR)
     assert [line.amount_micros for line in euros.lines] == [1_000]
     with pytest.raises(ValueError, match="limit"):
-        await store.ledger.statement(store.conn, buyer, USD, None, 0)
+        await store.ledger.statement(buyer, USD, None, 0)
 
 
 async def test_verify_finds_a_sound_ledger(store: Store) -> None:
@@ -275,9 +275,9 @@ async def test_verify_finds_a_sound_ledger(store: Store) -> None:
     await store.post(transfers.hold(store.tid("h"), buyer, EUR, 90_000, NOW))
     quote = FxQuote(USD, EUR, Decimal("0.9"), NOW)
     await store.post(
-        transfers.charge(store.tid("c"), buyer, seller, USD, 100_000, 1000, NOW, fx=quote)
+        transfers.charge(store.tid("c"), Sale(buyer, seller, USD, 100_000), 1000, NOW, fx=quote)
     )
-    audit = await store.ledger.verify(store.conn)
+    audit = await store.ledger.verify()
     assert audit.ok, audit
     assert await store.balance(seller, "seller_payable", USD) == 90_000
     assert await store.balance(buyer, "held", EUR) == 0

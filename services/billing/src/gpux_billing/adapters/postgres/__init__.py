@@ -1,0 +1,1 @@
+"""Billing in PostgreSQL (schema ``billing``): the unit of work and its repositories."""

@@ -1,0 +1,94 @@
+"""Billing's unit of work on PostgreSQL: one transaction, its repositories, Redis after it.
+
+The wallets a unit touched are refreshed in Redis once it committed (``after_commit``: one
+query and one pipeline for the whole unit, a batch of records or a settlement batch).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from gpux_billing.adapters.postgres.best_asks import PostgresBestAsks
+from gpux_billing.adapters.postgres.holds import PostgresHolds
+from gpux_billing.adapters.postgres.leases import PostgresLeases
+from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_billing.adapters.postgres.rates import PostgresRates
+from gpux_billing.adapters.postgres.wallets import PostgresWallets
+from gpux_billing.adapters.redis import balances
+from gpux_billing.domain.ledger import Wallet
+from gpux_billing.domain.rules import Rules
+from gpux_contracts.events import Envelope
+from gpux_platform.clock import Clock
+from gpux_platform.settings import GpuxSettings
+from gpux_platform.unit_of_work import PostgresUnitOfWork
+
+SCHEMA = "billing"
+log = logging.getLogger("gpux.billing.unit_of_work")
+
+
+class PostgresBillingUnitOfWork(PostgresUnitOfWork):
+    """One billing transaction; ``redis`` None: no read model (tools, benchmarks)."""
+
+    ledger: PostgresLedger
+    wallets: PostgresWallets
+    holds: PostgresHolds
+    leases: PostgresLeases
+    rates: PostgresRates
+    best_asks: PostgresBestAsks
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        rules: Rules,
+        clock: Clock,
+        redis: Redis | None = None,
+        settings: GpuxSettings | None = None,
+    ) -> None:
+        super().__init__(pool, SCHEMA)
+        self.rules = rules
+        self.clock = clock
+        self.redis = redis
+        self.settings = settings
+        self.now: datetime = clock.now()
+        self.touched: set[Wallet] = set()
+
+    def _begun(self) -> None:
+        self.now = self.clock.now()
+        self.touched = set()
+        conn = self.conn
+        self.ledger = PostgresLedger(conn)
+        self.wallets = PostgresWallets(conn)
+        self.holds = PostgresHolds(conn)
+        self.leases = PostgresLeases(conn)
+        self.rates = PostgresRates(conn)
+        self.best_asks = PostgresBestAsks(conn)
+
+    async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
+        """Claim the events in one statement; a copy of an event within the batch is not new."""
+        seen: set[str] = set()
+        new = []
+        for event in await super().claim(topic, events):
+            if event.event_id not in seen:
+                seen.add(event.event_id)
+                new.append(event)
+        return new
+
+    async def after_commit(self) -> None:
+        """Refresh the touched wallets in Redis (a failure is logged: the next change repairs)."""
+        touched, self.touched = sorted(self.touched), set()
+        if self.redis is None or self.settings is None or not touched:
+            return
+        try:
+            await balances.refresh(
+                self.ledger, self.redis, self.settings, touched, self.clock.now()
+            )
+        except (RedisError, OSError, asyncpg.PostgresError) as exc:
+            log.warning("balances not refreshed in Redis", extra={"error": repr(exc)})

@@ -1,0 +1,1 @@
+"""Billing's Redis read models: the wallets' balances."""

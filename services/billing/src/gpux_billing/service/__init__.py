@@ -1,0 +1,63 @@
+"""Billing's handlers, one module per concept, by the topic they read and the payload class.
+
+``HANDLERS_BY_TOPIC[topic][PayloadClass]`` is the handler of that event: the Kafka
+entrypoint builds one batched subscriber per topic from it, and a type without a handler is
+counted and logged there, never dropped silently. Every handler takes the unit of work
+(``unit_of_work.BillingUnitOfWork``) and the event, and changes state only through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpux_billing.service import leases, market, orders, wallets
+from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, TopupRequested
+from gpux_contracts.events import Payload
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.orders import (
+    OrderCancelRequested,
+    OrderPlaced,
+    OrderStatusChanged,
+    TradeExecuted,
+)
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import (
+    BILLING_COMMANDS,
+    FX_RATES,
+    MARKET_TRADES,
+    ORDERS_COMMANDS,
+    ORDERS_STATUS,
+    PRICING_BEST_ASKS,
+    Topic,
+)
+from gpux_platform.batches import Handler
+
+Handlers = Mapping[type[Payload], Handler[BillingUnitOfWork]]
+
+HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
+    BILLING_COMMANDS: {
+        CreditRequested: wallets.on_credit_requested,
+        TopupRequested: wallets.on_topup_requested,
+        TopupConfirmRequested: wallets.on_topup_confirm_requested,
+        LeaseStopRequested: leases.on_stop_requested,
+    },
+    ORDERS_COMMANDS: {
+        OrderPlaced: orders.on_placed,
+        OrderCancelRequested: orders.on_cancel_requested,
+    },
+    ORDERS_STATUS: {
+        OrderStatusChanged: orders.on_status_changed,
+    },
+    MARKET_TRADES: {
+        TradeExecuted: leases.on_trade,
+    },
+    PRICING_BEST_ASKS: {
+        BestAskChanged: market.on_best_ask,
+    },
+    FX_RATES: {
+        RatePublished: market.on_rate,
+    },
+}
+"""Every event billing consumes: topic -> payload class -> handler."""

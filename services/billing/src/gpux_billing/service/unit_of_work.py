@@ -1,0 +1,235 @@
+"""What billing's handlers receive: its repositories, the inbox, the outbox, the unit's time.
+
+Two implementations: ``adapters.postgres.unit_of_work.PostgresBillingUnitOfWork`` (one
+PostgreSQL transaction; every SQL statement lives in ``adapters/postgres``) and
+``adapters.memory.unit_of_work.MemoryBillingUnitOfWork`` (plain objects, for the service
+tests). The contract tests in ``tests/contract`` hold both to the same behaviour.
+
+Repositories never commit: the unit does, once, with the inbox claim and the outbox rows.
+``touched`` collects the wallets whose balances the unit changed; the Redis read model
+refreshes them once the unit committed (``after_commit``), never before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Protocol
+
+from gpux_billing.domain.audit import Audit
+from gpux_billing.domain.fx import ToReference
+from gpux_billing.domain.holds import Hold
+from gpux_billing.domain.leases import Lease, State, Terms
+from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
+from gpux_billing.domain.posting import Posted
+from gpux_billing.domain.rules import Rules
+from gpux_billing.domain.statements import Balance, StatementPage
+from gpux_billing.domain.topups import Topup
+from gpux_contracts.money import Currency
+from gpux_contracts.orders import OrderTier
+from gpux_contracts.prices import BestAskChanged
+from gpux_platform.unit_of_work import UnitOfWork
+
+
+class Ledger(Protocol):
+    """The double-entry ledger: posting (all or nothing, replays are no-ops) and reading."""
+
+    async def post(self, transfer: Transfer, *, isolated: bool = False) -> Posted:
+        """Post one transfer; an identical replay returns the original (``replayed``).
+
+        Raises ``TransferMismatch`` when the id was posted with other fields and
+        ``InsufficientFunds`` when a floored balance would go below zero. ``isolated``: a
+        refusal leaves the unit of work usable (PostgreSQL: a savepoint); without it a
+        refused single transfer may leave the unit only good for a rollback.
+        """
+        ...
+
+    async def post_many(
+        self, transfers: Sequence[Transfer], *, isolated: bool = False
+    ) -> list[Posted]:
+        """Post a batch, all or nothing; results in the order given.
+
+        A refused batch of several transfers always leaves the unit usable.
+        """
+        ...
+
+    async def get(self, transfer_id: str) -> Transfer | None:
+        """A posted transfer, or None."""
+        ...
+
+    async def balance(self, account: AccountKey) -> int:
+        """An account's balance in micro-units (0 for an account never used)."""
+        ...
+
+    async def balances(self, owner: str) -> list[Balance]:
+        """Every account of an owner, ordered by currency and kind."""
+        ...
+
+    async def wallet_balances(self, wallets: Sequence[Wallet]) -> dict[Wallet, tuple[int, int]]:
+        """(available, held) micro-units of each wallet (0 for an account never used)."""
+        ...
+
+    async def lock_available(self, wallets: Iterable[Wallet]) -> dict[Wallet, int]:
+        """Lock the wallets' available balances for this unit (in key order); 0 if none yet."""
+        ...
+
+    async def wallets(self) -> list[Wallet]:
+        """Every wallet that has an available or a held account."""
+        ...
+
+    async def statement(
+        self, owner: str, currency: Currency, cursor: int | None = None, limit: int = 50
+    ) -> StatementPage:
+        """An owner's entries in one currency (all its kinds), newest first, paginated."""
+        ...
+
+    async def verify(self) -> Audit:
+        """Recompute every balance from the entries and check every invariant."""
+        ...
+
+
+class Wallets(Protocol):
+    """Top-ups: requests, confirmations, and whether they were booked."""
+
+    async def topup(self, topup_id: str) -> Topup | None:
+        """A top-up, locked for this unit, or None."""
+        ...
+
+    async def record_request(self, topup: Topup, at: datetime) -> Topup:
+        """Record a requested top-up (keeping a confirmation that came first); returns it as
+        stored (the earlier request when one with this id came before)."""
+        ...
+
+    async def record_confirmation(self, topup_id: str, at: datetime) -> Topup:
+        """Mark a top-up confirmed (a placeholder when its request has not come yet)."""
+        ...
+
+    async def set_status(
+        self, topup_id: str, status: str, reason: str | None, at: datetime
+    ) -> None:
+        """Move a top-up to ``booked`` or ``rejected``."""
+        ...
+
+
+class Holds(Protocol):
+    """The holds placed for orders."""
+
+    async def get(self, order_id: str) -> Hold | None:
+        """The hold of an order, locked for this unit, or None."""
+        ...
+
+    async def add(self, hold: Hold, at: datetime) -> None:
+        """Remember the hold placed for an order (once)."""
+        ...
+
+    async def record_release(self, order_id: str, released_micros: int, at: datetime) -> None:
+        """Add to what has been released of an order's hold."""
+        ...
+
+    async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
+        """Record how many of the order's GPUs took their share of the hold into leases."""
+        ...
+
+
+class Leases(Protocol):
+    """Leases, their terms and billing state, and when each is next due."""
+
+    async def add(self, lease: Lease) -> bool:
+        """Store a new lease; False when it exists already (a replayed trade)."""
+        ...
+
+    async def exists(self, lease_id: str) -> bool:
+        """Whether a lease was opened for this trade already."""
+        ...
+
+    async def get(self, lease_id: str) -> Lease | None:
+        """A lease, locked for this unit, or None."""
+        ...
+
+    async def due(self, now: datetime, limit: int) -> list[Lease]:
+        """Running leases due by ``now``, oldest first, locked (others' locked ones skipped)."""
+        ...
+
+    async def save(self, changed: Sequence[tuple[Terms, State]]) -> None:
+        """Write the states of settled leases back (and when each is next due)."""
+        ...
+
+    async def postpone(self, lease_ids: Sequence[str], until: datetime) -> None:
+        """Make running leases due again no sooner than ``until`` (nothing else changes)."""
+        ...
+
+
+class Rates(Protocol):
+    """The latest FX rate of each currency into the reference currency."""
+
+    async def all(self) -> dict[Currency, ToReference]:
+        """Every rate billing holds."""
+        ...
+
+    async def record(self, rate: ToReference) -> None:
+        """Keep a rate unless a newer one is held (``gpux_contracts.fx.supersedes``)."""
+        ...
+
+
+class BestAsks(Protocol):
+    """The market's best asks, for holding market orders without a cap."""
+
+    async def record(self, change: BestAskChanged) -> None:
+        """Keep a book's best ask unless a newer one is held."""
+        ...
+
+    async def best(
+        self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
+    ) -> Decimal | None:
+        """The cheapest best ask an order could take, per GPU-hour in ``currency``."""
+        ...
+
+
+class BillingUnitOfWork(UnitOfWork, Protocol):
+    """Everything a billing handler may use; one unit is one transaction."""
+
+    @property
+    def ledger(self) -> Ledger:
+        """The double-entry ledger."""
+        ...
+
+    @property
+    def wallets(self) -> Wallets:
+        """Top-ups."""
+        ...
+
+    @property
+    def holds(self) -> Holds:
+        """Order holds."""
+        ...
+
+    @property
+    def leases(self) -> Leases:
+        """Leases."""
+        ...
+
+    @property
+    def rates(self) -> Rates:
+        """FX rates into the reference currency."""
+        ...
+
+    @property
+    def best_asks(self) -> BestAsks:
+        """The market's best asks."""
+        ...
+
+    @property
+    def rules(self) -> Rules:
+        """The operator's settings the handlers apply."""
+        ...
+
+    @property
+    def now(self) -> datetime:
+        """The unit's time, read from the clock once when it began."""
+        ...
+
+    @property
+    def touched(self) -> set[Wallet]:
+        """Wallets whose balances this unit changed (their read model follows the commit)."""
+        ...
