@@ -6,7 +6,9 @@ CloudNativePG Cluster) are validated against the small hand-written schemas in
 ``schemas/``, which cover the fields we use and refuse the rest. The KafkaTopics must be the
 topic registry of libs/platform, and the services' settings must parse with their real
 settings classes. Rendering uses ``render.py``; where a kustomize binary is installed, its
-output must be the same objects.
+output must be the same objects. Matching's autoscaler stops where its consumers would idle:
+that test wires the service to read what it subscribes to, so it needs the infrastructure
+(marked integration; everything else here is unit, see conftest.py).
 """
 
 from __future__ import annotations
@@ -27,19 +29,39 @@ import kubernetes_validate
 import pytest
 from referencing import Registry, Resource
 
-from gpux_contracts.topics import REGISTRY, by_name
-
-pytestmark = pytest.mark.unit
+from gpux_contracts.topics import OFFERS_COMMANDS, REGISTRY, by_name
+from gpux_devinfra.testing.services import subscriptions
+from gpux_platform.service import ServiceSpec
+from gpux_platform.settings import GpuxSettings
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 K8S = ROOT / "deploy" / "k8s"
 OVERLAYS = ("dev", "prod")
 
-# service -> HTTP port (docs/ARCHITECTURE.md; each service's settings default).
-SERVICES = {"catalog": 8101, "pricing": 8102, "matching": 8103, "billing": 8104, "gateway": 8000}
-# The topics matching consumes: its replicas beyond their partition count would sit idle.
-MATCHING_CONSUMES = ("orders.commands", "offers.commands")
+
+# Every service of the workspace, by name.
+SERVICES = tuple(
+    path.name
+    for path in sorted((ROOT / "services").iterdir())
+    if (path / "pyproject.toml").is_file()
+)
+
+
+@functools.cache
+def spec(name: str) -> ServiceSpec:
+    """The service's ``gpux_<name>.bootstrap.SPEC`` (imported when a test needs it)."""
+    found = importlib.import_module(f"gpux_{name}.bootstrap").SPEC
+    assert isinstance(found, ServiceSpec), name
+    return found
+
+
+def http_port(name: str) -> int:
+    """The service's HTTP port: its settings' default (docs/ARCHITECTURE.md lists them)."""
+    port = spec(name).settings_type.model_fields["http_port"].default
+    assert isinstance(port, int), name
+    return port
+
 
 CUSTOM_SCHEMAS = {
     ("kafka.strimzi.io/v1beta2", "Kafka"): "kafka.json",
@@ -67,7 +89,8 @@ render = _load_render()
 
 @functools.cache
 def rendered(overlay: str) -> tuple[Obj, ...]:
-    return tuple(render.build(K8S / "overlays" / overlay))
+    objects: list[Obj] = render.build(K8S / "overlays" / overlay)
+    return tuple(objects)
 
 
 def of_kind(overlay: str, kind: str) -> dict[str, Obj]:
@@ -75,7 +98,8 @@ def of_kind(overlay: str, kind: str) -> dict[str, Obj]:
 
 
 def app_container(deployment: Obj) -> Obj:
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    containers: list[Obj] = deployment["spec"]["template"]["spec"]["containers"]
+    (container,) = containers
     return container
 
 
@@ -142,7 +166,7 @@ def test_every_object_validates_offline(overlay: str) -> None:
 
 def test_schemas_refuse_what_they_should() -> None:
     """The custom schemas are not vacuous: a typo, a wrong enum and a missing field fail."""
-    topic = json.loads(json.dumps(of_kind("prod", "KafkaTopic")["offers.commands"]))
+    topic = json.loads(json.dumps(of_kind("prod", "KafkaTopic")[OFFERS_COMMANDS.name]))
     schema = json.loads((HERE / "schemas" / "kafkatopic.json").read_text())
     validator = jsonschema.Draft202012Validator(schema, registry=_schema_registry())
     bad_typo = {**topic, "spec": {**topic["spec"], "partitons": 6}}
@@ -241,7 +265,8 @@ def test_every_service_runs_its_module_on_its_port(overlay: str) -> None:
     deployments = of_kind(overlay, "Deployment")
     services = of_kind(overlay, "Service")
     assert set(deployments) == {f"gpux-{n}" for n in SERVICES}
-    for name, port in SERVICES.items():
+    for name in SERVICES:
+        port = http_port(name)
         deployment = deployments[f"gpux-{name}"]
         pod = deployment["spec"]["template"]["spec"]
         container = app_container(deployment)
@@ -270,16 +295,6 @@ def test_every_service_runs_its_module_on_its_port(overlay: str) -> None:
     for variable, key in (("GPUX_KEY_PEPPER", "key-pepper"), ("GPUX_ADMIN_KEY", "admin-key")):
         ref = gateway_env[variable]["valueFrom"]["secretKeyRef"]
         assert (ref["name"], ref["key"]) == ("gpux-gateway-secrets", key)
-
-
-def _settings_class(name: str) -> type:
-    module = importlib.import_module(f"gpux_{name}.config")
-    (cls,) = [
-        v
-        for k, v in vars(module).items()
-        if k.endswith("Settings") and v.__module__ == module.__name__
-    ]
-    return cls  # type: ignore[no-any-return]
 
 
 # Stand-ins for the Secret values, shaped like the real ones (never the dev defaults).
@@ -311,7 +326,7 @@ def test_settings_parse_with_the_services_own_classes(
                 environment[entry["name"]] = SECRET_STANDINS[
                     entry["valueFrom"]["secretKeyRef"]["key"]
                 ]
-        settings_type = _settings_class(name)
+        settings_type = spec(name).settings_type
         for variable in environment:
             if variable.startswith("GPUX_"):
                 assert variable[5:].lower() in settings_type.model_fields, (name, variable)
@@ -321,7 +336,7 @@ def test_settings_parse_with_the_services_own_classes(
             for variable, value in environment.items():
                 patch.setenv(variable, value)
             settings = settings_type()
-        assert settings.http_port == SERVICES[name]
+        assert settings.http_port == http_port(name)
         assert settings.env.value == config["GPUX_ENV"]
 
 
@@ -343,8 +358,6 @@ def test_prod_scaling_and_disruption_budgets() -> None:
         assert 2 <= spec["minReplicas"] <= spec["maxReplicas"]
         # The autoscaler owns the count; a fixed one would be reset on every apply.
         assert "replicas" not in deployments[name]["spec"], name
-    partitions = max(by_name(t).partitions for t in MATCHING_CONSUMES)
-    assert autoscalers["gpux-matching"]["spec"]["maxReplicas"] == partitions
     for name, deployment in deployments.items():
         if name not in autoscalers:
             assert deployment["spec"]["replicas"] >= 2, name
@@ -356,6 +369,21 @@ def test_prod_scaling_and_disruption_budgets() -> None:
             == deployments[name]["spec"]["selector"]["matchLabels"]
         )
         assert budget["spec"]["maxUnavailable"] == 1
+
+
+@pytest.mark.integration
+async def test_matching_scales_to_the_partitions_it_consumes(gpux_settings: GpuxSettings) -> None:
+    """Each matching replica owns the books of the partitions its consumer groups assign it,
+    so a replica beyond the largest partition count of the topics it reads in a group gets
+    none and sits idle: the autoscaler stops exactly there (deploy/k8s/overlays/prod)."""
+    read = await subscriptions(spec("matching"), gpux_settings)
+    grouped = {s.topic for s in read if s.group is not None}
+    assert grouped, read
+    partitions = max(by_name(topic).partitions for topic in grouped)
+    autoscaler = of_kind("prod", "HorizontalPodAutoscaler")["gpux-matching"]["spec"]
+    assert autoscaler["maxReplicas"] == partitions, sorted(grouped)
+    topics = of_kind("prod", "KafkaTopic")
+    assert all(topics[t]["spec"]["partitions"] == by_name(t).partitions for t in grouped)
 
 
 def test_dev_runs_one_of_everything() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -26,7 +25,8 @@ import httpx
 import pytest
 
 from gpux_contracts.money import accrued_micros, quantize, to_micros
-from gpux_devinfra.testing.services import free_port
+from gpux_devinfra.testing.processes import ServiceProcess, service_env
+from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.settings import GpuxSettings
 
 SPEED = 600
@@ -44,72 +44,41 @@ class Exchange:
     env: dict[str, str]
 
 
-def _env(settings: GpuxSettings) -> dict[str, str]:
-    return {
-        **os.environ,
-        "GPUX_ENV": "test",
-        "GPUX_KAFKA_BOOTSTRAP": settings.kafka_bootstrap,
-        "GPUX_DATABASE_URL": settings.database_url.get_secret_value(),
-        "GPUX_REDIS_URL": settings.redis_url,
-        "GPUX_NAMESPACE": settings.namespace,
-        "GPUX_CLOCK_SPEED": str(SPEED),
-        "GPUX_CLOCK_EPOCH": datetime.now(UTC).isoformat(),
-        "GPUX_DEV_TOPUPS": "true",
-        "GPUX_SETTLE_EVERY_S": "300",
-        "GPUX_SETTLE_TICK_S": "0.2",
-        "GPUX_ANONYMOUS_RATE_LIMIT": "10000/minute",
-        "GPUX_RATE_LIMIT": "10000/minute",
-    }
+def _env(settings: GpuxSettings, epoch: datetime) -> dict[str, str]:
+    """One service's environment: the session's endpoints, its own port, the shared clock."""
+    return service_env(
+        settings,
+        clock_speed=SPEED,
+        clock_epoch=epoch,
+        dev_topups="true",
+        settle_every_s=300,
+        settle_tick_s=0.2,
+        anonymous_rate_limit="10000/minute",
+        rate_limit="10000/minute",
+    )
 
 
 @pytest.fixture(scope="module")
 async def exchange(module_settings: GpuxSettings) -> AsyncIterator[Exchange]:
-    env = _env(module_settings)
     LOGS.mkdir(parents=True, exist_ok=True)
-    processes: list[subprocess.Popen[bytes]] = []
-    ports = {name: free_port() for name in SERVICES}
+    epoch = datetime.now(UTC)
+    processes: list[ServiceProcess] = []
+    for name in SERVICES:
+        log = LOGS / f"{name}.log"
+        log.unlink(missing_ok=True)
+        processes.append(ServiceProcess(f"gpux_{name}", _env(module_settings, epoch), log))
     try:
-        for name in SERVICES:
-            with (LOGS / f"{name}.log").open("wb") as log:
-                processes.append(
-                    subprocess.Popen(  # noqa: ASYNC220 - our own modules, started at once
-                        [sys.executable, "-m", f"gpux_{name}"],
-                        env={**env, "GPUX_HTTP_PORT": str(ports[name])},
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                    )
-                )
-        async with httpx.AsyncClient() as client:
-            for name, process in zip(SERVICES, processes, strict=True):
-                await _ready(client, name, ports[name], process)
-        yield Exchange(f"http://127.0.0.1:{ports['gateway']}", env)
+        for process in processes:
+            process.start()
+        for process in processes:
+            await process.ready(timeout_s=90)
+        gateway = processes[-1]
+        yield Exchange(gateway.url, gateway.env)
     finally:
         for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+            process.terminate()
         for process in processes:
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-async def _ready(
-    client: httpx.AsyncClient, name: str, port: int, process: subprocess.Popen[bytes]
-) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
-    while loop.time() < deadline:
-        assert process.poll() is None, f"{name} exited; see {LOGS / (name + '.log')}"
-        try:
-            if (await client.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        await asyncio.sleep(0.3)
-    raise AssertionError(f"{name} was not ready in 90 s")
+            process.stop()
 
 
 class Api:
@@ -138,14 +107,14 @@ class Api:
                 return items
 
     async def until(self, path: str, check: Callable[[Any], bool], timeout_s: float = 60) -> Any:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        body = await self.call("GET", path)
-        while not check(body):
-            assert loop.time() < deadline, f"GET {path} never matched; last: {body}"
-            await asyncio.sleep(0.25)
-            body = await self.call("GET", path)
-        return body
+        """``GET path`` until ``check`` holds for its body; that body."""
+        return await eventually(
+            lambda: self.call("GET", path),
+            check,
+            what=f"GET {path}",
+            timeout_s=timeout_s,
+            interval_s=0.25,
+        )
 
 
 async def sign_up(url: str, name: str, role: str) -> Api:
@@ -210,8 +179,32 @@ async def test_the_market_story(exchange: Exchange) -> None:
         tier="interruptible",
         billing="hour",
     )
+    await the_buyer_tops_up_and_sees_the_best_asks(exchange, buyer)
+    per_second, hourly = await a_market_order_fills_across_both_sellers(exchange, buyer)
+    await a_limit_order_rests_then_fills(buyer, usd_seller)
+    await the_per_second_lease_is_billed_the_seconds_it_ran(exchange, buyer, per_second)
 
-    # The buyer tops up 100 EUR and sees the best asks (through the CLI).
+    # The hourly lease crosses an hour boundary (6 s of wall clock at this speed).
+    crossed = await buyer.until(
+        f"/v1/leases/{hourly['lease_id']}",
+        lambda x: micros(x["total_charged"]) >= 2 * 4 * micros("2.50"),
+        timeout_s=30,
+    )
+    assert micros(crossed["total_charged"]) % (4 * micros("2.50")) == 0
+
+    leases = await the_buyer_runs_out_of_credit(buyer)
+    await every_unit_of_money_is_accounted_for(buyer, (usd_seller, eur_seller), leases)
+
+    # Every order is in exactly one final state.
+    orders = await buyer.pages("/v1/orders", {})
+    assert len(orders) == 2
+    assert {o["status"] for o in orders} <= FINAL
+    for api in (usd_seller, eur_seller, buyer):
+        await api.client.aclose()
+
+
+async def the_buyer_tops_up_and_sees_the_best_asks(exchange: Exchange, buyer: Api) -> None:
+    """100 EUR of credit, then the best asks of both offers (through the CLI)."""
     await buyer.call(
         "POST", "/v1/topups", json={"amount": "100", "currency": "EUR", "provider": "dev"}
     )
@@ -224,7 +217,12 @@ async def test_the_market_story(exchange: Exchange) -> None:
     assert books[(GPU, "on_demand")]["best_ask"]["offered_price"] == "2.00"
     assert books[(GPU, "interruptible")]["best_ask"]["offered_price"] == "2.50"
 
-    # A market order for 8 GPUs fills 4 + 4 across both sellers, at their prices.
+
+async def a_market_order_fills_across_both_sellers(
+    exchange: Exchange, buyer: Api
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A market order for 8 GPUs fills 4 + 4 across both sellers, at their prices; the two
+    leases it opened (per second, hourly)."""
     market = cli(
         exchange, buyer, "order", "buy", "--gpu", GPU, "--gpus", "8", "--currency", "EUR",
         "--market", "--cap", "3.00",
@@ -239,8 +237,11 @@ async def test_the_market_story(exchange: Exchange) -> None:
     hourly = next(x for x in leases if x["billing"] == "hour")
     assert per_second["wallet_currency"] == "EUR"
     assert per_second["currency"] == "USD"
+    return per_second, hourly
 
-    # A limit order below the best ask rests, then fills when a cheaper offer arrives.
+
+async def a_limit_order_rests_then_fills(buyer: Api, usd_seller: Api) -> None:
+    """A limit order below the best ask rests, then fills when a cheaper offer arrives."""
     limit = await buyer.call(
         "POST",
         "/v1/orders",
@@ -262,7 +263,12 @@ async def test_the_market_story(exchange: Exchange) -> None:
     filled = await buyer.until(f"/v1/orders/{limit_id}", lambda o: o["status"] == "filled")
     assert len(filled["fills"]) == 1
 
-    # Stop the per-second lease after a measured interval: billed exactly those seconds.
+
+async def the_per_second_lease_is_billed_the_seconds_it_ran(
+    exchange: Exchange, buyer: Api, per_second: dict[str, Any]
+) -> None:
+    """Stopped after a measured interval: billed exactly those seconds, converted into EUR at
+    the rate stored on each charge."""
     await asyncio.sleep(2)
     stopped = cli(exchange, buyer, "leases", "stop", per_second["lease_id"])
     assert stopped["status"] == "stop_requested"
@@ -278,7 +284,6 @@ async def test_the_market_story(exchange: Exchange) -> None:
     assert seconds > 0
     expected = accrued_micros(micros("2.00") * 4, seconds)
     assert micros(done["total_charged"]) == expected
-    # Converted into EUR at the rate stored on each charge.
     charges = [
         line
         for line in await buyer.pages("/v1/ledger", {"currency": "EUR"})
@@ -289,15 +294,9 @@ async def test_the_market_story(exchange: Exchange) -> None:
     paid = -sum(micros(line["amount"]) for line in charges)
     assert paid == micros(done["total_paid"])
 
-    # The hourly lease crosses an hour boundary (6 s of wall clock at this speed).
-    crossed = await buyer.until(
-        f"/v1/leases/{hourly['lease_id']}",
-        lambda x: micros(x["total_charged"]) >= 2 * 4 * micros("2.50"),
-        timeout_s=30,
-    )
-    assert micros(crossed["total_charged"]) % (4 * micros("2.50")) == 0
 
-    # The buyer runs out of credit: a warning, then a lease ends with insufficient_funds.
+async def the_buyer_runs_out_of_credit(buyer: Api) -> list[dict[str, Any]]:
+    """A warning, then a lease ends with insufficient_funds; every lease, all ended."""
     broke = await buyer.until(
         "/v1/leases?limit=100",
         lambda b: all(x["status"] == "ended" for x in b["items"]),
@@ -310,31 +309,29 @@ async def test_the_market_story(exchange: Exchange) -> None:
         for x in broke["items"]
         if x["end_reason"] == "insufficient_funds"
     )
+    return leases_of(broke)
 
-    # Buyer paid = sellers earned + platform fee, per currency, to the unit.
+
+async def every_unit_of_money_is_accounted_for(
+    buyer: Api, sellers: tuple[Api, ...], leases: list[dict[str, Any]]
+) -> None:
+    """Buyer paid = sellers earned + platform fee, per currency, to the unit; what left the
+    buyer's EUR wallet is what its leases paid, in EUR."""
     charged: dict[str, int] = {}
-    for lease in broke["items"]:
+    for lease in leases:
         charged[lease["currency"]] = charged.get(lease["currency"], 0) + micros(
             lease["total_charged"]
         )
     earned: dict[str, tuple[int, int]] = {}
-    for seller in (usd_seller, eur_seller):
+    for seller in sellers:
         for item in (await seller.call("GET", "/v1/accounts/me/earnings"))["items"]:
             net, fee = earned.get(item["currency"], (0, 0))
             earned[item["currency"]] = (net + micros(item["net"]), fee + micros(item["fee"]))
     assert {c: net + fee for c, (net, fee) in earned.items()} == charged
-    # What left the buyer's EUR wallet is what its leases paid, in EUR.
     balances = await buyer.until(
         "/v1/accounts/me/balances", lambda b: any(w["currency"] == "EUR" for w in b)
     )
     (eur,) = [w for w in balances if w["currency"] == "EUR"]
     assert micros(eur["held"]) == 0
-    paid_eur = sum(micros(x["total_paid"]) for x in broke["items"])
+    paid_eur = sum(micros(x["total_paid"]) for x in leases)
     assert micros("100") - micros(eur["available"]) == paid_eur
-
-    # Every order is in exactly one final state.
-    orders = await buyer.pages("/v1/orders", {})
-    assert len(orders) == 2
-    assert {o["status"] for o in orders} <= FINAL
-    for api in (usd_seller, eur_seller, buyer):
-        await api.client.aclose()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -18,14 +18,12 @@ import pytest
 from redis.asyncio import Redis
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_contracts.events import wrap
 from gpux_contracts.offers import OfferStatus, OfferStatusChanged
 from gpux_contracts.topics import OFFERS_STATUS
-from gpux_devinfra.testing.http import eventually
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.http import auth, book_in, find_book, get_until, offer_body, push_offer
+from gpux_devinfra.testing.kafka import publish_payloads
+from gpux_devinfra.testing.services import Running, running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
-from gpux_platform.broker import Outgoing, make_broker, publish_many
-from gpux_platform.clock import SystemClock
 from gpux_platform.redis_keys import BEST_ASKS
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
@@ -39,13 +37,10 @@ OFFERS = [
 
 
 @pytest.fixture(scope="module")
-async def stack(module_settings: GpuxSettings) -> AsyncIterator[tuple[str, GpuxSettings]]:
-    async with (
-        running(CATALOG, module_settings),
-        running(PRICING, module_settings),
-        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
-    ):
-        yield url, module_settings
+async def served(module_settings: GpuxSettings) -> AsyncIterator[Running]:
+    """Catalog, pricing and the gateway (matching is stood in for); the gateway."""
+    async with stack(module_settings, CATALOG, PRICING, GATEWAY) as services:
+        yield services["gateway"]
 
 
 async def book_reports(
@@ -59,65 +54,47 @@ async def book_reports(
         status=OfferStatus(status),
         remaining_gpus=left,
     )
-    broker = make_broker(settings, "matching")
-    await broker.start()
-    try:
-        envelope = wrap(payload, producer="matching", occurred_at=SystemClock().now())
-        await publish_many(broker, settings, [Outgoing(OFFERS_STATUS, offer["gpu"], envelope)])
-    finally:
-        await broker.stop()
-
-
-def overall(body: dict[str, Any]) -> dict[str, Any] | None:
-    for item in body["items"]:
-        if item["tier"] == "on_demand" and item["region"] == "*":
-            return item  # type: ignore[no-any-return]
-    return None
+    await publish_payloads(settings, OFFERS_STATUS, "matching", [(offer["gpu"], payload)])
 
 
 def best_id(body: dict[str, Any]) -> str | None:
-    book = overall(body)
+    book = find_book(body)
     return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
 
 
-async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
-    stack: tuple[str, GpuxSettings],
-) -> None:
-    url, settings = stack
+async def accepted_offers(client: httpx.AsyncClient) -> list[dict[str, Any]]:
+    """One seller per offer of ``OFFERS``; each offer once pricing accepted it."""
     offers = []
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        for price, currency, gpus in OFFERS:
-            signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
-            key = signed.json()["api_key"]
-            seller = signed.json()["account"]["id"]
-            body = {
-                "gpu": "rtx-4090",
-                "gpus": gpus,
-                "price_per_gpu_hour": price,
-                "currency": currency,
-                "tier": "on_demand",
-                "billing": "hour",
-            }
-            created = await client.post(
-                "/v1/offers", json=body, headers={"Authorization": f"Bearer {key}"}
-            )
-            offers.append({**created.json(), "seller_id": seller, "key": key})
-        for offer in offers:
-            seen = await eventually(
-                client,
-                f"/v1/offers/{offer['id']}",
-                lambda b: b["status"] == "accepted",
-                key=offer["key"],
-            )
-            assert seen["status"] == "accepted"
+    for price, currency, gpus in OFFERS:
+        signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
+        key = signed.json()["api_key"]
+        seller = signed.json()["account"]["id"]
+        created = await push_offer(client, key, offer_body(price, currency, gpus))
+        offers.append({**created, "seller_id": seller, "key": key})
+    for offer in offers:
+        seen = await get_until(
+            client,
+            f"/v1/offers/{offer['id']}",
+            lambda b: b["status"] == "accepted",
+            key=offer["key"],
+        )
+        assert seen["status"] == "accepted"
+    return offers
+
+
+async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
+    served: Running, module_settings: GpuxSettings
+) -> None:
+    settings = module_settings
+    async with served.client() as client:
+        offers = await accepted_offers(client)
         for offer in offers:
             await book_reports(settings, offer, "live", offer["gpus"])
         eur = "/v1/prices/rtx-4090?currency=EUR"
-        body = await eventually(
-            client, eur, lambda b: best_id(b) == offers[1]["id"] and len(overall(b)["depth"]) == 3
+        body = await get_until(
+            client, eur, lambda b: best_id(b) == offers[1]["id"] and len(book_in(b)["depth"]) == 3
         )
-        book = overall(body)
-        assert book is not None
+        book = book_in(body)
         assert book["best_ask"]["price"] == "0.35"
         assert book["best_ask"]["gpus"] == 2
         assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
@@ -125,62 +102,63 @@ async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
             ("0.354", 8),
             ("0.368", 4),
         ]
-        usd = overall((await client.get("/v1/prices/rtx-4090?currency=USD")).json())
-        assert usd is not None
+        usd = book_in((await client.get("/v1/prices/rtx-4090?currency=USD")).json())
         assert usd["best_ask"]["offered_currency"] == "EUR"
 
         await book_reports(settings, offers[1], "live", 1)  # partly filled
-        await eventually(client, eur, lambda b: overall(b)["best_ask"]["gpus"] == 1)
+        await get_until(client, eur, lambda b: book_in(b)["best_ask"]["gpus"] == 1)
         await book_reports(settings, offers[1], "withdrawn", 0)  # the cheapest withdrawn
-        body = await eventually(client, eur, lambda b: best_id(b) == offers[2]["id"])
-        assert overall(body)["best_ask"]["price"] == "0.354"
+        body = await get_until(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        assert book_in(body)["best_ask"]["price"] == "0.354"
 
         # Re-priced: the GBP offer goes up to 0.40 GBP (0.472 EUR); the USD one is now best.
         patched = await client.patch(
             f"/v1/offers/{offers[2]['id']}",
             json={"price_per_gpu_hour": "0.40"},
-            headers={"Authorization": f"Bearer {offers[2]['key']}"},
+            headers=auth(offers[2]["key"]),
         )
         assert patched.status_code == 202
         await asyncio.sleep(1.5)  # pricing accepts the new revision
         await book_reports(settings, offers[2], "live", 8)
-        body = await eventually(client, eur, lambda b: best_id(b) == offers[0]["id"])
-        assert overall(body)["best_ask"]["price"] == "0.368"
+        body = await get_until(client, eur, lambda b: best_id(b) == offers[0]["id"])
+        assert book_in(body)["best_ask"]["price"] == "0.368"
 
         await book_reports(settings, offers[0], "expired", 0)
-        body = await eventually(client, eur, lambda b: best_id(b) == offers[2]["id"])
-        assert overall(body)["best_ask"]["price"] == "0.472"
-
-        gpus = (await client.get("/v1/gpus?currency=USD")).json()["items"]
-        rtx = next(g for g in gpus if g["id"] == "rtx-4090")
-        assert rtx["best_ask"]["on_demand"]["currency"] == "USD"
-        # 0.40 GBP = 0.472 EUR = 0.472 / 0.92 USD, to the micro-unit (half-to-even).
-        assert rtx["best_ask"]["on_demand"]["price"] == "0.513043"
-        assert "interruptible" not in rtx["best_ask"]
-
-        # The job cost now comes from the live best ask of the tier.
-        ranked = (
-            await client.get(
-                "/v1/recommendations",
-                params={"model": "llama-3.1-8b", "method": "qlora", "currency": "USD"},
-            )
-        ).json()
-        assert ranked["ranked_by"] == "cost"
-        first = ranked["items"][0]
-        assert first["gpu_id"] == "rtx-4090"  # the only GPU with an offer is priced first
-        assert first["price_per_gpu_hour"] == "0.513043"
-        assert Decimal(first["cost"]) == (
-            Decimal(str(first["gpu_hours"])) * Decimal("0.513043")
-        ).quantize(Decimal("0.000001"))
+        body = await get_until(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        assert book_in(body)["best_ask"]["price"] == "0.472"
+        await the_best_ask_prices_gpus_and_jobs(client)
 
 
-async def test_quote_changes_reach_the_live_price_stream(
-    stack: tuple[str, GpuxSettings],
-) -> None:
-    url, _ = stack
+async def the_best_ask_prices_gpus_and_jobs(client: httpx.AsyncClient) -> None:
+    """With the GBP offer at 0.40 GBP the only one on the book: the GPU list and the job
+    recommendations price from it."""
+    gpus = (await client.get("/v1/gpus?currency=USD")).json()["items"]
+    rtx = next(g for g in gpus if g["id"] == "rtx-4090")
+    assert rtx["best_ask"]["on_demand"]["currency"] == "USD"
+    # 0.40 GBP = 0.472 EUR = 0.472 / 0.92 USD, to the micro-unit (half-to-even).
+    assert rtx["best_ask"]["on_demand"]["price"] == "0.513043"
+    assert "interruptible" not in rtx["best_ask"]
+
+    # The job cost now comes from the live best ask of the tier.
+    ranked = (
+        await client.get(
+            "/v1/recommendations",
+            params={"model": "llama-3.1-8b", "method": "qlora", "currency": "USD"},
+        )
+    ).json()
+    assert ranked["ranked_by"] == "cost"
+    first = ranked["items"][0]
+    assert first["gpu_id"] == "rtx-4090"  # the only GPU with an offer is priced first
+    assert first["price_per_gpu_hour"] == "0.513043"
+    assert Decimal(first["cost"]) == (
+        Decimal(str(first["gpu_hours"])) * Decimal("0.513043")
+    ).quantize(Decimal("0.000001"))
+
+
+async def test_quote_changes_reach_the_live_price_stream(served: Running) -> None:
     events: list[dict[str, Any]] = []
     async with (
-        httpx.AsyncClient(base_url=url, timeout=20) as client,
+        served.client(timeout_s=20) as client,
         client.stream("GET", "/v1/stream/prices", headers={"Last-Event-ID": "0-0"}) as stream,
     ):
         async for line in stream.aiter_lines():
@@ -193,9 +171,9 @@ async def test_quote_changes_reach_the_live_price_stream(
 
 
 async def test_restart_rebuilds_the_read_model_with_the_same_best_asks(
-    stack: tuple[str, GpuxSettings],
+    served: Running, module_settings: GpuxSettings
 ) -> None:
-    _, settings = stack
+    settings = module_settings
     redis = Redis.from_url(settings.redis_url)
     key = settings.redis_key(BEST_ASKS)
     before = await redis.hgetall(key)
@@ -204,5 +182,10 @@ async def test_restart_rebuilds_the_read_model_with_the_same_best_asks(
     async with running(PRICING, settings):
         after = await redis.hgetall(key)
     await redis.aclose()
-    strip = lambda raw: {k: v.split(b'"as_of"')[0] for k, v in raw.items()}  # noqa: E731
-    assert strip(after) == strip(before)
+    assert without_as_of(after) == without_as_of(before)
+
+
+def without_as_of(quotes: Mapping[bytes | str, bytes | str]) -> dict[bytes | str, bytes]:
+    """The read model's quotes up to their ``as_of`` (a rebuild stamps them anew)."""
+    raw = {k: v if isinstance(v, bytes) else v.encode() for k, v in quotes.items()}
+    return {k: v.split(b'"as_of"')[0] for k, v in raw.items()}

@@ -14,8 +14,16 @@ import httpx
 import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_devinfra.testing.http import eventually
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.http import (
+    account,
+    auth,
+    book_in,
+    find_book,
+    get_until,
+    offer_body,
+    push_offer,
+)
+from gpux_devinfra.testing.services import Running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.clock import SystemClock
@@ -32,25 +40,14 @@ EUR = "/v1/prices/rtx-4090?currency=EUR"
 
 
 @pytest.fixture(scope="module")
-async def stack(module_settings: GpuxSettings) -> AsyncIterator[str]:
-    async with (
-        running(CATALOG, module_settings),
-        running(PRICING, module_settings),
-        running(MATCHING, module_settings, expiry_interval_s=0.2),
-        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
-    ):
-        yield url
-
-
-def overall(body: dict[str, Any]) -> dict[str, Any] | None:
-    for item in body["items"]:
-        if item["tier"] == "on_demand" and item["region"] == "*":
-            return item  # type: ignore[no-any-return]
-    return None
+async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
+    """Catalog, pricing, matching (offers expire within the test) and the gateway."""
+    async with stack(module_settings, CATALOG, PRICING, MATCHING, GATEWAY) as services:
+        yield services["gateway"]
 
 
 def best_id(body: dict[str, Any]) -> str | None:
-    book = overall(body)
+    book = find_book(body)
     return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
 
 
@@ -58,39 +55,33 @@ async def sell(
     client: httpx.AsyncClient, price: str, currency: str, gpus: int, **extra: Any
 ) -> dict[str, Any]:
     """A new seller offers GPUs; returns the offer with the seller's key."""
-    signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
-    key = signed.json()["api_key"]
-    body = {
-        "gpu": "rtx-4090",
-        "gpus": gpus,
-        "price_per_gpu_hour": price,
-        "currency": currency,
-        "tier": "on_demand",
-        "billing": "hour",
-        **extra,
-    }
-    created = await client.post("/v1/offers", json=body, headers={"Authorization": f"Bearer {key}"})
-    assert created.status_code == 202, created.text
-    return {**created.json(), "key": key}
+    key = await account(client, "seller")
+    created = await push_offer(client, key, offer_body(price, currency, gpus, **extra))
+    return {**created, "key": key}
 
 
-async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(stack: str) -> None:
-    async with httpx.AsyncClient(base_url=stack, timeout=30) as client:
+async def offer_becomes(
+    client: httpx.AsyncClient, offer: dict[str, Any], status: str
+) -> dict[str, Any]:
+    """The offer as its seller sees it, once it has ``status``."""
+    path = f"/v1/offers/{offer['id']}"
+    seen = await get_until(client, path, lambda b: b["status"] == status, key=offer["key"])
+    assert seen["status"] == status
+    return dict(seen)
+
+
+async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
+    gateway: Running,
+) -> None:
+    async with gateway.client() as client:
         offers = [await sell(client, price, currency, gpus) for price, currency, gpus in OFFERS]
         for offer in offers:
-            seen = await eventually(
-                client,
-                f"/v1/offers/{offer['id']}",
-                lambda b: b["status"] == "live",
-                key=offer["key"],
-            )
-            assert seen["status"] == "live"
+            await offer_becomes(client, offer, "live")
 
-        body = await eventually(
-            client, EUR, lambda b: best_id(b) == offers[1]["id"] and len(overall(b)["depth"]) == 3
+        body = await get_until(
+            client, EUR, lambda b: best_id(b) == offers[1]["id"] and len(book_in(b)["depth"]) == 3
         )
-        book = overall(body)
-        assert book is not None
+        book = book_in(body)
         assert book["best_ask"]["price"] == "0.35"
         assert book["best_ask"]["gpus"] == 2
         assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
@@ -101,33 +92,19 @@ async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(sta
 
         # The cheapest is withdrawn: the GBP offer (0.354 EUR) becomes the best ask.
         deleted = await client.delete(
-            f"/v1/offers/{offers[1]['id']}",
-            headers={"Authorization": f"Bearer {offers[1]['key']}"},
+            f"/v1/offers/{offers[1]['id']}", headers=auth(offers[1]["key"])
         )
         assert deleted.status_code == 202, deleted.text
-        seen = await eventually(
-            client,
-            f"/v1/offers/{offers[1]['id']}",
-            lambda b: b["status"] == "withdrawn",
-            key=offers[1]["key"],
-        )
-        assert seen["status"] == "withdrawn"
-        body = await eventually(client, EUR, lambda b: best_id(b) == offers[2]["id"])
-        assert overall(body)["best_ask"]["price"] == "0.354"  # type: ignore[index]
+        await offer_becomes(client, offers[1], "withdrawn")
+        body = await get_until(client, EUR, lambda b: best_id(b) == offers[2]["id"])
+        assert book_in(body)["best_ask"]["price"] == "0.354"
 
         # A cheaper offer for ~3 s: it expires by itself and leaves the best ask.
         until = (SystemClock().now() + timedelta(seconds=3)).isoformat()
         short = await sell(client, "0.20", "EUR", 1, available_until=until)
-        seen = await eventually(
-            client,
-            f"/v1/offers/{short['id']}",
-            lambda b: b["status"] == "expired",
-            key=short["key"],
-        )
-        assert seen["status"] == "expired"
-        body = await eventually(client, EUR, lambda b: best_id(b) == offers[2]["id"])
-        book = overall(body)
-        assert book is not None
+        await offer_becomes(client, short, "expired")
+        body = await get_until(client, EUR, lambda b: best_id(b) == offers[2]["id"])
+        book = book_in(body)
         assert best_id(body) == offers[2]["id"]
         assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
             ("0.354", 8),

@@ -12,24 +12,14 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth
-from gpux_devinfra.testing.http import eventually as until
+from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import get_until as until
 
 EUR = "/v1/prices/rtx-4090?currency=EUR"
 
 
 async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> str:
-    body = {
-        "gpu": "rtx-4090",
-        "gpus": gpus,
-        "price_per_gpu_hour": price,
-        "currency": "EUR",
-        "tier": "on_demand",
-        "billing": "hour",
-    }
-    made = await client.post("/v1/offers", json=body, headers=auth(key))
-    assert made.status_code == 202, made.text
-    offer_id = str(made.json()["id"])
+    offer_id = str((await push_offer(client, key, offer_body(price, "EUR", gpus)))["id"])
     live = await until(client, f"/v1/offers/{offer_id}", lambda b: b["status"] == "live", key=key)
     assert live["status"] == "live", live
     return offer_id
@@ -59,7 +49,7 @@ async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient)
     topup = await client.post(
         "/v1/topups",
         json={"amount": "100.00", "currency": "EUR", "provider": "dev"},
-        headers={"Authorization": f"Bearer {buyer}"},
+        headers=auth(buyer),
     )
     assert topup.status_code == 202, topup.text
     balances = await until(
@@ -103,7 +93,7 @@ async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient)
     patched = await client.patch(
         f"/v1/offers/{c}",
         json={"price_per_gpu_hour": "0.38"},
-        headers={"Authorization": f"Bearer {carol}"},
+        headers=auth(carol),
     )
     assert patched.status_code == 202
     assert best(await until(client, EUR, lambda x: best(x) == ("0.38", 3))) == ("0.38", 3)
@@ -112,16 +102,7 @@ async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient)
     bid = await order(client, buyer, gpus=2, type="limit", max_price_per_gpu_hour="0.20")
     rest = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "open", key=buyer)
     assert rest["status"] == "open", rest
-    cheap = {
-        "gpu": "rtx-4090",
-        "gpus": 2,
-        "price_per_gpu_hour": "0.19",
-        "currency": "EUR",
-        "tier": "on_demand",
-        "billing": "hour",
-    }
-    made = await client.post("/v1/offers", json=cheap, headers={"Authorization": f"Bearer {alice}"})
-    assert made.status_code == 202
+    await push_offer(client, alice, offer_body("0.19", "EUR", 2))
     filled = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "filled", key=buyer)
     assert filled["status"] == "filled", filled
     assert [f["price_per_gpu_hour"] for f in filled["fills"]] == ["0.20"]  # the resting bid's price

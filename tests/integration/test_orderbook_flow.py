@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth
-from gpux_devinfra.testing.http import eventually as until
+from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import get_until as until
 
 GPU = "rtx-4090"
 BOOK = f"/v1/orderbook/{GPU}?tier=on_demand&currency=EUR"
@@ -21,17 +21,7 @@ Levels = list[tuple[str, int, int]]
 
 
 async def offer(client: httpx.AsyncClient, key: str, price: str, gpus: int) -> str:
-    body = {
-        "gpu": GPU,
-        "gpus": gpus,
-        "price_per_gpu_hour": price,
-        "currency": "EUR",
-        "tier": "on_demand",
-        "billing": "hour",
-    }
-    made = await client.post("/v1/offers", json=body, headers=auth(key))
-    assert made.status_code == 202, made.text
-    return str(made.json()["id"])
+    return str((await push_offer(client, key, offer_body(price, "EUR", gpus, gpu=GPU)))["id"])
 
 
 async def order(client: httpx.AsyncClient, key: str, **fields: Any) -> str:

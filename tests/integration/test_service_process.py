@@ -2,54 +2,43 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import httpx
 import pytest
 
-from gpux_devinfra.testing.processes import service_env
-from gpux_devinfra.testing.services import free_port
+from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_platform.settings import GpuxSettings
 
 
-def test_gateway_process_serves_health_readiness_and_openapi(gpux_settings: GpuxSettings) -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpux_gateway"],
-        env=service_env(gpux_settings, connect_timeout_s=3, http_port=port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
+async def test_gateway_process_serves_health_readiness_and_openapi(
+    gpux_settings: GpuxSettings, tmp_path: Path
+) -> None:
+    env = service_env(gpux_settings, connect_timeout_s=3)
+    gateway = ServiceProcess("gpux_gateway", env, tmp_path / "gateway.log")
+    gateway.start()
     try:
-        deadline = time.monotonic() + 60
-        ready = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                ready = httpx.get(f"{base}/readyz", timeout=2)
-                if ready.status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        assert ready is not None, "the gateway never answered"
-        assert ready.status_code == 200, ready.text
-        assert ready.json()["checks"] == {"kafka": "ok", "postgres": "ok", "redis": "ok"}
-        assert httpx.get(f"{base}/healthz").json()["status"] == "ok"
-        assert "/healthz" in httpx.get(f"{base}/openapi.json").json()["paths"]
-        missing = httpx.get(f"{base}/no-such-thing")
-        assert missing.status_code == 404
-        assert missing.headers["content-type"] == "application/problem+json"
-        metrics = httpx.get(f"{base}/metrics").text
+        await gateway.ready(timeout_s=60)
+        async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as client:
+            ready = await client.get("/readyz")
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"] == {"kafka": "ok", "postgres": "ok", "redis": "ok"}
+            assert (await client.get("/healthz")).json()["status"] == "ok"
+            assert "/healthz" in (await client.get("/openapi.json")).json()["paths"]
+            missing = await client.get("/no-such-thing")
+            assert missing.status_code == 404
+            assert missing.headers["content-type"] == "application/problem+json"
+            metrics = (await client.get("/metrics")).text
         assert 'gpux_http_request_seconds_count{method="GET",route="/healthz",status="200"}' in (
             metrics
         )
         assert 'route="unmatched",status="404"' in metrics
     finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) is not None
+        gateway.terminate()
+        assert gateway.proc is not None
+        assert gateway.proc.wait(timeout=30) is not None, gateway.tail()
 
 
 @pytest.mark.parametrize(

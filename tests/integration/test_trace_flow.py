@@ -10,30 +10,40 @@ histograms, consumer lag and the published-event counters.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import httpx
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_devinfra.testing.http import account
-from gpux_devinfra.testing.http import eventually as until
-from gpux_devinfra.testing.services import running
+from gpux_contracts.leases import LeaseCharged
+from gpux_contracts.orders import OrderPlaced, TradeExecuted
+from gpux_contracts.topics import BILLING_LEASES, MARKET_TRADES, ORDERS_BOOK, ORDERS_COMMANDS, Topic
+from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import get_until as until
+from gpux_devinfra.testing.services import IN_TESTS, stack
+from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.service import ServiceSpec
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.telemetry import make_tracer_provider
 from gpux_pricing.bootstrap import SPEC as PRICING
+
+# The stack's test settings, but matching keeps its default expiry interval (nothing expires
+# here).
+OVERRIDES: dict[str, dict[str, Any]] = {
+    name: dict(values) for name, values in IN_TESTS.items() if name != MATCHING.name
+}
 
 
 @dataclass
@@ -49,35 +59,29 @@ class Market:
 async def market(module_settings: GpuxSettings) -> AsyncIterator[Market]:
     spans = InMemorySpanExporter()
 
-    def traced(spec: ServiceSpec) -> dict[str, object]:
-        provider = make_tracer_provider(spec.name, module_settings, SimpleSpanProcessor(spans))
-        return {"tracer_provider": provider}
+    def traced(spec: ServiceSpec) -> TracerProvider:
+        return make_tracer_provider(spec.name, module_settings, SimpleSpanProcessor(spans))
 
+    services = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
     async with (
-        running(CATALOG, module_settings, **traced(CATALOG)),
-        running(PRICING, module_settings, **traced(PRICING)),
-        running(MATCHING, module_settings, **traced(MATCHING)),
-        running(BILLING, module_settings, dev_topups=True, **traced(BILLING)) as (billing, _),
-        running(
-            GATEWAY, module_settings, anonymous_rate_limit="10000/minute", **traced(GATEWAY)
-        ) as (url, _),
-        httpx.AsyncClient(base_url=url, timeout=30) as client,
+        stack(module_settings, *services, overrides=OVERRIDES, tracer_provider=traced) as served,
+        served["gateway"].client() as client,
     ):
-        yield Market(client, billing, spans)
+        yield Market(client, served["billing"].url, spans)
 
 
 def service(span: ReadableSpan) -> str:
     return str(span.resource.attributes["service.name"])
 
 
-def consumed(spans: Sequence[ReadableSpan], who: str, topic: str) -> list[ReadableSpan]:
+def consumed(spans: Sequence[ReadableSpan], who: str, topic: Topic) -> list[ReadableSpan]:
     """The consumer spans of a service processing records of a topic."""
     return [
         s
         for s in spans
         if service(s) == f"gpux-{who}"
         and s.kind is SpanKind.CONSUMER
-        and s.name.endswith(f"{topic} process")
+        and s.name.endswith(f"{topic.name} process")
     ]
 
 
@@ -107,20 +111,10 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     client = market.client
     seller = await account(client, "seller")
     buyer = await account(client, "buyer")
-    seller_auth = {"Authorization": f"Bearer {seller}"}
-    buyer_auth = {"Authorization": f"Bearer {buyer}"}
-    offer = {
-        "gpu": "rtx-4090",
-        "gpus": 2,
-        "price_per_gpu_hour": "0.30",
-        "currency": "EUR",
-        "tier": "on_demand",
-        "billing": "hour",
-    }
-    made = await client.post("/v1/offers", json=offer, headers=seller_auth)
-    assert made.status_code == 202, made.text
+    buyer_auth = auth(buyer)
+    made = await push_offer(client, seller, offer_body("0.30", "EUR", 2))
     live = await until(
-        client, f"/v1/offers/{made.json()['id']}", lambda b: b["status"] == "live", key=seller
+        client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller
     )
     assert live["status"] == "live", live
     topup = {"amount": "100.00", "currency": "EUR", "provider": "dev"}
@@ -168,16 +162,31 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     def in_trace() -> list[ReadableSpan]:
         return [s for s in market.spans.get_finished_spans() if s.context.trace_id == trace_id]
 
+    def orphans() -> list[str]:
+        spans = in_trace()
+        tree = under(spans, request)
+        return sorted(f"{service(s)}: {s.name}" for s in spans if s not in tree)
+
     # The last hops (the lease's read model in the gateway) may still be on their way.
-    await eventually(lambda: bool(consumed(in_trace(), "gateway", "billing.leases")))
+    await eventually(
+        lambda: consumed(in_trace(), "gateway", BILLING_LEASES),
+        what="the gateway's lease view in the trace",
+        timeout_s=15,
+        interval_s=0.1,
+    )
     # A span is exported when it ends, its parent only later: wait until every span seen so
-    # far has its whole parent chain (a span that never joins the tree fails below).
-    await eventually(lambda: len(under(in_trace(), request)) == len(in_trace()), timeout_s=10)
+    # far has its whole parent chain; one tree: every span descends from the request.
+    await eventually(
+        orphans,
+        lambda found: not found,
+        what="every span to join the request's tree",
+        timeout_s=10,
+        interval_s=0.1,
+    )
     spans = in_trace()
     tree = under(spans, request)
     summary = sorted(f"{service(s)}: {s.name}" for s in spans if s.kind is not SpanKind.CLIENT)
-    orphans = sorted(f"{service(s)}: {s.name}" for s in spans if s not in tree)
-    assert len(tree) == len(spans), orphans  # one tree: every span descends from the request
+    assert len(tree) == len(spans), orphans()
     assert {service(s) for s in spans} >= {
         "gpux-gateway",
         "gpux-billing",
@@ -185,12 +194,12 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
         "gpux-pricing",
     }, summary
 
-    hold = consumed(spans, "billing", "orders.commands")
-    match = consumed(spans, "matching", "orders.book")
-    trade_in_pricing = consumed(spans, "pricing", "market.trades")
-    lease_opening = consumed(spans, "billing", "market.trades")
-    lease_view = consumed(spans, "gateway", "billing.leases")
-    fills_view = consumed(spans, "gateway", "market.trades")
+    hold = consumed(spans, "billing", ORDERS_COMMANDS)
+    match = consumed(spans, "matching", ORDERS_BOOK)
+    trade_in_pricing = consumed(spans, "pricing", MARKET_TRADES)
+    lease_opening = consumed(spans, "billing", MARKET_TRADES)
+    lease_view = consumed(spans, "gateway", BILLING_LEASES)
+    fills_view = consumed(spans, "gateway", MARKET_TRADES)
     for name, found in [
         ("billing holds the order", hold),
         ("matching matches it", match),
@@ -216,12 +225,6 @@ def is_sql(span: ReadableSpan) -> bool:
     return "db.query.text" in (span.attributes or {})
 
 
-async def eventually(check: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
-        await asyncio.sleep(0.1)
-
-
 async def test_metrics_expose_latency_lag_and_business_counters(market: Market) -> None:
     # Runs after the order above (same module). The services share this process and so
     # one Prometheus registry: each /metrics shows every service's series.
@@ -230,8 +233,9 @@ async def test_metrics_expose_latency_lag_and_business_counters(market: Market) 
     gateway = (await market.client.get("/metrics")).text
     for text in (gateway, billing):
         assert re.search(r'gpux_http_request_seconds_bucket\{.*route="/v1/orders"', text)
-        assert re.search(r'gpux_handler_seconds_bucket\{.*topic="market.trades"', text)
-        assert re.search(r'gpux_consumer_lag\{partition="\d+",topic="\S+market.trades"\} \d', text)
-        for event_type in ("order.placed", "trade.executed", "lease.charged"):
+        trades = re.escape(MARKET_TRADES.name)
+        assert re.search(rf'gpux_handler_seconds_bucket\{{.*topic="{trades}"', text)
+        assert re.search(rf'gpux_consumer_lag\{{partition="\d+",topic="\S+{trades}"\}} \d', text)
+        for event_type in (e.event_type for e in (OrderPlaced, TradeExecuted, LeaseCharged)):
             pattern = rf'gpux_events_published_total\{{event_type="{event_type}",[^}}]*\}} [1-9]'
             assert re.search(pattern, text), event_type

@@ -14,7 +14,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from gpux_billing.bootstrap import SPEC as BILLING
@@ -22,8 +21,8 @@ from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.demo.board import Board, quotes_from_prices
 from gpux_devinfra.demo.dataset import BUYER, SELLERS
 from gpux_devinfra.demo.loader import load_demo
-from gpux_devinfra.testing.http import eventually
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.http import auth, get_until
+from gpux_devinfra.testing.services import Running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.settings import GpuxSettings
@@ -33,24 +32,23 @@ pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
-async def gateway(module_settings: GpuxSettings) -> AsyncIterator[str]:
-    async with (
-        running(CATALOG, module_settings),
-        running(PRICING, module_settings),
-        running(MATCHING, module_settings),
-        running(BILLING, module_settings, dev_topups=True),
-        running(GATEWAY, module_settings) as (url, _),
-    ):
-        yield url
+async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
+    """The services with their own defaults (rate limits included), billing with dev top-ups
+    (the demo buyer's credit); the gateway."""
+    services = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
+    async with stack(module_settings, *services, overrides={"billing": {"dev_topups": True}}) as up:
+        yield up["gateway"]
 
 
 def _books(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return {(i["gpu"], i["tier"]) for i in items if i["region"] == "*" and i["best_ask"]}
 
 
-async def test_the_demo_loads_once_and_shows_live_best_asks(gateway: str, tmp_path: Path) -> None:
+async def test_the_demo_loads_once_and_shows_live_best_asks(
+    gateway: Running, tmp_path: Path
+) -> None:
     keys_file = tmp_path / "demo-keys.json"
-    first = await asyncio.to_thread(load_demo, gateway, keys_file=keys_file, timeout_s=120)
+    first = await asyncio.to_thread(load_demo, gateway.url, keys_file=keys_file, timeout_s=120)
 
     offered = sum(len(s.offers) for s in SELLERS)
     assert first.offers_pushed == offered
@@ -61,18 +59,14 @@ async def test_the_demo_loads_once_and_shows_live_best_asks(gateway: str, tmp_pa
     assert keys_file.stat().st_mode & 0o077 == 0
 
     expected = {(o.gpu, o.tier.value) for s in SELLERS for o in s.offers}
-    async with httpx.AsyncClient(base_url=gateway, timeout=30) as client:
-        prices = await eventually(
+    async with gateway.client() as client:
+        prices = await get_until(
             client, "/v1/prices?currency=EUR", lambda b: _books(b["items"]) >= expected
         )
         assert _books(prices["items"]) >= expected
         assert {tier for _, tier in expected} == {"on_demand", "interruptible"}
         buyer = first.buyer.api_key
-        balances = (
-            await client.get(
-                "/v1/accounts/me/balances", headers={"Authorization": f"Bearer {buyer}"}
-            )
-        ).json()
+        balances = (await client.get("/v1/accounts/me/balances", headers=auth(buyer))).json()
         assert {b["currency"]: Decimal(b["available"]) for b in balances} == {
             c: Decimal(a) for c, a in BUYER.credit
         }
@@ -90,19 +84,15 @@ async def test_the_demo_loads_once_and_shows_live_best_asks(gateway: str, tmp_pa
     assert all(set(q.prices) == {"EUR", "USD", "GBP"} for q in rows)
 
     # Again, against the same database: same accounts, nothing pushed, no second credit.
-    second = await asyncio.to_thread(load_demo, gateway, keys_file=keys_file, timeout_s=120)
+    second = await asyncio.to_thread(load_demo, gateway.url, keys_file=keys_file, timeout_s=120)
     assert second.accounts == first.accounts
     assert (second.offers_pushed, second.topups, second.offers_live) == (0, [], offered)
 
     # Without the keys file the sign-ups replay under their Idempotency-Keys: same accounts.
     keys_file.unlink()
-    third = await asyncio.to_thread(load_demo, gateway, keys_file=keys_file, timeout_s=120)
+    third = await asyncio.to_thread(load_demo, gateway.url, keys_file=keys_file, timeout_s=120)
     assert [a.account_id for a in third.accounts] == [a.account_id for a in first.accounts]
     assert (third.offers_pushed, third.topups) == (0, [])
-    async with httpx.AsyncClient(base_url=gateway, timeout=30) as client:
-        again = (
-            await client.get(
-                "/v1/accounts/me/balances", headers={"Authorization": f"Bearer {buyer}"}
-            )
-        ).json()
+    async with gateway.client(buyer) as client:
+        again = (await client.get("/v1/accounts/me/balances")).json()
     assert again == balances

@@ -10,9 +10,9 @@ import contextlib
 from collections.abc import Iterator
 
 import docker
-from testcontainers.kafka import KafkaContainer
-from testcontainers.postgres import PostgresContainer
-from testcontainers.redis import RedisContainer
+from testcontainers.community.kafka import KafkaContainer
+from testcontainers.community.postgres import PostgresContainer
+from testcontainers.community.redis import RedisContainer
 
 from gpux_devinfra.infra import Endpoints
 

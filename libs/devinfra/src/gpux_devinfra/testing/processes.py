@@ -15,7 +15,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import httpx
+
 from gpux_devinfra.testing.services import free_port
+from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.settings import GpuxSettings
 
 
@@ -57,6 +60,11 @@ class ServiceProcess:
         """Whether the current run is still going."""
         return self.proc is not None and self.proc.poll() is None
 
+    @property
+    def url(self) -> str:
+        """Where it serves HTTP (``GPUX_HTTP_PORT`` of its environment)."""
+        return f"http://127.0.0.1:{self.env['GPUX_HTTP_PORT']}"
+
     def start(self) -> None:
         """Start (again); the output goes to the end of the log file."""
         self.starts += 1
@@ -66,9 +74,24 @@ class ServiceProcess:
             self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
                 [sys.executable, "-m", self.module],
                 env=self.env,
+                stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
+
+    async def ready(self, timeout_s: float = 90) -> None:
+        """Wait until ``/readyz`` answers 200 (Kafka, PostgreSQL and Redis answer it); fails
+        with the log's end if the process dies first or the time is up."""
+        async with httpx.AsyncClient(base_url=self.url, timeout=2) as client:
+
+            async def answers() -> bool:
+                assert self.alive, f"{self.module} exited:\n{self.tail()}"
+                try:
+                    return (await client.get("/readyz")).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            await eventually(answers, what=f"{self.module} to be ready", timeout_s=timeout_s)
 
     def kill(self) -> None:
         """SIGKILL the running process and wait for it; it must not have died by itself."""
@@ -77,10 +100,15 @@ class ServiceProcess:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
 
+    def terminate(self) -> None:
+        """SIGTERM if still running, without waiting (``stop`` waits)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+
     def stop(self) -> None:
         """SIGTERM (then SIGKILL after 15 s) if still running."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.terminate()
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
