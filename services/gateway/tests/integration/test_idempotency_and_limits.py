@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_devinfra.testing.kafka import published
@@ -194,12 +195,13 @@ async def test_offer_listing_is_paginated_by_cursor(
 async def test_price_stream_forwards_updates_and_resumes_from_last_event_id(
     gateway: Any,
 ) -> None:
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(gateway.settings.redis_url)
+    redis = Redis.from_url(gateway.settings.redis_url, decode_responses=True)
     key = gateway.settings.redis_key("stream:prices")
-    first_id = (await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 1})})).decode()
-    second_id = (await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 2})})).decode()
+    try:
+        first_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 1})}))
+        second_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 2})}))
+    finally:
+        await redis.aclose()
 
     async def read_events(last_event_id: str, count: int) -> list[tuple[str, str]]:
         events: list[tuple[str, str]] = []

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_devinfra.testing.kafka import published
-from gpux_devinfra.testing.services import running
-from gpux_platform.settings import GpuxSettings
-
-from .conftest import ADMIN_KEY
 
 
 async def _commands_about(gateway: Any, topup_id: str, settle_s: float = 2.0) -> list[Any]:
@@ -64,34 +58,3 @@ async def test_topups_are_for_buyers_and_well_formed(gateway: Any, sign_up: Any)
         assert (await client.get("/v1/accounts/me/balances")).json() == []
         confirm = await client.post("/v1/admin/topups/01ABC/confirm")
     assert confirm.status_code == 403
-
-
-async def test_dev_topup_and_admin_confirmation_show_in_balances(
-    gateway: Any, sign_up: Any, gpux_settings: GpuxSettings
-) -> None:
-    buyer = await sign_up(["buyer"])
-    async with (
-        running(BILLING, gpux_settings, dev_topups=True),
-        gateway.client(buyer["key"]) as client,
-    ):
-        dev = await client.post(
-            "/v1/topups", json={"amount": "12.50", "currency": "USD", "provider": "dev"}
-        )
-        manual = await client.post("/v1/topups", json={"amount": "7.5", "currency": "USD"})
-        assert (dev.status_code, manual.status_code) == (202, 202)
-
-        async def wait_for(expected: Any) -> None:
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 30
-            seen = (await client.get("/v1/accounts/me/balances")).json()
-            while seen != expected and loop.time() < deadline:
-                await asyncio.sleep(0.2)
-                seen = (await client.get("/v1/accounts/me/balances")).json()
-            assert seen == expected
-
-        await wait_for([{"currency": "USD", "available": "12.50", "held": "0.00"}])
-        async with gateway.client(ADMIN_KEY) as admin:
-            topup_id = manual.json()["topup_id"]
-            confirmed = await admin.post(f"/v1/admin/topups/{topup_id}/confirm")
-        assert confirmed.status_code == 202, confirmed.text
-        await wait_for([{"currency": "USD", "available": "20.00", "held": "0.00"}])

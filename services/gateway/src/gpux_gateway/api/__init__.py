@@ -1,6 +1,5 @@
-"""The gateway's HTTP routes, one module per resource.
+"""Deprecated import paths, kept only while libs/devinfra's tests still use them.
 
-Route modules do not use ``from __future__ import annotations``: FastAPI evaluates
-their dependency annotations, which name closure variables (the router's own
-dependencies), and postponed annotations would hide those from it.
+Import from the resources instead (``catalog.service``, ``catalog.schemas``,
+``offers.schemas``); this package goes once those tests do.
 """

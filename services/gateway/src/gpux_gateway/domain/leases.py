@@ -33,3 +33,12 @@ def cost_so_far_micros(
     elapsed_s = max(0, (until - started_at) // timedelta(seconds=1))
     accrued = accrued_micros(price_micros_per_gpu_hour * gpus, elapsed_s)
     return max(accrued, total_charged_micros)
+
+
+def totals_apply(held_period: int | None, period: int) -> bool:
+    """Whether an event's running totals replace the lease's (never with an earlier period's).
+
+    Lease events may be read in any order on a replay; the totals of the highest period read
+    stay, so a late ``lease.charged`` cannot roll a lease's figures back.
+    """
+    return held_period is None or held_period <= period

@@ -1,1 +1,1 @@
-"""In-process read models the gateway builds from Kafka topics (served by its routes)."""
+"""The views the gateway keeps only in memory, rebuilt from compacted topics at every start."""

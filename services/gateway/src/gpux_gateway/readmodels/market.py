@@ -11,13 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from faststream.kafka import KafkaRouter
-
 from gpux_contracts.events import EventCodec
 from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
-from gpux_contracts.topics import MARKET_SESSIONS
-from gpux_platform.compacted import CompactedView, view_router
-from gpux_platform.settings import GpuxSettings
+from gpux_platform.compacted import CompactedView
 
 
 class MarketView(CompactedView):
@@ -62,17 +58,3 @@ class MarketView(CompactedView):
             self._reject(topic, offset, f"a record for another scope under key {scope!r}")
             return
         self._states[scope] = payload
-
-
-def market_view(settings: GpuxSettings) -> MarketView:
-    """An empty view of this namespace's market sessions topic."""
-    return MarketView(settings.topic(MARKET_SESSIONS))
-
-
-def market_router(view: MarketView) -> KafkaRouter:
-    """The subscriber that applies every market sessions record to ``view``."""
-    return view_router(
-        view,
-        title="gateway-market-view",
-        description="Rebuilds the gateway's in-memory market sessions (no consumer group).",
-    )

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from faststream.kafka import KafkaRouter
-
 from gpux_contracts.book import BookLevelsChanged, book_key
 from gpux_contracts.events import EventCodec
-from gpux_contracts.topics import MARKET_BOOK
-from gpux_platform.compacted import CompactedView, view_router
-from gpux_platform.settings import GpuxSettings
+from gpux_platform.compacted import CompactedView
 
 
 class BookView(CompactedView):
@@ -59,17 +55,3 @@ class BookView(CompactedView):
         held = self._books.get(name)
         if held is None or held.sequence <= payload.sequence:
             self._books[name] = payload
-
-
-def book_view(settings: GpuxSettings) -> BookView:
-    """An empty view of this namespace's ``market.book`` topic."""
-    return BookView(settings.topic(MARKET_BOOK))
-
-
-def book_router(view: BookView) -> KafkaRouter:
-    """The subscriber that applies every ``market.book`` record to ``view``."""
-    return view_router(
-        view,
-        title="gateway-orderbook-view",
-        description="Rebuilds the gateway's in-memory order book levels (no consumer group).",
-    )

@@ -1,0 +1,1 @@
+"""Accounts: sign-up and the calling account."""

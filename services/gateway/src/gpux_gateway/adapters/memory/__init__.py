@@ -1,0 +1,1 @@
+"""The gateway's fake unit of work and in-memory repositories (the service tests use them)."""

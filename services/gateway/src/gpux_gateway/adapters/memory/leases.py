@@ -1,0 +1,261 @@
+"""Leases and statement lines in memory, as the PostgreSQL upserts keep them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseTotals,
+    LedgerPosted,
+)
+from gpux_contracts.money import to_micros
+from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.domain.leases import totals_apply
+from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+
+
+def _new(lease_id: str, buyer_id: str, wallet_currency: str, now: datetime) -> LeaseRow:
+    """A row as the table's defaults make it: running, not opened, nothing charged."""
+    return LeaseRow(
+        id=lease_id,
+        opened=False,
+        order_id=None,
+        offer_id=None,
+        buyer_id=buyer_id,
+        seller_id=None,
+        gpu=None,
+        tier=None,
+        gpus=None,
+        price_micros=None,
+        currency=None,
+        wallet_currency=wallet_currency,
+        billing=None,
+        hours=None,
+        started_at=None,
+        ends_at=None,
+        status="running",
+        end_reason=None,
+        ended_at=None,
+        unpaid_micros=0,
+        low_balance_at=None,
+        period=None,
+        charged_through=None,
+        total_charged_micros=0,
+        total_paid_micros=0,
+        total_fee_micros=0,
+        total_seller_micros=0,
+        updated_at=now,
+    )
+
+
+def _totals(totals: LeaseTotals) -> dict[str, Any]:
+    return {
+        "period": totals.period,
+        "charged_through": totals.charged_through,
+        "total_charged_micros": to_micros(totals.total_charged),
+        "total_paid_micros": to_micros(totals.total_paid),
+        "total_fee_micros": to_micros(totals.total_fee),
+        "total_seller_micros": to_micros(totals.total_seller),
+    }
+
+
+class MemoryLeases:
+    """Leases in ``GatewayState.leases``."""
+
+    def __init__(self, state: GatewayState) -> None:
+        self._state = state
+
+    async def get(self, account_id: str, lease_id: str) -> LeaseRow | None:
+        """A lease the account rents or provides (anyone else's is None, like a missing one)."""
+        row = self._state.leases.get(lease_id)
+        if row is None or not row.opened or account_id not in (row.buyer_id, row.seller_id):
+            return None
+        return row
+
+    async def page(
+        self,
+        account_id: str,
+        *,
+        role: str | None,
+        status: str | None,
+        after: str | None,
+        limit: int,
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+
+        def shown(r: LeaseRow) -> bool:
+            side = (role != "seller" and r.buyer_id == account_id) or (
+                role != "buyer" and r.seller_id == account_id
+            )
+            return (
+                r.opened
+                and side
+                and (status is None or r.status == status)
+                and (after is None or r.id > after)
+            )
+
+        return sorted(filter(shown, self._state.leases.values()), key=lambda r: r.id)[:limit]
+
+    async def earnings(self, seller_id: str) -> list[Earnings]:
+        """Per offer currency: the sums of the running totals of the leases the account sells."""
+        by_currency: dict[str, list[LeaseRow]] = defaultdict(list)
+        for row in self._state.leases.values():
+            if row.opened and row.seller_id == seller_id and row.currency is not None:
+                by_currency[row.currency].append(row)
+        return [
+            Earnings(
+                currency,
+                sum(r.total_charged_micros for r in rows),
+                sum(r.total_fee_micros for r in rows),
+                sum(r.total_seller_micros for r in rows),
+                len(rows),
+                sum(1 for r in rows if r.status == "running"),
+            )
+            for currency, rows in sorted(by_currency.items())
+        ]
+
+    async def apply_opened(self, opened: LeaseOpened, now: datetime) -> None:
+        """Record what a lease is (its status and totals stay whatever later events made them)."""
+        held = self._state.leases.get(opened.lease_id) or _new(
+            opened.lease_id, opened.buyer_id, opened.wallet_currency.value, now
+        )
+        self._state.leases[opened.lease_id] = dataclasses.replace(
+            held,
+            opened=True,
+            order_id=opened.order_id,
+            offer_id=opened.offer_id,
+            seller_id=opened.seller_id,
+            gpu=opened.gpu,
+            tier=opened.tier,
+            gpus=opened.gpus,
+            price_micros=to_micros(opened.price_per_gpu_hour),
+            currency=opened.currency.value,
+            wallet_currency=opened.wallet_currency.value,
+            billing=opened.billing.value,
+            hours=opened.hours,
+            started_at=opened.started_at,
+            ends_at=opened.ends_at,
+            updated_at=now,
+        )
+
+    def _ensure(
+        self,
+        lease_id: str,
+        *,
+        buyer_id: str,
+        seller_id: str | None,
+        currency: str | None,
+        wallet_currency: str,
+        now: datetime,
+    ) -> LeaseRow:
+        """The lease's row, made from what the event knows if it has none yet."""
+        held = self._state.leases.get(lease_id)
+        if held is None:
+            row = _new(lease_id, buyer_id, wallet_currency, now)
+            return dataclasses.replace(row, seller_id=seller_id, currency=currency)
+        return dataclasses.replace(
+            held,
+            seller_id=held.seller_id if held.seller_id is not None else seller_id,
+            currency=held.currency if held.currency is not None else currency,
+        )
+
+    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
+        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+        row = self._ensure(
+            charged.lease_id,
+            buyer_id=charged.buyer_id,
+            seller_id=charged.seller_id,
+            currency=charged.currency.value,
+            wallet_currency=charged.wallet_currency.value,
+            now=now,
+        )
+        if totals_apply(row.period, charged.totals.period):
+            row = dataclasses.replace(row, **_totals(charged.totals), updated_at=now)
+        self._state.leases[row.id] = row
+
+    async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
+        """Note when the buyer's funds first ran low for this lease."""
+        row = self._ensure(
+            warning.lease_id,
+            buyer_id=warning.buyer_id,
+            seller_id=None,
+            currency=None,
+            wallet_currency=warning.wallet_currency.value,
+            now=now,
+        )
+        first = (
+            warning.as_of if row.low_balance_at is None else min(row.low_balance_at, warning.as_of)
+        )
+        self._state.leases[row.id] = dataclasses.replace(row, low_balance_at=first, updated_at=now)
+
+    async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
+        """End the lease for good (the first end read stays) and take its final totals."""
+        row = self._ensure(
+            ended.lease_id,
+            buyer_id=ended.buyer_id,
+            seller_id=ended.seller_id,
+            currency=ended.currency.value,
+            wallet_currency=ended.wallet_currency.value,
+            now=now,
+        )
+        if row.status != "ended":
+            row = dataclasses.replace(
+                row,
+                status="ended",
+                end_reason=ended.reason.value,
+                ended_at=ended.ended_at,
+                unpaid_micros=to_micros(ended.unpaid),
+                updated_at=now,
+            )
+        if totals_apply(row.period, ended.totals.period):
+            row = dataclasses.replace(row, **_totals(ended.totals), updated_at=now)
+        self._state.leases[row.id] = row
+
+
+class MemoryLedger:
+    """Statement lines in ``GatewayState.ledger``."""
+
+    def __init__(self, state: GatewayState) -> None:
+        self._state = state
+
+    async def add_posted(self, posted: LedgerPosted) -> None:
+        """Keep each line of a posted transfer once (a replayed transfer adds nothing)."""
+        for line in posted.lines:
+            key = (posted.transfer_id, line.owner, line.currency.value, line.kind)
+            if key in self._state.ledger:
+                continue
+            self._state.ledger[key] = LedgerLineRow(
+                seq=self._state.next_seq(),
+                transfer_id=posted.transfer_id,
+                owner=line.owner,
+                currency=line.currency.value,
+                account_kind=line.kind,
+                transfer_kind=posted.kind,
+                amount_micros=to_micros(line.amount),
+                created_at=posted.created_at,
+                reference=posted.reference,
+                fx_rate=posted.fx_rate,
+                fx_base=None if posted.fx_base is None else posted.fx_base.value,
+                fx_quote=None if posted.fx_quote is None else posted.fx_quote.value,
+                fx_rate_at=posted.fx_rate_at,
+            )
+
+    async def page(
+        self, owner: str, *, currency: str | None, before: int | None, limit: int
+    ) -> list[LedgerLineRow]:
+        """Up to ``limit`` of the account's lines, newest first, before the cursor line."""
+        owned = [r for r in self._state.ledger.values() if r.owner == owner]
+        lines = [r for r in owned if currency is None or r.currency == currency]
+        if before is not None:
+            cursor = next((r for r in owned if r.seq == before), None)
+            if cursor is None:  # PostgreSQL compares with NULL: nothing
+                return []
+            lines = [r for r in lines if (r.created_at, r.seq) < (cursor.created_at, cursor.seq)]
+        return sorted(lines, key=lambda r: (r.created_at, r.seq), reverse=True)[:limit]

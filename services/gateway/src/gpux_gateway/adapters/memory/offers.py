@@ -1,0 +1,181 @@
+"""The sellers' offers and the buyers' orders in memory, as the PostgreSQL tables keep them."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from gpux_contracts.money import to_micros
+from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
+from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.domain.orders import report_applies
+from gpux_gateway.offers.repository import OfferRow
+from gpux_gateway.orders.repository import FillRow, OrderRow
+
+
+class MemoryOffers:
+    """Offers in ``GatewayState.offers``."""
+
+    def __init__(self, state: GatewayState) -> None:
+        self._state = state
+
+    async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
+        """Store the seller's view of a submitted offer (status pending)."""
+        if offer.offer_id in self._state.offers or offer.seller_id not in self._state.accounts:
+            raise ValueError(f"offer {offer.offer_id}: exists, or no seller {offer.seller_id}")
+        row = OfferRow(
+            id=offer.offer_id,
+            seller_id=offer.seller_id,
+            gpu=offer.gpu,
+            gpus=offer.gpus,
+            remaining_gpus=offer.gpus,
+            price_micros=to_micros(offer.price_per_gpu_hour),
+            currency=offer.currency.value,
+            tier=offer.tier.value,
+            billing=offer.billing.value,
+            region=offer.region,
+            min_hours=offer.min_hours,
+            available_until=offer.available_until,
+            status="pending",
+            reason=None,
+            created_at=now,
+            updated_at=now,
+        )
+        self._state.offers[row.id] = row
+        return row
+
+    async def get(self, seller_id: str, offer_id: str) -> OfferRow | None:
+        """One of the seller's offers (another seller's is None, like a missing one)."""
+        row = self._state.offers.get(offer_id)
+        return row if row is not None and row.seller_id == seller_id else None
+
+    async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
+        """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
+        rows = sorted(
+            (
+                r
+                for r in self._state.offers.values()
+                if r.seller_id == seller_id and (after is None or r.id > after)
+            ),
+            key=lambda r: r.id,
+        )
+        return rows[:limit]
+
+    async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
+        """Set an offer's status, reason and remaining GPUs."""
+        row = await self.get(change.seller_id, change.offer_id)
+        if row is not None:
+            self._state.offers[row.id] = dataclasses.replace(
+                row,
+                status=change.status.value,
+                reason=change.reason,
+                remaining_gpus=change.remaining_gpus,
+                updated_at=now,
+            )
+
+
+class MemoryOrders:
+    """Orders in ``GatewayState.orders`` and their fills in ``GatewayState.fills``."""
+
+    def __init__(self, state: GatewayState) -> None:
+        self._state = state
+
+    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds)."""
+        if order.order_id in self._state.orders or order.buyer_id not in self._state.accounts:
+            raise ValueError(f"order {order.order_id}: exists, or no buyer {order.buyer_id}")
+        price = order.max_price_per_gpu_hour
+        row = OrderRow(
+            id=order.order_id,
+            buyer_id=order.buyer_id,
+            gpu=order.gpu,
+            gpus=order.gpus,
+            filled_gpus=0,
+            remaining_gpus=order.gpus,
+            type=order.type.value,
+            max_price_micros=None if price is None else to_micros(price),
+            currency=order.currency.value,
+            tier=order.tier.value,
+            region=order.region,
+            hours=order.hours,
+            time_in_force=order.time_in_force.value,
+            expires_at=order.expires_at,
+            status="pending_funds",
+            reason=None,
+            shortfall_micros=None,
+            shortfall_currency=None,
+            created_at=now,
+            updated_at=now,
+        )
+        self._state.orders[row.id] = row
+        return row
+
+    async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:
+        """One of the buyer's orders (another buyer's is None, like a missing one)."""
+        row = self._state.orders.get(order_id)
+        return row if row is not None and row.buyer_id == buyer_id else None
+
+    async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
+        """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
+        rows = sorted(
+            (
+                r
+                for r in self._state.orders.values()
+                if r.buyer_id == buyer_id and (after is None or r.id > after)
+            ),
+            key=lambda r: r.id,
+        )
+        return rows[:limit]
+
+    async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
+        """The fills of one of the buyer's orders, oldest first."""
+        return sorted(
+            (
+                f
+                for f in self._state.fills.values()
+                if f.order_id == order_id and f.buyer_id == buyer_id
+            ),
+            key=lambda f: f.seq,
+        )
+
+    async def apply_status(self, change: OrderStatusChanged, now: datetime) -> None:
+        """Take a status report unless it would undo a newer one."""
+        row = await self.get(change.buyer_id, change.order_id)
+        if row is None or not report_applies(
+            held_status=row.status,
+            held_filled_gpus=row.filled_gpus,
+            filled_gpus=change.filled_gpus,
+        ):
+            return
+        shortfall = change.shortfall
+        self._state.orders[row.id] = dataclasses.replace(
+            row,
+            status=change.status.value,
+            filled_gpus=change.filled_gpus,
+            remaining_gpus=change.remaining_gpus,
+            reason=change.reason,
+            shortfall_micros=None if shortfall is None else to_micros(shortfall),
+            shortfall_currency=(
+                None if change.shortfall_currency is None else change.shortfall_currency.value
+            ),
+            updated_at=now,
+        )
+
+    async def add_fill(self, trade: TradeExecuted) -> None:
+        """Keep one fill of a buyer's order (a redelivered trade is kept once)."""
+        if trade.trade_id in self._state.fills:
+            return
+        self._state.fills[trade.trade_id] = FillRow(
+            trade_id=trade.trade_id,
+            seq=self._state.next_seq(),
+            order_id=trade.order_id,
+            buyer_id=trade.buyer_id,
+            gpus=trade.gpus,
+            price_micros=to_micros(trade.price_per_gpu_hour),
+            currency=trade.currency.value,
+            tier=trade.tier,
+            billing=trade.billing,
+            hours=trade.hours,
+            executed_at=trade.executed_at,
+        )

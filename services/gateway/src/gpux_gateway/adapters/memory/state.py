@@ -1,0 +1,35 @@
+"""Everything the memory unit of work holds, as plain (deep-copyable) objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gpux_gateway.accounts.repository import AccountRow
+from gpux_gateway.keys.repository import KeyRow
+from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
+from gpux_gateway.offers.repository import OfferRow
+from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.platform.idempotency import StoredResponse
+
+
+@dataclass
+class GatewayState:
+    """The gateway schema's tables, in memory."""
+
+    accounts: dict[str, AccountRow] = field(default_factory=dict)
+    keys: dict[str, KeyRow] = field(default_factory=dict)
+    offers: dict[str, OfferRow] = field(default_factory=dict)
+    orders: dict[str, OrderRow] = field(default_factory=dict)
+    fills: dict[str, FillRow] = field(default_factory=dict)
+    leases: dict[str, LeaseRow] = field(default_factory=dict)
+    ledger: dict[tuple[str, str, str, str], LedgerLineRow] = field(default_factory=dict)
+    """By (transfer id, owner, currency, account kind), as the table's unique key."""
+    responses: dict[tuple[str, str], tuple[StoredResponse, datetime]] = field(default_factory=dict)
+    sequence: int = 0
+    """The last ``seq`` given to a fill or a statement line (PostgreSQL's bigserial)."""
+
+    def next_seq(self) -> int:
+        """The next sequence number."""
+        self.sequence += 1
+        return self.sequence

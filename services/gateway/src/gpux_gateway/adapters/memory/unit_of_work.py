@@ -1,0 +1,48 @@
+"""The gateway's fake unit of work: every table in memory, committed or restored as a whole."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
+from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
+from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
+from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_platform.clock import Clock, ManualClock
+from gpux_platform.unit_of_work import MemoryUnitOfWork
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
+    """What the service tests run handlers and resource services on.
+
+    One object plays every unit in turn (``async with uow:`` for each); ``state`` holds the
+    tables, ``published`` the committed events, ``commits`` how many units committed.
+    """
+
+    state: GatewayState
+    accounts: MemoryAccounts
+    keys: MemoryKeys
+    offers: MemoryOffers
+    orders: MemoryOrders
+    leases: MemoryLeases
+    ledger: MemoryLedger
+    idempotency: MemoryIdempotency
+
+    def __init__(self, clock: Clock | None = None, state: GatewayState | None = None) -> None:
+        super().__init__(state or GatewayState())
+        self.clock = clock or ManualClock(EPOCH)
+        self.now = self.clock.now()
+        self._begun()
+
+    def _begun(self) -> None:
+        self.now = self.clock.now()
+        state = self.state
+        self.accounts = MemoryAccounts(state)
+        self.keys = MemoryKeys(state)
+        self.offers = MemoryOffers(state)
+        self.orders = MemoryOrders(state)
+        self.leases = MemoryLeases(state)
+        self.ledger = MemoryLedger(state)
+        self.idempotency = MemoryIdempotency(state)

@@ -1,0 +1,1 @@
+"""The gateway's PostgreSQL adapters: the unit of work and every repository (all its SQL)."""

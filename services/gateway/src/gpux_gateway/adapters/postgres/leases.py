@@ -1,0 +1,289 @@
+"""The leases and ledger_lines tables: billing's events, applied; leases, statements, earnings.
+
+Every writer is one upsert, safe in any order and under replay (see ``leases.repository``),
+so a batch of lease events is a few pipelined runs of statements, not one round trip each.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseTotals,
+    LedgerPosted,
+)
+from gpux_contracts.money import to_micros
+from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+
+APPLY_OPENED = (
+    "INSERT INTO gateway.leases (id, opened, order_id, offer_id, buyer_id, seller_id, gpu,"
+    " tier, gpus, price_micros, currency, wallet_currency, billing, hours, started_at,"
+    " ends_at, updated_at)"
+    " VALUES ($1, true, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    " ON CONFLICT (id) DO UPDATE SET opened = true, order_id = EXCLUDED.order_id,"
+    " offer_id = EXCLUDED.offer_id, seller_id = EXCLUDED.seller_id, gpu = EXCLUDED.gpu,"
+    " tier = EXCLUDED.tier, gpus = EXCLUDED.gpus, price_micros = EXCLUDED.price_micros,"
+    " currency = EXCLUDED.currency, wallet_currency = EXCLUDED.wallet_currency,"
+    " billing = EXCLUDED.billing, hours = EXCLUDED.hours, started_at = EXCLUDED.started_at,"
+    " ends_at = EXCLUDED.ends_at, updated_at = EXCLUDED.updated_at"
+)
+
+# The totals of the highest period read stay (domain.leases.totals_apply): each total is
+# replaced only when the held period is null or at most the event's. A lease.charged or a
+# lease.ended read before the lease's lease.opened makes its row from what it carries.
+APPLY_CHARGED = (
+    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, currency, wallet_currency,"
+    " updated_at, period, charged_through, total_charged_micros, total_paid_micros,"
+    " total_fee_micros, total_seller_micros)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " ON CONFLICT (id) DO UPDATE SET"
+    " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
+    " currency = coalesce(l.currency, EXCLUDED.currency),"
+    " period = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.period ELSE l.period END,"
+    " charged_through = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.charged_through ELSE l.charged_through END,"
+    " total_charged_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_charged_micros ELSE l.total_charged_micros END,"
+    " total_paid_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_paid_micros ELSE l.total_paid_micros END,"
+    " total_fee_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_fee_micros ELSE l.total_fee_micros END,"
+    " total_seller_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_seller_micros ELSE l.total_seller_micros END,"
+    " updated_at = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.updated_at ELSE l.updated_at END"
+)
+
+APPLY_LOW_BALANCE = (
+    "INSERT INTO gateway.leases AS l (id, buyer_id, wallet_currency, low_balance_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5)"
+    " ON CONFLICT (id) DO UPDATE SET"
+    " low_balance_at = least(l.low_balance_at, EXCLUDED.low_balance_at),"
+    " updated_at = EXCLUDED.updated_at"
+)
+
+# The first end read stays: a lease that ended keeps its reason, instant and unpaid amount.
+APPLY_ENDED = (
+    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, currency, wallet_currency,"
+    " updated_at, period, charged_through, total_charged_micros, total_paid_micros,"
+    " total_fee_micros, total_seller_micros, status, end_reason, ended_at, unpaid_micros)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'ended', $13, $14, $15)"
+    " ON CONFLICT (id) DO UPDATE SET"
+    " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
+    " currency = coalesce(l.currency, EXCLUDED.currency),"
+    " period = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.period ELSE l.period END,"
+    " charged_through = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.charged_through ELSE l.charged_through END,"
+    " total_charged_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_charged_micros ELSE l.total_charged_micros END,"
+    " total_paid_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_paid_micros ELSE l.total_paid_micros END,"
+    " total_fee_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_fee_micros ELSE l.total_fee_micros END,"
+    " total_seller_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.total_seller_micros ELSE l.total_seller_micros END,"
+    " end_reason = CASE WHEN l.status <> 'ended' THEN EXCLUDED.end_reason ELSE l.end_reason END,"
+    " ended_at = CASE WHEN l.status <> 'ended' THEN EXCLUDED.ended_at ELSE l.ended_at END,"
+    " unpaid_micros = CASE WHEN l.status <> 'ended'"
+    " THEN EXCLUDED.unpaid_micros ELSE l.unpaid_micros END,"
+    " status = 'ended',"
+    " updated_at = CASE WHEN l.status <> 'ended' OR l.period IS NULL OR l.period <= EXCLUDED.period"
+    " THEN EXCLUDED.updated_at ELSE l.updated_at END"
+)
+
+ADD_LINE = (
+    "INSERT INTO gateway.ledger_lines (transfer_id, owner, currency, account_kind,"
+    " transfer_kind, amount_micros, created_at, reference, fx_rate, fx_base, fx_quote,"
+    " fx_rate_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " ON CONFLICT (transfer_id, owner, currency, account_kind) DO NOTHING"
+)
+
+
+def _totals(totals: LeaseTotals) -> tuple[object, ...]:
+    return (
+        totals.period,
+        totals.charged_through,
+        to_micros(totals.total_charged),
+        to_micros(totals.total_paid),
+        to_micros(totals.total_fee),
+        to_micros(totals.total_seller),
+    )
+
+
+class PostgresLeases:
+    """Leases in ``gateway.leases``; billing's events are deferred to the commit."""
+
+    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
+        self._conn = conn
+        self._deferred = deferred
+
+    async def get(self, account_id: str, lease_id: str) -> LeaseRow | None:
+        """A lease the account rents or provides (anyone else's is None, like a missing one)."""
+        row = await self._conn.fetchrow(
+            "SELECT * FROM gateway.leases WHERE id = $1 AND opened"
+            " AND (buyer_id = $2 OR seller_id = $2)",
+            lease_id,
+            account_id,
+        )
+        return None if row is None else LeaseRow(**dict(row))
+
+    async def page(
+        self,
+        account_id: str,
+        *,
+        role: str | None,
+        status: str | None,
+        after: str | None,
+        limit: int,
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.leases WHERE opened"
+            " AND (($2::text IS DISTINCT FROM 'seller' AND buyer_id = $1)"
+            " OR ($2::text IS DISTINCT FROM 'buyer' AND seller_id = $1))"
+            " AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR id > $4)"
+            " ORDER BY id LIMIT $5",
+            account_id,
+            role,
+            status,
+            after,
+            limit,
+        )
+        return [LeaseRow(**dict(r)) for r in rows]
+
+    async def earnings(self, seller_id: str) -> list[Earnings]:
+        """Per offer currency: the sums of the running totals of the leases the account sells."""
+        rows = await self._conn.fetch(
+            "SELECT currency, sum(total_charged_micros) AS gross, sum(total_fee_micros) AS fee,"
+            " sum(total_seller_micros) AS net, count(*) AS leases,"
+            " count(*) FILTER (WHERE status = 'running') AS running"
+            " FROM gateway.leases WHERE seller_id = $1 AND opened"
+            " GROUP BY currency ORDER BY currency",
+            seller_id,
+        )
+        return [
+            Earnings(
+                r["currency"],
+                int(r["gross"]),
+                int(r["fee"]),
+                int(r["net"]),
+                r["leases"],
+                r["running"],
+            )
+            for r in rows
+        ]
+
+    async def apply_opened(self, opened: LeaseOpened, now: datetime) -> None:
+        """Record what a lease is (at the commit)."""
+        self._deferred.add(
+            APPLY_OPENED,
+            opened.lease_id,
+            opened.order_id,
+            opened.offer_id,
+            opened.buyer_id,
+            opened.seller_id,
+            opened.gpu,
+            opened.tier,
+            opened.gpus,
+            to_micros(opened.price_per_gpu_hour),
+            opened.currency.value,
+            opened.wallet_currency.value,
+            opened.billing.value,
+            opened.hours,
+            opened.started_at,
+            opened.ends_at,
+            now,
+        )
+
+    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
+        """Take a charge's running totals (at the commit)."""
+        self._deferred.add(
+            APPLY_CHARGED,
+            charged.lease_id,
+            charged.buyer_id,
+            charged.seller_id,
+            charged.currency.value,
+            charged.wallet_currency.value,
+            now,
+            *_totals(charged.totals),
+        )
+
+    async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
+        """Note when the buyer's funds first ran low for this lease (at the commit)."""
+        self._deferred.add(
+            APPLY_LOW_BALANCE,
+            warning.lease_id,
+            warning.buyer_id,
+            warning.wallet_currency.value,
+            warning.as_of,
+            now,
+        )
+
+    async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
+        """End the lease for good and take its final totals (at the commit)."""
+        self._deferred.add(
+            APPLY_ENDED,
+            ended.lease_id,
+            ended.buyer_id,
+            ended.seller_id,
+            ended.currency.value,
+            ended.wallet_currency.value,
+            now,
+            *_totals(ended.totals),
+            ended.reason.value,
+            ended.ended_at,
+            to_micros(ended.unpaid),
+        )
+
+
+class PostgresLedger:
+    """Statement lines in ``gateway.ledger_lines``; posted transfers are deferred to the commit."""
+
+    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
+        self._conn = conn
+        self._deferred = deferred
+
+    async def add_posted(self, posted: LedgerPosted) -> None:
+        """Keep each line of a posted transfer once (at the commit)."""
+        for line in posted.lines:
+            self._deferred.add(
+                ADD_LINE,
+                posted.transfer_id,
+                line.owner,
+                line.currency.value,
+                line.kind,
+                posted.kind,
+                to_micros(line.amount),
+                posted.created_at,
+                posted.reference,
+                posted.fx_rate,
+                None if posted.fx_base is None else posted.fx_base.value,
+                None if posted.fx_quote is None else posted.fx_quote.value,
+                posted.fx_rate_at,
+            )
+
+    async def page(
+        self, owner: str, *, currency: str | None, before: int | None, limit: int
+    ) -> list[LedgerLineRow]:
+        """Up to ``limit`` of the account's lines, newest first, before the cursor line."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.ledger_lines WHERE owner = $1"
+            " AND ($2::text IS NULL OR currency = $2)"
+            " AND ($3::bigint IS NULL OR (created_at, seq) <"
+            " (SELECT created_at, seq FROM gateway.ledger_lines WHERE seq = $3 AND owner = $1))"
+            " ORDER BY created_at DESC, seq DESC LIMIT $4",
+            owner,
+            currency,
+            before,
+            limit,
+        )
+        return [LedgerLineRow(**dict(r)) for r in rows]

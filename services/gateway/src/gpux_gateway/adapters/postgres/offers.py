@@ -1,0 +1,79 @@
+"""The offers table: the sellers' view of their offers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from gpux_contracts.money import to_micros
+from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.offers.repository import OfferRow
+
+APPLY_STATUS = (
+    "UPDATE gateway.offers SET status = $3, reason = $4, remaining_gpus = $5, updated_at = $6"
+    " WHERE id = $1 AND seller_id = $2"
+)
+
+
+class PostgresOffers:
+    """Offers in ``gateway.offers``; status reports are deferred to the commit."""
+
+    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
+        self._conn = conn
+        self._deferred = deferred
+
+    async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
+        """Store the seller's view of a submitted offer (status pending)."""
+        row = await self._conn.fetchrow(
+            "INSERT INTO gateway.offers (id, seller_id, gpu, gpus, remaining_gpus, price_micros,"
+            " currency, tier, billing, region, min_hours, available_until, status, created_at,"
+            " updated_at)"
+            " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12)"
+            " RETURNING *",
+            offer.offer_id,
+            offer.seller_id,
+            offer.gpu,
+            offer.gpus,
+            to_micros(offer.price_per_gpu_hour),
+            offer.currency.value,
+            offer.tier.value,
+            offer.billing.value,
+            offer.region,
+            offer.min_hours,
+            offer.available_until,
+            now,
+        )
+        assert row is not None
+        return OfferRow(**dict(row))
+
+    async def get(self, seller_id: str, offer_id: str) -> OfferRow | None:
+        """One of the seller's offers (another seller's is None, like a missing one)."""
+        row = await self._conn.fetchrow(
+            "SELECT * FROM gateway.offers WHERE id = $1 AND seller_id = $2", offer_id, seller_id
+        )
+        return None if row is None else OfferRow(**dict(row))
+
+    async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
+        """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.offers WHERE seller_id = $1 AND ($2::text IS NULL OR id > $2)"
+            " ORDER BY id LIMIT $3",
+            seller_id,
+            after,
+            limit,
+        )
+        return [OfferRow(**dict(r)) for r in rows]
+
+    async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
+        """Set an offer's status, reason and remaining GPUs (at the commit)."""
+        self._deferred.add(
+            APPLY_STATUS,
+            change.offer_id,
+            change.seller_id,
+            change.status.value,
+            change.reason,
+            change.remaining_gpus,
+            now,
+        )

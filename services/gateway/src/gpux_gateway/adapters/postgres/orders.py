@@ -1,0 +1,119 @@
+"""The orders and order_fills tables: the buyers' view of their orders."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from gpux_contracts.money import to_micros
+from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
+from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.domain.orders import FINAL
+from gpux_gateway.orders.repository import FillRow, OrderRow
+
+# The condition is domain.orders.report_applies: an ended order stays ended, fills never drop.
+APPLY_STATUS = (
+    "UPDATE gateway.orders SET status = $3, filled_gpus = $4, remaining_gpus = $5,"
+    " reason = $6, shortfall_micros = $7, shortfall_currency = $8, updated_at = $9"
+    " WHERE id = $1 AND buyer_id = $2 AND status <> ALL($10::text[]) AND filled_gpus <= $4"
+)
+ADD_FILL = (
+    "INSERT INTO gateway.order_fills (trade_id, order_id, buyer_id, gpus, price_micros,"
+    " currency, tier, billing, hours, executed_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trade_id) DO NOTHING"
+)
+
+
+class PostgresOrders:
+    """Orders in ``gateway.orders`` and their fills; reports are deferred to the commit."""
+
+    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
+        self._conn = conn
+        self._deferred = deferred
+
+    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds)."""
+        price = order.max_price_per_gpu_hour
+        row = await self._conn.fetchrow(
+            "INSERT INTO gateway.orders (id, buyer_id, gpu, gpus, filled_gpus, remaining_gpus,"
+            " type, max_price_micros, currency, tier, region, hours, time_in_force, expires_at,"
+            " status, created_at, updated_at)"
+            " VALUES ($1, $2, $3, $4, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending_funds',"
+            " $13, $13) RETURNING *",
+            order.order_id,
+            order.buyer_id,
+            order.gpu,
+            order.gpus,
+            order.type.value,
+            None if price is None else to_micros(price),
+            order.currency.value,
+            order.tier.value,
+            order.region,
+            order.hours,
+            order.time_in_force.value,
+            order.expires_at,
+            now,
+        )
+        assert row is not None
+        return OrderRow(**dict(row))
+
+    async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:
+        """One of the buyer's orders (another buyer's is None, like a missing one)."""
+        row = await self._conn.fetchrow(
+            "SELECT * FROM gateway.orders WHERE id = $1 AND buyer_id = $2", order_id, buyer_id
+        )
+        return None if row is None else OrderRow(**dict(row))
+
+    async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
+        """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.orders WHERE buyer_id = $1 AND ($2::text IS NULL OR id > $2)"
+            " ORDER BY id LIMIT $3",
+            buyer_id,
+            after,
+            limit,
+        )
+        return [OrderRow(**dict(r)) for r in rows]
+
+    async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
+        """The fills of one of the buyer's orders, oldest first."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.order_fills WHERE order_id = $1 AND buyer_id = $2 ORDER BY seq",
+            order_id,
+            buyer_id,
+        )
+        return [FillRow(**dict(r)) for r in rows]
+
+    async def apply_status(self, change: OrderStatusChanged, now: datetime) -> None:
+        """Take a status report unless it would undo a newer one (at the commit)."""
+        shortfall = change.shortfall
+        self._deferred.add(
+            APPLY_STATUS,
+            change.order_id,
+            change.buyer_id,
+            change.status.value,
+            change.filled_gpus,
+            change.remaining_gpus,
+            change.reason,
+            None if shortfall is None else to_micros(shortfall),
+            None if change.shortfall_currency is None else change.shortfall_currency.value,
+            now,
+            list(FINAL),
+        )
+
+    async def add_fill(self, trade: TradeExecuted) -> None:
+        """Keep one fill of a buyer's order, once (at the commit)."""
+        self._deferred.add(
+            ADD_FILL,
+            trade.trade_id,
+            trade.order_id,
+            trade.buyer_id,
+            trade.gpus,
+            to_micros(trade.price_per_gpu_hour),
+            trade.currency.value,
+            trade.tier,
+            trade.billing,
+            trade.hours,
+            trade.executed_at,
+        )

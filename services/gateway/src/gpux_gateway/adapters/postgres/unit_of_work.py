@@ -1,0 +1,57 @@
+"""The gateway's real unit of work: one PostgreSQL transaction with every repository on it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from gpux_gateway.adapters.postgres.accounts import PostgresAccounts, PostgresKeys
+from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
+from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
+from gpux_gateway.adapters.postgres.offers import PostgresOffers
+from gpux_gateway.adapters.postgres.orders import PostgresOrders
+from gpux_platform.clock import Clock
+from gpux_platform.unit_of_work import PostgresUnitOfWork
+
+SCHEMA = "gateway"
+
+
+class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
+    """A request's or a batch's transaction in the ``gateway`` schema.
+
+    The views written from consumed events are deferred (``Deferred``) and written at the
+    commit, before the outbox rows and in the order they were given.
+    """
+
+    accounts: PostgresAccounts
+    keys: PostgresKeys
+    offers: PostgresOffers
+    orders: PostgresOrders
+    leases: PostgresLeases
+    ledger: PostgresLedger
+    idempotency: PostgresIdempotency
+
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+        super().__init__(pool, SCHEMA)
+        self._clock = clock
+        self.now: datetime = clock.now()
+        self._deferred = Deferred()
+
+    def _begun(self) -> None:
+        self.now = self._clock.now()
+        self._deferred = Deferred()
+        conn = self.conn
+        self.accounts = PostgresAccounts(conn)
+        self.keys = PostgresKeys(conn)
+        self.offers = PostgresOffers(conn, self._deferred)
+        self.orders = PostgresOrders(conn, self._deferred)
+        self.leases = PostgresLeases(conn, self._deferred)
+        self.ledger = PostgresLedger(conn, self._deferred)
+        self.idempotency = PostgresIdempotency(conn)
+
+    async def commit(self) -> None:
+        """Write the deferred statements, then the outbox rows, and commit."""
+        await self._deferred.run(self.conn)
+        await super().commit()

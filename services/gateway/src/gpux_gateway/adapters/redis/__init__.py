@@ -1,0 +1,1 @@
+"""The gateway's Redis adapters: rate limits, and the read models other services keep there."""

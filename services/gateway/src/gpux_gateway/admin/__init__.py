@@ -1,0 +1,1 @@
+"""What only the admin key may do to accounts: suspend, reactivate, credit their wallets."""

@@ -1,0 +1,52 @@
+"""Routes under /v1/admin/accounts: suspend, reactivate and credit accounts (admin only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from gpux_contracts.accounts import AccountStatus
+from gpux_gateway.accounts import service as accounts
+from gpux_gateway.accounts.schemas import AccountOut
+from gpux_gateway.admin import service
+from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
+from gpux_gateway.platform.access import admin_only
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.schemas import ResourceId
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+@router.post("/accounts/{account_id}/suspend", response_model=AccountOut, summary="Suspend")
+async def suspend(account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
+    admin_only(who)
+    return await accounts.set_status(uow, account_id, AccountStatus.SUSPENDED)
+
+
+@router.post("/accounts/{account_id}/reactivate", response_model=AccountOut, summary="Reactivate")
+async def reactivate(account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
+    admin_only(who)
+    return await accounts.set_status(uow, account_id, AccountStatus.ACTIVE)
+
+
+@router.post(
+    "/accounts/{account_id}/credits",
+    status_code=202,
+    response_model=CreditAccepted,
+    summary="Credit an account's wallet (billing books it)",
+)
+async def credit(
+    *,
+    account_id: ResourceId,
+    body: CreditIn,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    admin_only(who)
+    idem = check_key(idempotency_key)
+    once = once_for(request, body, scope="admin", key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.credit(uow, account_id=account_id, body=body, once=once))

@@ -1,0 +1,1 @@
+"""Public reference data: GPU models and their fit, models, estimates, recommendations."""

@@ -1,0 +1,1 @@
+"""How the gateway is reached: Kafka subscribers, the HTTP app, its loops."""

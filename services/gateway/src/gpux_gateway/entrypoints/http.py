@@ -1,0 +1,113 @@
+"""The gateway's HTTP app: its routers, in order, and its middleware.
+
+The platform's app (``gpux_platform.service.build_app``) adds health, metrics and the
+problem+json handlers; ``configure`` adds the body size limit and CORS and keeps the
+``Gateway`` on the app for the endpoints' dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gpux_gateway.accounts.endpoints import router as accounts
+from gpux_gateway.admin.endpoints import router as admin
+from gpux_gateway.catalog.endpoints import router as catalog
+from gpux_gateway.keys.endpoints import router as keys
+from gpux_gateway.leases.endpoints import router as leases
+from gpux_gateway.market.endpoints import router as market
+from gpux_gateway.offers.endpoints import router as offers
+from gpux_gateway.orders.endpoints import router as orders
+from gpux_gateway.platform.context import Gateway
+from gpux_gateway.streams.endpoints import router as streams
+from gpux_gateway.wallets.endpoints import router as wallets
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+
+ROUTERS: tuple[APIRouter, ...] = (
+    accounts,
+    keys,
+    offers,
+    orders,
+    admin,
+    streams,
+    catalog,
+    market,
+    wallets,
+    leases,
+)
+"""Every resource's routes, in the order the OpenAPI document lists them."""
+
+
+def configure(app: FastAPI, gw: Gateway) -> None:
+    """Keep the gateway on the app; middleware: body size limit, CORS for browser frontends."""
+    app.state.gateway = gw
+    app.add_middleware(BodyLimitMiddleware, max_bytes=gw.settings.max_body_bytes)
+    if gw.settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=gw.settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+        )
+
+
+class BodyLimitMiddleware:
+    """ASGI middleware: at most ``max_bytes`` of request body (declared or streamed), else 413."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._refuse(scope, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._refuse(scope, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        body = json.dumps(
+            {
+                "type": TYPE_BASE + "payload-too-large",
+                "title": "Payload too large",
+                "status": 413,
+                "detail": f"request bodies are limited to {self.max_bytes} bytes",
+                "instance": scope.get("path", ""),
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass

@@ -1,0 +1,115 @@
+"""The gateway's Kafka subscribers.
+
+- One batched subscriber per topic of ``service.HANDLERS_BY_TOPIC`` (each in its group): a
+  batch is one unit of work (one transaction, the inbox claimed in one statement, the views
+  written in pipelined runs), and its offsets are committed once, after the commit.
+- The in-memory views of compacted topics (catalog, market sessions, order books) read
+  their topics whole, without a group (``gpux_platform.compacted``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from faststream.kafka import KafkaRouter
+from opentelemetry import propagate
+from opentelemetry.trace import SpanKind, TracerProvider
+
+from gpux_contracts.events import Envelope, Payload
+from gpux_contracts.topics import (
+    BILLING_LEASES,
+    BILLING_LEDGER,
+    CATALOG_GPUS,
+    CATALOG_MODELS,
+    MARKET_BOOK,
+    MARKET_SESSIONS,
+    MARKET_TRADES,
+    OFFERS_STATUS,
+    ORDERS_STATUS,
+    Topic,
+)
+from gpux_gateway.platform.context import UnitOfWorkFactory, Views
+from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_gateway.readmodels.market import MarketView
+from gpux_gateway.readmodels.orderbook import BookView
+from gpux_gateway.service import HANDLERS_BY_TOPIC
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.batches import BatchHandler, Handler, subscribe_batches
+from gpux_platform.compacted import view_router
+from gpux_platform.settings import GpuxSettings
+
+GROUPS: Mapping[Topic, str] = {
+    OFFERS_STATUS: "gateway.offers-status",
+    ORDERS_STATUS: "gateway.orders-status",
+    MARKET_TRADES: "gateway.order-fills",
+    BILLING_LEASES: "gateway.leases",
+    BILLING_LEDGER: "gateway.ledger",
+}
+"""The consumer group of each topic whose events keep a PostgreSQL view."""
+
+
+def views_router(
+    settings: GpuxSettings, unit_of_work: UnitOfWorkFactory, tracer_provider: TracerProvider
+) -> KafkaRouter:
+    """The batched subscribers that keep the gateway's PostgreSQL views."""
+    router = KafkaRouter()
+    for topic, handlers in HANDLERS_BY_TOPIC.items():
+        traced = traced_handlers(settings.topic(topic), handlers, tracer_provider)
+        batch = BatchHandler[GatewayUnitOfWork](topic, traced, unit_of_work)
+        subscribe_batches(router, settings, group=GROUPS[topic], batch=batch)
+    return router
+
+
+def traced_handlers(
+    topic: str,
+    handlers: Mapping[type[Payload], Handler[GatewayUnitOfWork]],
+    tracer_provider: TracerProvider,
+) -> dict[type[Payload], Handler[GatewayUnitOfWork]]:
+    """The handlers, each run in a consumer span that continues its event's trace.
+
+    A batch's own span (faststream's) starts a trace of its own that only links the
+    records'; this keeps every event in the trace of the request that caused it.
+    """
+    tracer = tracer_provider.get_tracer("gpux.gateway.consumers")
+    name = f"{topic} process"
+
+    def traced(handler: Handler[GatewayUnitOfWork]) -> Handler[GatewayUnitOfWork]:
+        async def run(uow: GatewayUnitOfWork, event: Envelope[Any]) -> None:
+            parent = propagate.extract(event.trace.carrier()) if event.trace else None
+            with tracer.start_as_current_span(name, context=parent, kind=SpanKind.CONSUMER):
+                await handler(uow, event)
+
+        return run
+
+    return {payload: traced(handler) for payload, handler in handlers.items()}
+
+
+def memory_views(settings: GpuxSettings) -> Views:
+    """Empty in-memory views of this namespace's compacted topics."""
+    return Views(
+        catalog=CatalogView(settings.topic(CATALOG_GPUS), settings.topic(CATALOG_MODELS)),
+        sessions=MarketView(settings.topic(MARKET_SESSIONS)),
+        books=BookView(settings.topic(MARKET_BOOK)),
+    )
+
+
+def memory_view_routers(views: Views) -> list[KafkaRouter]:
+    """The subscribers (no group, from the earliest offset) that fill the in-memory views."""
+    return [
+        view_router(
+            views.catalog,
+            title="gateway-catalog-view",
+            description="Rebuilds the gateway's in-memory catalog (no consumer group).",
+        ),
+        view_router(
+            views.sessions,
+            title="gateway-market-view",
+            description="Rebuilds the gateway's in-memory market sessions (no consumer group).",
+        ),
+        view_router(
+            views.books,
+            title="gateway-orderbook-view",
+            description="Rebuilds the gateway's in-memory order book levels (no consumer group).",
+        ),
+    ]

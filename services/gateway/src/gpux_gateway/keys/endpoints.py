@@ -1,0 +1,57 @@
+"""Routes under /v1/accounts/me/keys: the calling account's API keys."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from gpux_gateway.domain import keys as key_format
+from gpux_gateway.domain.access import Scope
+from gpux_gateway.keys import service
+from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey
+from gpux_gateway.platform.access import account_id_for
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.schemas import ResourceId
+
+router = APIRouter(prefix="/v1/accounts", tags=["accounts"])
+
+
+@router.get("/me/keys", response_model=list[KeyOut], summary="The account's API keys")
+async def list_keys(who: PrincipalDep, uow: UnitOfWorkDep) -> list[KeyOut]:
+    account_id = account_id_for(who, Scope.READ)
+    return await service.of_account(uow, account_id)
+
+
+@router.post("/me/keys", status_code=201, response_model=KeyCreated, summary="Create an API key")
+async def create_key(
+    *,
+    body: NewKey,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    idem = check_key(idempotency_key)
+    account_id = account_id_for(who, Scope.KEYS_MANAGE)
+    scopes = service.scopes_of(who.roles, body)
+    material = service.new_material(gw.pepper, account_id, idem)
+    once = once_for(request, body, scope=account_id, key=idem, ttl=gw.idempotency_ttl)
+    outcome = await service.create(
+        uow,
+        gw.pepper,
+        account_id=account_id,
+        body=body,
+        scopes=scopes,
+        material=material,
+        once=once,
+    )
+    return answer(outcome, reveal={"api_key": key_format.format_key(*material)})
+
+
+@router.delete("/me/keys/{key_id}", status_code=204, summary="Revoke an API key")
+async def revoke_key(key_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> Response:
+    account_id = account_id_for(who, Scope.KEYS_MANAGE)
+    await service.revoke(uow, account_id, key_id)
+    return Response(status_code=204)

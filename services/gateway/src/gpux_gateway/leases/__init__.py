@@ -1,0 +1,1 @@
+"""Leases (both parties' view), the stop command, statements and sellers' earnings."""

@@ -1,0 +1,143 @@
+"""Routes /v1/leases, /v1/ledger and /v1/accounts/me/earnings."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from gpux_contracts.accounts import Role
+from gpux_contracts.money import Currency
+from gpux_gateway.domain.access import Scope
+from gpux_gateway.leases import service
+from gpux_gateway.leases.schemas import (
+    EarningsList,
+    LeaseCursor,
+    LeaseId,
+    LeaseOut,
+    LeasePage,
+    LeaseRole,
+    LeaseStatus,
+    LedgerPage,
+    LineCursor,
+    StopAccepted,
+)
+from gpux_gateway.platform.access import account_id_for
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+
+router = APIRouter(tags=["leases"])
+
+Limit = Annotated[int, Query(ge=1, le=100, description="Items per page.")]
+
+
+class _NoBody(BaseModel):
+    """What a body-less request is fingerprinted as, for its Idempotency-Key."""
+
+
+@router.get(
+    "/v1/leases",
+    response_model=LeasePage,
+    summary="The account's leases: those it rents and those it provides",
+    description=(
+        "A buyer sees the leases it rents, a seller those of its offers, an account with "
+        "both roles both (`role` narrows it). In lease id order. A lease shows once the "
+        "gateway has read its `lease.opened`."
+    ),
+)
+async def list_leases(
+    *,
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    status: LeaseStatus | None = None,
+    role: LeaseRole | None = None,
+    limit: Limit = 50,
+    cursor: LeaseCursor = None,
+) -> LeasePage:
+    required = None if role is None else Role(role.value)
+    account_id = account_id_for(who, Scope.READ, required)
+    return await service.page(
+        uow,
+        account_id,
+        role=None if role is None else role.value,
+        status=None if status is None else status.value,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+@router.get(
+    "/v1/leases/{lease_id}",
+    response_model=LeaseOut,
+    summary="One lease the account rents or provides",
+)
+async def get_lease(lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep) -> LeaseOut:
+    account_id = account_id_for(who, Scope.READ)
+    return await service.get(uow, account_id, lease_id)
+
+
+@router.post(
+    "/v1/leases/{lease_id}/stop",
+    status_code=202,
+    response_model=StopAccepted,
+    summary="Stop a running lease (its buyer)",
+    description=(
+        "Sends `lease.stop_requested` to billing, which ends the lease at `requested_at` "
+        "(or where it is already paid up to) and answers with `lease.ended`. The lease's "
+        "seller is refused with 403 `/problems/lease-buyer-only` (it sees the lease, so "
+        "nothing leaks); an ended lease is 409 `/problems/lease-ended`."
+    ),
+)
+async def stop(
+    *,
+    lease_id: LeaseId,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
+    idem = check_key(idempotency_key)
+    once = once_for(request, _NoBody(), scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.stop(uow, buyer_id=buyer_id, lease_id=lease_id, once=once))
+
+
+@router.get(
+    "/v1/ledger",
+    response_model=LedgerPage,
+    summary="The account's statement: every entry on its balances, newest first",
+    tags=["wallets"],
+)
+async def statement(
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    currency: Currency | None = None,
+    limit: Limit = 50,
+    cursor: LineCursor = None,
+) -> LedgerPage:
+    account_id = account_id_for(who, Scope.READ)
+    return await service.statement(
+        uow,
+        account_id,
+        currency=None if currency is None else currency.value,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+@router.get(
+    "/v1/accounts/me/earnings",
+    response_model=EarningsList,
+    summary="What the seller's leases earned, per offer currency",
+    description=(
+        "Sums of the running totals of every lease of the seller's offers: `gross` was "
+        "charged, `fee` is the platform's part, `net` the seller's."
+    ),
+    tags=["accounts"],
+)
+async def earnings(who: PrincipalDep, uow: UnitOfWorkDep) -> EarningsList:
+    seller_id = account_id_for(who, Scope.READ, Role.SELLER)
+    return await service.earnings(uow, seller_id)

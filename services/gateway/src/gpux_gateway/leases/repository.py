@@ -1,0 +1,145 @@
+"""What the leases resource stores: leases and statement lines, as billing's events tell them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Protocol
+
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseLowBalance,
+    LeaseOpened,
+    LedgerPosted,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRow:
+    """A lease as both parties' view stores it (money in micro-units).
+
+    Until ``opened`` (its ``lease.opened`` was read) the fields only that event carries are
+    None and the lease is not shown.
+    """
+
+    id: str
+    opened: bool
+    order_id: str | None
+    offer_id: str | None
+    buyer_id: str
+    seller_id: str | None
+    gpu: str | None
+    tier: str | None
+    gpus: int | None
+    price_micros: int | None
+    currency: str | None
+    wallet_currency: str
+    billing: str | None
+    hours: int | None
+    started_at: datetime | None
+    ends_at: datetime | None
+    status: str
+    end_reason: str | None
+    ended_at: datetime | None
+    unpaid_micros: int
+    low_balance_at: datetime | None
+    period: int | None
+    charged_through: datetime | None
+    total_charged_micros: int
+    total_paid_micros: int
+    total_fee_micros: int
+    total_seller_micros: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLineRow:
+    """One line of an account's statement: one entry of a transfer billing posted."""
+
+    seq: int
+    transfer_id: str
+    owner: str
+    currency: str
+    account_kind: str
+    transfer_kind: str
+    amount_micros: int
+    created_at: datetime
+    reference: str
+    fx_rate: Decimal | None
+    fx_base: str | None
+    fx_quote: str | None
+    fx_rate_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Earnings:
+    """A seller's takings in one currency, in micro-units."""
+
+    currency: str
+    gross_micros: int
+    fee_micros: int
+    net_micros: int
+    leases: int
+    running: int
+
+
+class LeasesRepository(Protocol):
+    """The leases table.
+
+    Every writer is an upsert that is safe in any order and under replay: what an event
+    carries is kept, totals follow the highest ``period`` read (``domain.leases``), and an
+    ended lease stays ended. Writers are applied when the unit of work commits, in the order
+    given; nothing in the same unit reads them back.
+    """
+
+    async def get(self, account_id: str, lease_id: str) -> LeaseRow | None:
+        """A lease the account rents or provides (anyone else's is None, like a missing one)."""
+        ...
+
+    async def page(
+        self,
+        account_id: str,
+        *,
+        role: str | None,
+        status: str | None,
+        after: str | None,
+        limit: int,
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+        ...
+
+    async def earnings(self, seller_id: str) -> list[Earnings]:
+        """Per offer currency: the sums of the running totals of the leases the account sells."""
+        ...
+
+    async def apply_opened(self, opened: LeaseOpened, now: datetime) -> None:
+        """Record what a lease is (its status and totals stay whatever later events made them)."""
+        ...
+
+    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
+        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+        ...
+
+    async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
+        """Note when the buyer's funds first ran low for this lease."""
+        ...
+
+    async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
+        """End the lease for good (the first end read stays) and take its final totals."""
+        ...
+
+
+class LedgerRepository(Protocol):
+    """The ledger_lines table (written when the unit of work commits, in the order given)."""
+
+    async def add_posted(self, posted: LedgerPosted) -> None:
+        """Keep each line of a posted transfer once (a replayed transfer adds nothing)."""
+        ...
+
+    async def page(
+        self, owner: str, *, currency: str | None, before: int | None, limit: int
+    ) -> list[LedgerLineRow]:
+        """Up to ``limit`` of the account's lines, newest first, before the cursor line."""
+        ...

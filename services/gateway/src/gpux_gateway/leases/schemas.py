@@ -1,0 +1,237 @@
+"""Response bodies and parameters of the leases, statements and earnings routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
+
+from fastapi import Path, Query
+from pydantic import BaseModel, Field
+
+from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.offers import BillingGranularity
+from gpux_gateway.domain.leases import cost_so_far_micros
+from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+
+LeaseId = Annotated[
+    str,
+    Path(
+        pattern=r"^[0-9A-Za-z_:-]{1,100}$",
+        description="A lease id: the id of the trade that opened it (e.g. `<order id>:b1`).",
+    ),
+]
+"""A lease id in a path (trade ids hold a colon, so ResourceId does not fit)."""
+
+LeaseCursor = Annotated[
+    str | None,
+    Query(pattern=r"^[0-9A-Za-z_:-]{1,100}$", description="`next_cursor` of the previous page."),
+]
+"""The cursor of the leases list: the last lease id of the previous page."""
+
+LineCursor = Annotated[
+    str | None,
+    Query(pattern=r"^[0-9]{1,18}$", description="`next_cursor` of the previous page."),
+]
+"""The cursor of a statement: the position of the last line of the previous page."""
+
+
+class LeaseStatus(StrEnum):
+    """Where a lease is in its life."""
+
+    RUNNING = "running"
+    """The buyer has the GPUs and is being charged."""
+    ENDED = "ended"
+    """Over for good (`end_reason` says why); its totals are final."""
+
+
+class LeaseRole(StrEnum):
+    """Which side of a lease the calling account is on."""
+
+    BUYER = "buyer"
+    """Leases the account rents."""
+    SELLER = "seller"
+    """Leases of the account's offers."""
+
+
+class LeaseOut(BaseModel):
+    """A lease as its buyer and its seller see it (both parties see both ids: they traded)."""
+
+    lease_id: str = Field(description="The id of the trade that opened the lease.")
+    order_id: str
+    offer_id: str
+    gpu: str
+    tier: str
+    gpus: int
+    buyer_id: str
+    seller_id: str
+    price_per_gpu_hour: DecimalAmount = Field(description="In `currency`, the offer's.")
+    currency: Currency
+    wallet_currency: Currency = Field(description="The buyer pays from this wallet.")
+    billing: BillingGranularity
+    hours: int | None = Field(description="Fixed length; null = until stopped.")
+    started_at: datetime
+    ends_at: datetime | None
+    status: LeaseStatus
+    end_reason: LeaseEndReason | None
+    ended_at: datetime | None
+    charged_through: datetime | None = Field(
+        description="Paid up to this instant; null until the first `lease.charged` or the"
+        " `lease.ended` was read (a lease that ended before any charge shows `started_at`)."
+    )
+    total_charged: DecimalAmount = Field(description="Charged so far, in `currency`.")
+    total_paid: DecimalAmount = Field(description="Paid so far, in `wallet_currency`.")
+    total_fee: DecimalAmount = Field(description="The platform's part, in `currency`.")
+    total_seller: DecimalAmount = Field(description="The seller's part, in `currency`.")
+    unpaid: DecimalAmount = Field(
+        description="Delivered time the wallet could not pay (in `currency`; written off)."
+    )
+    low_balance_at: datetime | None = Field(
+        description="When the buyer's funds first ran low for this lease."
+    )
+    cost_so_far: DecimalAmount = Field(
+        description="In `currency`: a running per-second lease's cost up to now (whole seconds,"
+        " never below `total_charged`); otherwise `total_charged`."
+    )
+
+
+class LeasePage(BaseModel):
+    """One page of leases; pass `next_cursor` as `cursor` for the next."""
+
+    items: list[LeaseOut]
+    next_cursor: str | None
+
+
+class StopAccepted(BaseModel):
+    """A stop that billing will apply: the lease ends at `requested_at` (or where it is paid)."""
+
+    lease_id: str
+    status: str = Field(default="stop_requested", description="Always `stop_requested`.")
+    requested_at: datetime
+
+
+class LedgerLineOut(BaseModel):
+    """One line of the account's statement: one entry of a transfer billing posted."""
+
+    transfer_id: str
+    kind: str = Field(description="The transfer's kind: `topup`, `hold`, `charge`, `fx`, ...")
+    created_at: datetime
+    reference: str
+    account_kind: str = Field(description="The balance it moved: `available`, `held`, ...")
+    currency: Currency
+    amount: DecimalAmount = Field(description="Signed: positive adds to the balance.")
+    fx_rate: DecimalAmount | None = Field(
+        description="With a conversion: the rate applied, from `fx_base` to `fx_quote`."
+    )
+    fx_base: Currency | None
+    fx_quote: Currency | None
+    fx_rate_at: datetime | None
+
+
+class LedgerPage(BaseModel):
+    """One page of statement lines, newest first."""
+
+    items: list[LedgerLineOut]
+    next_cursor: str | None
+
+
+class EarningsOut(BaseModel):
+    """A seller's takings in one offer currency, from every lease of its offers."""
+
+    currency: Currency
+    gross: DecimalAmount = Field(description="Charged to buyers.")
+    fee: DecimalAmount = Field(description="The platform's part.")
+    net: DecimalAmount = Field(description="The seller's part.")
+    leases: int = Field(description="Leases counted.")
+    running: int = Field(description="Of which still running (their figures still grow).")
+
+
+class EarningsList(BaseModel):
+    """A seller's takings, one item per currency it has sold in."""
+
+    items: list[EarningsOut]
+
+
+def _amount(micros: int) -> DecimalAmount:
+    return canonical(from_micros(micros))
+
+
+def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
+    """A stored lease as its parties see it, with its cost up to ``now``.
+
+    Only opened leases are shown, so the fields only ``lease.opened`` carries are set.
+    """
+    assert row.billing is not None
+    assert row.price_micros is not None
+    assert row.gpus is not None
+    assert row.started_at is not None
+    billing = BillingGranularity(row.billing)
+    cost = cost_so_far_micros(
+        billing=billing,
+        running=row.status == LeaseStatus.RUNNING,
+        price_micros_per_gpu_hour=row.price_micros,
+        gpus=row.gpus,
+        started_at=row.started_at,
+        ends_at=row.ends_at,
+        total_charged_micros=row.total_charged_micros,
+        now=now,
+    )
+    return LeaseOut(
+        lease_id=row.id,
+        order_id=row.order_id,
+        offer_id=row.offer_id,
+        gpu=row.gpu,
+        tier=row.tier,
+        gpus=row.gpus,
+        buyer_id=row.buyer_id,
+        seller_id=row.seller_id,
+        price_per_gpu_hour=_amount(row.price_micros),
+        currency=row.currency,
+        wallet_currency=row.wallet_currency,
+        billing=billing,
+        hours=row.hours,
+        started_at=row.started_at,
+        ends_at=row.ends_at,
+        status=row.status,
+        end_reason=row.end_reason,
+        ended_at=row.ended_at,
+        charged_through=row.charged_through,
+        total_charged=_amount(row.total_charged_micros),
+        total_paid=_amount(row.total_paid_micros),
+        total_fee=_amount(row.total_fee_micros),
+        total_seller=_amount(row.total_seller_micros),
+        unpaid=_amount(row.unpaid_micros),
+        low_balance_at=row.low_balance_at,
+        cost_so_far=_amount(cost),
+    )
+
+
+def line_out(row: LedgerLineRow) -> LedgerLineOut:
+    """One stored statement line."""
+    rate = row.fx_rate
+    return LedgerLineOut(
+        transfer_id=row.transfer_id,
+        kind=row.transfer_kind,
+        created_at=row.created_at,
+        reference=row.reference,
+        account_kind=row.account_kind,
+        currency=row.currency,
+        amount=_amount(row.amount_micros),
+        fx_rate=None if rate is None else rate.normalize(),
+        fx_base=row.fx_base,
+        fx_quote=row.fx_quote,
+        fx_rate_at=row.fx_rate_at,
+    )
+
+
+def earnings_out(earnings: Earnings) -> EarningsOut:
+    """A seller's takings in one currency, as answered."""
+    return EarningsOut(
+        currency=Currency(earnings.currency),
+        gross=_amount(earnings.gross_micros),
+        fee=_amount(earnings.fee_micros),
+        net=_amount(earnings.net_micros),
+        leases=earnings.leases,
+        running=earnings.running,
+    )

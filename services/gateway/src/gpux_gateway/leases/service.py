@@ -1,0 +1,100 @@
+"""Leases as their parties see them, the stop command for billing, statements and earnings.
+
+Everything here is read from billing's events (``billing.leases``, ``billing.ledger``), so a
+change shows once the gateway has read it; the stop is a command on ``billing.commands``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.topics import BILLING_COMMANDS
+from gpux_gateway.leases.schemas import (
+    EarningsList,
+    LeaseOut,
+    LeasePage,
+    LeaseStatus,
+    LedgerPage,
+    StopAccepted,
+    earnings_out,
+    lease_out,
+    line_out,
+)
+from gpux_gateway.platform.access import not_found
+from gpux_gateway.platform.commands import command_id, envelope
+from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.platform.schemas import split_page
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.broker import Outgoing
+from gpux_platform.problems import ProblemError
+
+
+async def page(
+    uow: GatewayUnitOfWork,
+    account_id: str,
+    *,
+    role: str | None,
+    status: str | None,
+    limit: int,
+    cursor: str | None,
+) -> LeasePage:
+    """A page of the leases the account rents or provides (``role`` narrows it), in id order."""
+    found = await uow.leases.page(
+        account_id, role=role, status=status, after=cursor, limit=limit + 1
+    )
+    rows, more = split_page(found, limit)
+    items = [lease_out(r, uow.now) for r in rows]
+    return LeasePage(items=items, next_cursor=items[-1].lease_id if more else None)
+
+
+async def get(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseOut:
+    """One lease the account rents or provides; 404 for any other."""
+    row = await uow.leases.get(account_id, lease_id)
+    if row is None:
+        raise not_found("no such lease")
+    return lease_out(row, uow.now)
+
+
+async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: Once) -> Outcome:
+    """Ask billing to end a running lease now, once per Idempotency-Key (its buyer only)."""
+    event_id = command_id(buyer_id, once.key, f"lease.stop:{lease_id}")
+
+    async def make() -> tuple[int, dict[str, Any]]:
+        row = await uow.leases.get(buyer_id, lease_id)
+        if row is None:
+            raise not_found("no such lease")
+        if row.buyer_id != buyer_id:
+            raise ProblemError(
+                403, "lease-buyer-only", "Forbidden", "only the lease's buyer may stop it"
+            )
+        if row.status == LeaseStatus.ENDED:
+            raise ProblemError(409, "lease-ended", "Lease ended", "the lease already ended")
+        command = LeaseStopRequested(lease_id=lease_id, buyer_id=buyer_id, requested_at=uow.now)
+        uow.outbox.add(Outgoing(BILLING_COMMANDS, buyer_id, envelope(command, event_id, uow.now)))
+        accepted = StopAccepted(lease_id=lease_id, requested_at=uow.now)
+        return 202, accepted.model_dump(mode="json")
+
+    return await run_once(uow, once, make)
+
+
+async def statement(
+    uow: GatewayUnitOfWork,
+    account_id: str,
+    *,
+    currency: str | None,
+    limit: int,
+    cursor: str | None,
+) -> LedgerPage:
+    """A page of the account's statement lines, newest first."""
+    before = None if cursor is None else int(cursor)
+    found = await uow.ledger.page(account_id, currency=currency, before=before, limit=limit + 1)
+    rows, more = split_page(found, limit)
+    return LedgerPage(
+        items=[line_out(r) for r in rows], next_cursor=str(rows[-1].seq) if more else None
+    )
+
+
+async def earnings(uow: GatewayUnitOfWork, seller_id: str) -> EarningsList:
+    """What the seller's leases earned, per offer currency."""
+    return EarningsList(items=[earnings_out(e) for e in await uow.leases.earnings(seller_id)])

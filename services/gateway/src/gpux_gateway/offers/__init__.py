@@ -1,0 +1,1 @@
+"""Sellers' offers: submitted as commands, shown as pricing and the book report them."""

@@ -1,0 +1,93 @@
+"""Routes under /v1/offers: sellers submit, change, withdraw, list and read their offers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from gpux_contracts.accounts import Role
+from gpux_gateway.domain.access import Scope
+from gpux_gateway.offers import service
+from gpux_gateway.offers.schemas import (
+    OfferBatchIn,
+    OfferBatchOut,
+    OfferChange,
+    OfferIn,
+    OfferOut,
+)
+from gpux_gateway.platform.access import account_id_for
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.schemas import Cursor, Page, ResourceId
+
+router = APIRouter(prefix="/v1/offers", tags=["offers"])
+
+
+@router.post("", status_code=202, response_model=OfferOut, summary="Offer GPUs (sellers)")
+async def submit(
+    *,
+    body: OfferIn,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
+    idem = check_key(idempotency_key)
+    once = once_for(request, body, scope=seller_id, key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.submit(uow, seller_id=seller_id, offer=body, once=once))
+
+
+@router.post(
+    "/bulk",
+    status_code=202,
+    response_model=OfferBatchOut,
+    summary="Offer many GPUs at once (sellers): all or none",
+)
+async def submit_many(
+    *,
+    body: OfferBatchIn,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
+    idem = check_key(idempotency_key)
+    once = once_for(request, body, scope=seller_id, key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.submit_many(uow, seller_id=seller_id, batch=body, once=once))
+
+
+@router.patch("/{offer_id}", status_code=202, response_model=OfferOut, summary="Re-price or resize")
+async def change(
+    offer_id: ResourceId, body: OfferChange, who: PrincipalDep, uow: UnitOfWorkDep
+) -> OfferOut:
+    seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
+    return await service.change(uow, seller_id=seller_id, offer_id=offer_id, body=body)
+
+
+@router.delete("/{offer_id}", status_code=202, response_model=OfferOut, summary="Withdraw")
+async def withdraw(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:
+    seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
+    return await service.withdraw(uow, seller_id=seller_id, offer_id=offer_id)
+
+
+@router.get("", response_model=Page[OfferOut], summary="The seller's offers")
+async def list_offers(
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Cursor = None,
+) -> Page[OfferOut]:
+    seller_id = account_id_for(who, Scope.READ, Role.SELLER)
+    return await service.page(uow, seller_id, limit=limit, cursor=cursor)
+
+
+@router.get("/{offer_id}", response_model=OfferOut, summary="One of the seller's offers")
+async def get_offer(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:
+    seller_id = account_id_for(who, Scope.READ, Role.SELLER)
+    return await service.get(uow, seller_id, offer_id)

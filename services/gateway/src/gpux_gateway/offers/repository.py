@@ -1,0 +1,55 @@
+"""What the offers resource stores: the sellers' view of their offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRow:
+    """An offer as its seller's view stores it (money in micro-units)."""
+
+    id: str
+    seller_id: str
+    gpu: str
+    gpus: int
+    remaining_gpus: int
+    price_micros: int
+    currency: str
+    tier: str
+    billing: str
+    region: str | None
+    min_hours: int | None
+    available_until: datetime | None
+    status: str
+    reason: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class OffersRepository(Protocol):
+    """The offers table.
+
+    ``apply_status`` is written when the unit of work commits, in the order given (a batch of
+    reports in one round trip); nothing in the same unit reads what it wrote.
+    """
+
+    async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
+        """Store the seller's view of a submitted offer (status pending)."""
+        ...
+
+    async def get(self, seller_id: str, offer_id: str) -> OfferRow | None:
+        """One of the seller's offers (another seller's is None, like a missing one)."""
+        ...
+
+    async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
+        """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
+        ...
+
+    async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
+        """Set an offer's status, reason and remaining GPUs as pricing or the book report them."""
+        ...

@@ -1,0 +1,86 @@
+"""Request and response bodies of the offers routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import AwareDatetime, BaseModel, Field
+
+from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_gateway.offers.repository import OfferRow
+from gpux_gateway.platform.schemas import Price, Region, Slug, Strict
+
+
+class OfferIn(Strict):
+    """A seller's offer of GPU-hours."""
+
+    gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
+    gpus: int = Field(ge=1, le=4096, description="How many GPUs are offered.")
+    price_per_gpu_hour: Price = Field(description="Asking price per GPU-hour.")
+    currency: Currency
+    tier: Tier
+    billing: BillingGranularity
+    region: Region | None = None
+    min_hours: int | None = Field(default=None, ge=1, le=8760)
+    available_until: AwareDatetime | None = None
+
+
+class OfferBatchIn(Strict):
+    """Many offers in one request: accepted together or not at all."""
+
+    offers: list[OfferIn] = Field(min_length=1, max_length=500)
+
+
+class OfferChange(Strict):
+    """A new price or GPU count for an offer (at least one)."""
+
+    price_per_gpu_hour: Price | None = None
+    gpus: int | None = Field(default=None, ge=1, le=4096)
+
+
+class OfferOut(BaseModel):
+    """An offer as its seller sees it."""
+
+    id: str
+    gpu: str
+    gpus: int
+    remaining_gpus: int
+    price_per_gpu_hour: DecimalAmount
+    currency: Currency
+    tier: Tier
+    billing: BillingGranularity
+    region: str | None
+    min_hours: int | None
+    available_until: datetime | None
+    status: str = Field(description="pending, live, rejected, withdrawn, exhausted or expired.")
+    reason: str | None = Field(description="Why it was rejected, when it was.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class OfferBatchOut(BaseModel):
+    """The offers a bulk request created, in request order."""
+
+    items: list[OfferOut]
+
+
+def offer_out(row: OfferRow) -> OfferOut:
+    """The seller's view of a stored offer."""
+    return OfferOut(
+        id=row.id,
+        gpu=row.gpu,
+        gpus=row.gpus,
+        remaining_gpus=row.remaining_gpus,
+        price_per_gpu_hour=canonical(from_micros(row.price_micros)),
+        currency=Currency(row.currency),
+        tier=Tier(row.tier),
+        billing=BillingGranularity(row.billing),
+        region=row.region,
+        min_hours=row.min_hours,
+        available_until=row.available_until,
+        status=row.status,
+        reason=row.reason,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

@@ -1,0 +1,130 @@
+"""Sellers' offers: submitted (one or many, all or none), changed and withdrawn as commands on
+``offers.commands``; each seller sees only its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpux_contracts.events import Payload
+from gpux_contracts.ids import new_id
+from gpux_contracts.offers import OfferChangeRequested, OfferSubmitted, OfferWithdrawalRequested
+from gpux_contracts.topics import OFFERS_COMMANDS
+from gpux_gateway.domain.offers import change_problem, is_closed
+from gpux_gateway.domain.windows import check_window
+from gpux_gateway.offers.repository import OfferRow
+from gpux_gateway.offers.schemas import (
+    OfferBatchIn,
+    OfferBatchOut,
+    OfferChange,
+    OfferIn,
+    OfferOut,
+    offer_out,
+)
+from gpux_gateway.platform.access import not_found, validation_problem
+from gpux_gateway.platform.commands import command_id, envelope
+from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.platform.schemas import Page, split_page
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.broker import Outgoing
+from gpux_platform.problems import ProblemError
+
+
+async def _submit(
+    uow: GatewayUnitOfWork, seller_id: str, offer: OfferIn, event_id: str
+) -> OfferRow:
+    """Store one offer and queue its command, in the unit of work."""
+    command = OfferSubmitted(offer_id=new_id(), seller_id=seller_id, **offer.model_dump())
+    row = await uow.offers.add(command, uow.now)
+    uow.outbox.add(Outgoing(OFFERS_COMMANDS, command.gpu, envelope(command, event_id, uow.now)))
+    return row
+
+
+async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once: Once) -> Outcome:
+    """Submit one offer (status pending until pricing decides), once per Idempotency-Key."""
+    problem = check_window(offer.available_until, uow.now)
+    if problem:
+        raise validation_problem(problem)
+
+    async def make() -> tuple[int, dict[str, Any]]:
+        row = await _submit(uow, seller_id, offer, command_id(seller_id, once.key, "offer"))
+        return 202, offer_out(row).model_dump(mode="json")
+
+    return await run_once(uow, once, make)
+
+
+async def submit_many(
+    uow: GatewayUnitOfWork, *, seller_id: str, batch: OfferBatchIn, once: Once
+) -> Outcome:
+    """Submit many offers together: one bad window refuses them all."""
+    for position, offer in enumerate(batch.offers):
+        problem = check_window(offer.available_until, uow.now)
+        if problem:
+            raise validation_problem(f"offers.{position}.{problem}")
+
+    async def make() -> tuple[int, dict[str, Any]]:
+        rows = [
+            await _submit(uow, seller_id, offer, command_id(seller_id, once.key, f"offer.{i}"))
+            for i, offer in enumerate(batch.offers)
+        ]
+        out = OfferBatchOut(items=[offer_out(row) for row in rows])
+        return 202, out.model_dump(mode="json")
+
+    return await run_once(uow, once, make)
+
+
+async def _own_open_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:
+    row = await uow.offers.get(seller_id, offer_id)
+    if row is None:
+        raise not_found("no such offer")
+    if is_closed(row.status):
+        raise ProblemError(409, "offer-closed", "Offer closed", f"the offer is {row.status}")
+    return row
+
+
+def _command(uow: GatewayUnitOfWork, row: OfferRow, payload: Payload) -> None:
+    uow.outbox.add(Outgoing(OFFERS_COMMANDS, row.gpu, envelope(payload, new_id(), uow.now)))
+
+
+async def change(
+    uow: GatewayUnitOfWork, *, seller_id: str, offer_id: str, body: OfferChange
+) -> OfferOut:
+    """Ask pricing to re-price or resize an open offer; answers the offer as it stands."""
+    problem = change_problem(body.price_per_gpu_hour, body.gpus)
+    if problem:
+        raise validation_problem(problem)
+    row = await _own_open_offer(uow, seller_id, offer_id)
+    command = OfferChangeRequested(
+        offer_id=offer_id,
+        seller_id=seller_id,
+        gpu=row.gpu,
+        price_per_gpu_hour=body.price_per_gpu_hour,
+        gpus=body.gpus,
+    )
+    _command(uow, row, command)
+    return offer_out(row)
+
+
+async def withdraw(uow: GatewayUnitOfWork, *, seller_id: str, offer_id: str) -> OfferOut:
+    """Ask for an open offer to leave the book; answers the offer as it stands."""
+    row = await _own_open_offer(uow, seller_id, offer_id)
+    _command(
+        uow, row, OfferWithdrawalRequested(offer_id=offer_id, seller_id=seller_id, gpu=row.gpu)
+    )
+    return offer_out(row)
+
+
+async def page(
+    uow: GatewayUnitOfWork, seller_id: str, *, limit: int, cursor: str | None
+) -> Page[OfferOut]:
+    """A page of the seller's offers, in id order."""
+    rows, more = split_page(await uow.offers.page(seller_id, cursor, limit + 1), limit)
+    items = [offer_out(r) for r in rows]
+    return Page[OfferOut](items=items, next_cursor=items[-1].id if more else None)
+
+
+async def get(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferOut:
+    """One of the seller's offers; 404 for any other."""
+    row = await uow.offers.get(seller_id, offer_id)
+    if row is None:
+        raise not_found("no such offer")
+    return offer_out(row)

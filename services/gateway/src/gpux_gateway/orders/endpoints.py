@@ -1,0 +1,64 @@
+"""Routes under /v1/orders: buyers place, cancel, list and read their orders."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+
+from gpux_contracts.accounts import Role
+from gpux_gateway.domain.access import Scope
+from gpux_gateway.orders import service
+from gpux_gateway.orders.schemas import OrderDetailOut, OrderIn, OrderOut
+from gpux_gateway.platform.access import account_id_for
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.schemas import Cursor, Page, ResourceId
+
+router = APIRouter(prefix="/v1/orders", tags=["orders"])
+
+
+@router.post("", status_code=202, response_model=OrderOut, summary="Order GPUs (buyers)")
+async def place(
+    *,
+    body: OrderIn,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
+    idem = check_key(idempotency_key)
+    once = once_for(request, body, scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.place(uow, buyer_id=buyer_id, order=body, once=once))
+
+
+@router.delete(
+    "/{order_id}", status_code=202, response_model=OrderOut, summary="Cancel the open rest"
+)
+async def cancel(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderOut:
+    buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
+    return await service.cancel(uow, buyer_id=buyer_id, order_id=order_id)
+
+
+@router.get("", response_model=Page[OrderOut], summary="The buyer's orders")
+async def list_orders(
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Cursor = None,
+) -> Page[OrderOut]:
+    buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
+    return await service.page(uow, buyer_id, limit=limit, cursor=cursor)
+
+
+@router.get(
+    "/{order_id}",
+    response_model=OrderDetailOut,
+    summary="One of the buyer's orders, with fills",
+)
+async def get_order(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderDetailOut:
+    buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
+    return await service.get(uow, buyer_id, order_id)

@@ -1,0 +1,84 @@
+"""What the orders resource stores: the buyers' view of their orders and their fills."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
+
+
+@dataclass(frozen=True, slots=True)
+class OrderRow:
+    """An order as its buyer's view stores it (money in micro-units)."""
+
+    id: str
+    buyer_id: str
+    gpu: str
+    gpus: int
+    filled_gpus: int
+    remaining_gpus: int
+    type: str
+    max_price_micros: int | None
+    currency: str
+    tier: str
+    region: str | None
+    hours: int | None
+    time_in_force: str
+    expires_at: datetime | None
+    status: str
+    reason: str | None
+    shortfall_micros: int | None
+    shortfall_currency: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FillRow:
+    """One fill of a buyer's order, from one trade."""
+
+    trade_id: str
+    seq: int
+    order_id: str
+    buyer_id: str
+    gpus: int
+    price_micros: int
+    currency: str
+    tier: str
+    billing: str
+    hours: int | None
+    executed_at: datetime
+
+
+class OrdersRepository(Protocol):
+    """The orders and order_fills tables.
+
+    ``apply_status`` and ``add_fill`` are written when the unit of work commits, in the order
+    given (a batch of reports in one round trip); nothing in the same unit reads them back.
+    """
+
+    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds)."""
+        ...
+
+    async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:
+        """One of the buyer's orders (another buyer's is None, like a missing one)."""
+        ...
+
+    async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
+        """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
+        ...
+
+    async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
+        """The fills of one of the buyer's orders, oldest first."""
+        ...
+
+    async def apply_status(self, change: OrderStatusChanged, now: datetime) -> None:
+        """Take a status report unless it would undo a newer one (``domain.orders``)."""
+        ...
+
+    async def add_fill(self, trade: TradeExecuted) -> None:
+        """Keep one fill of a buyer's order (a redelivered trade is kept once)."""
+        ...

@@ -1,0 +1,142 @@
+"""Request and response bodies of the orders routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import AwareDatetime, BaseModel, Field, model_validator
+
+from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
+from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.platform.schemas import Price, Region, Slug, Strict
+
+
+class OrderIn(Strict):
+    """A buyer's order for GPU-hours."""
+
+    gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
+    gpus: int = Field(ge=1, le=4096, description="How many GPUs to rent.")
+    type: OrderType = Field(description="`market` takes the best offers now; `limit` may rest.")
+    max_price_per_gpu_hour: Price | None = Field(
+        default=None,
+        description="The limit (required for `limit`), or a `market` order's cap (without one,"
+        " billing caps it at the best ask plus its slippage allowance, 5 % by default).",
+    )
+    currency: Currency
+    wallet_currency: Currency | None = Field(
+        default=None,
+        description="Pay from this wallet, converted at the current rate (default: `currency`).",
+    )
+    tier: OrderTier = OrderTier.ANY
+    region: Region | None = None
+    hours: int | None = Field(
+        default=None, ge=1, le=8760, description="Rental length; absent = open-ended."
+    )
+    time_in_force: TimeInForce = TimeInForce.GTC
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="When a `gtd` order leaves the book (required for `gtd` only)."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OrderIn:
+        if self.type == OrderType.LIMIT and self.max_price_per_gpu_hour is None:
+            raise ValueError("max_price_per_gpu_hour: required for a limit order")
+        if self.time_in_force == TimeInForce.GTD and self.expires_at is None:
+            raise ValueError("expires_at: required for a gtd order")
+        if self.time_in_force != TimeInForce.GTD and self.expires_at is not None:
+            raise ValueError("expires_at: only for a gtd order")
+        if self.type == OrderType.MARKET and self.time_in_force == TimeInForce.GTD:
+            raise ValueError("time_in_force: a market order never rests, so it cannot be gtd")
+        return self
+
+
+class OrderOut(BaseModel):
+    """An order as its buyer sees it."""
+
+    id: str
+    gpu: str
+    gpus: int
+    filled_gpus: int
+    remaining_gpus: int = Field(description="Still open on the book (0 once the order ended).")
+    type: OrderType
+    max_price_per_gpu_hour: DecimalAmount | None
+    currency: Currency
+    tier: OrderTier
+    region: str | None
+    hours: int | None
+    time_in_force: TimeInForce
+    expires_at: datetime | None
+    status: OrderStatus = Field(
+        description="pending_funds, open, partially_filled, filled, cancelled, expired or rejected."
+    )
+    reason: str | None = Field(description="Why it was rejected or ended unfilled, when it was.")
+    shortfall: DecimalAmount | None = Field(
+        description="With `insufficient_funds`: how much is missing, in `shortfall_currency`."
+    )
+    shortfall_currency: Currency | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class OrderFillOut(BaseModel):
+    """One fill of an order: GPUs it got from one offer, at the resting side's price."""
+
+    trade_id: str
+    gpus: int
+    price_per_gpu_hour: DecimalAmount
+    currency: Currency
+    tier: Tier = Field(description="The offer's tier (an `any` order learns it here).")
+    billing: BillingGranularity
+    hours: int | None
+    executed_at: datetime
+
+
+class OrderDetailOut(OrderOut):
+    """An order with its fills, oldest first."""
+
+    fills: list[OrderFillOut]
+
+
+def order_out(row: OrderRow) -> OrderOut:
+    """The buyer's view of a stored order."""
+    price = row.max_price_micros
+    shortfall = row.shortfall_micros
+    return OrderOut(
+        id=row.id,
+        gpu=row.gpu,
+        gpus=row.gpus,
+        filled_gpus=row.filled_gpus,
+        remaining_gpus=row.remaining_gpus,
+        type=OrderType(row.type),
+        max_price_per_gpu_hour=None if price is None else canonical(from_micros(price)),
+        currency=Currency(row.currency),
+        tier=OrderTier(row.tier),
+        region=row.region,
+        hours=row.hours,
+        time_in_force=TimeInForce(row.time_in_force),
+        expires_at=row.expires_at,
+        status=OrderStatus(row.status),
+        reason=row.reason,
+        shortfall=None if shortfall is None else canonical(from_micros(shortfall)),
+        shortfall_currency=None
+        if row.shortfall_currency is None
+        else Currency(row.shortfall_currency),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def fill_out(row: FillRow) -> OrderFillOut:
+    """One stored fill as its buyer sees it."""
+    return OrderFillOut(
+        trade_id=row.trade_id,
+        gpus=row.gpus,
+        price_per_gpu_hour=canonical(from_micros(row.price_micros)),
+        currency=Currency(row.currency),
+        tier=Tier(row.tier),
+        billing=BillingGranularity(row.billing),
+        hours=row.hours,
+        executed_at=row.executed_at,
+    )

@@ -1,0 +1,72 @@
+"""Buyers' orders: placed (a command for billing to fund) and cancelled as commands on
+``orders.commands``; each buyer sees only its own, with the fills the book reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpux_contracts.ids import new_id
+from gpux_contracts.orders import OrderCancelRequested, OrderPlaced
+from gpux_contracts.topics import ORDERS_COMMANDS
+from gpux_gateway.domain.orders import is_final
+from gpux_gateway.domain.windows import check_window
+from gpux_gateway.orders.schemas import (
+    OrderDetailOut,
+    OrderIn,
+    OrderOut,
+    fill_out,
+    order_out,
+)
+from gpux_gateway.platform.access import not_found, validation_problem
+from gpux_gateway.platform.commands import command_id, envelope
+from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.platform.schemas import Page, split_page
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.broker import Outgoing
+from gpux_platform.problems import ProblemError
+
+
+async def place(uow: GatewayUnitOfWork, *, buyer_id: str, order: OrderIn, once: Once) -> Outcome:
+    """Place an order (pending_funds until billing holds its funds), once per Idempotency-Key."""
+    problem = check_window(order.expires_at, uow.now, field="expires_at")
+    if problem:
+        raise validation_problem(problem)
+    event_id = command_id(buyer_id, once.key, "order")
+
+    async def make() -> tuple[int, dict[str, Any]]:
+        command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **order.model_dump())
+        row = await uow.orders.add(command, uow.now)
+        uow.outbox.add(Outgoing(ORDERS_COMMANDS, command.gpu, envelope(command, event_id, uow.now)))
+        return 202, order_out(row).model_dump(mode="json")
+
+    return await run_once(uow, once, make)
+
+
+async def cancel(uow: GatewayUnitOfWork, *, buyer_id: str, order_id: str) -> OrderOut:
+    """Ask for the open rest of an order to be cancelled; answers the order as it stands."""
+    row = await uow.orders.get(buyer_id, order_id)
+    if row is None:
+        raise not_found("no such order")
+    if is_final(row.status):
+        raise ProblemError(409, "order-closed", "Order closed", f"the order is {row.status}")
+    command = OrderCancelRequested(order_id=order_id, buyer_id=buyer_id, gpu=row.gpu)
+    uow.outbox.add(Outgoing(ORDERS_COMMANDS, row.gpu, envelope(command, new_id(), uow.now)))
+    return order_out(row)
+
+
+async def page(
+    uow: GatewayUnitOfWork, buyer_id: str, *, limit: int, cursor: str | None
+) -> Page[OrderOut]:
+    """A page of the buyer's orders, in id order."""
+    rows, more = split_page(await uow.orders.page(buyer_id, cursor, limit + 1), limit)
+    items = [order_out(r) for r in rows]
+    return Page[OrderOut](items=items, next_cursor=items[-1].id if more else None)
+
+
+async def get(uow: GatewayUnitOfWork, buyer_id: str, order_id: str) -> OrderDetailOut:
+    """One of the buyer's orders with its fills; 404 for any other."""
+    row = await uow.orders.get(buyer_id, order_id)
+    if row is None:
+        raise not_found("no such order")
+    fills = await uow.orders.fills(buyer_id, order_id)
+    return OrderDetailOut(**order_out(row).model_dump(), fills=[fill_out(f) for f in fills])

@@ -1,0 +1,29 @@
+"""The commands the gateway sends: their ids and their envelopes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import new_id, stable_id
+from gpux_platform.telemetry import current_trace
+
+PRODUCER = "gateway"
+
+
+def command_id(scope: str, key: str | None, purpose: str) -> str:
+    """A stable id for what a request creates: derived from its Idempotency-Key when it has one."""
+    return stable_id(scope, key, purpose) if key else new_id()
+
+
+def envelope(payload: Payload, event_id: str, now: datetime) -> Envelope[Any]:
+    """A command envelope from the gateway, in the current trace."""
+    return wrap(
+        payload,
+        producer=PRODUCER,
+        occurred_at=now,
+        event_id=event_id,
+        correlation_id=event_id,
+        trace=current_trace(),
+    )

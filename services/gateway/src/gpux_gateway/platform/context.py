@@ -1,0 +1,53 @@
+"""What the gateway's endpoints share: settings, clock, units of work, Redis reads, views."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from gpux_gateway.adapters.redis.balances import Balances
+from gpux_gateway.adapters.redis.market_data import MarketData
+from gpux_gateway.adapters.redis.ratelimit import RateLimiter
+from gpux_gateway.config import GatewaySettings
+from gpux_gateway.readmodels.catalog import CatalogView
+from gpux_gateway.readmodels.market import MarketView
+from gpux_gateway.readmodels.orderbook import BookView
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.clock import Clock
+
+UnitOfWorkFactory = Callable[[], AbstractAsyncContextManager[GatewayUnitOfWork]]
+"""Opens a unit of work: ``async with factory() as uow``."""
+
+
+@dataclass(frozen=True)
+class Views:
+    """The views the gateway keeps in memory from compacted topics."""
+
+    catalog: CatalogView
+    sessions: MarketView
+    books: BookView
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """The gateway's dependencies, kept on the app (``app.state.gateway``) for the endpoints."""
+
+    settings: GatewaySettings
+    clock: Clock
+    unit_of_work: UnitOfWorkFactory
+    limiter: RateLimiter
+    market_data: MarketData
+    balances: Balances
+    views: Views
+
+    @property
+    def pepper(self) -> bytes:
+        """The server secret of key digests."""
+        return self.settings.key_pepper.get_secret_value().encode()
+
+    @property
+    def idempotency_ttl(self) -> timedelta:
+        """How long creating responses are kept for replays."""
+        return timedelta(hours=self.settings.idempotency_ttl_h)

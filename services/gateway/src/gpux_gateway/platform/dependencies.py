@@ -1,0 +1,88 @@
+"""The FastAPI dependencies of the endpoints: the gateway, the unit of work, who is calling.
+
+The unit of work is the request's boundary: it opens before the endpoint runs, commits when
+the endpoint returns (before the response is sent, ``scope="function"``) and rolls back when
+it raises. Authentication runs in the same unit (FastAPI resolves a dependency once per
+request), so a request holds one connection and one transaction.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from gpux_gateway.domain.access import Principal
+from gpux_gateway.keys import service as keys
+from gpux_gateway.platform.access import unauthorized
+from gpux_gateway.platform.context import Gateway
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.problems import ProblemError
+
+bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer gpx_…`")
+
+_ADMIN = Principal(None, frozenset(), frozenset(), None, is_admin=True)
+
+
+def gateway(request: Request) -> Gateway:
+    """The gateway the app was wired with."""
+    gw: Gateway = request.app.state.gateway
+    return gw
+
+
+GatewayDep = Annotated[Gateway, Depends(gateway)]
+
+
+async def unit_of_work(gw: GatewayDep) -> AsyncIterator[GatewayUnitOfWork]:
+    """The request's unit of work: committed once the endpoint returned, else rolled back."""
+    async with gw.unit_of_work() as uow:
+        yield uow
+        await uow.commit()
+
+
+UnitOfWorkDep = Annotated[GatewayUnitOfWork, Depends(unit_of_work, scope="function")]
+
+
+async def current_principal(
+    response: Response,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+) -> Principal:
+    """Authenticate, then count the request against the key's limit."""
+    if credentials is None:
+        raise unauthorized("send `Authorization: Bearer <API key>`")
+    token = credentials.credentials
+    admin = gw.settings.admin_key
+    if admin is not None and hmac.compare_digest(token.encode(), admin.get_secret_value().encode()):
+        principal = _ADMIN
+    else:
+        principal = await keys.authenticate(uow, gw.pepper, token)
+    verdict = await gw.limiter.hit(principal.key_id or "admin")
+    if not verdict.allowed:
+        raise ProblemError(
+            429, "rate-limited", "Too many requests", "slow down", headers=verdict.headers
+        )
+    response.headers.update(verdict.headers)
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(current_principal)]
+
+
+async def anonymous_limit(request: Request, response: Response, gw: GatewayDep) -> None:
+    """Rate-limit an unauthenticated call by client address."""
+    client = request.client.host if request.client else "unknown"
+    verdict = await gw.limiter.hit(f"ip:{client}", anonymous=True)
+    if not verdict.allowed:
+        raise ProblemError(
+            429, "rate-limited", "Too many requests", "slow down", headers=verdict.headers
+        )
+    response.headers.update(verdict.headers)
+
+
+AnonymousLimit = Depends(anonymous_limit)
+"""For ``dependencies=[...]`` of public routes."""

@@ -1,0 +1,44 @@
+"""The handlers of the events that keep the gateway's PostgreSQL views, by topic and payload.
+
+Each handler takes the unit of work of its batch and the event; ``entrypoints.kafka`` builds
+one batched subscriber per topic from this map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpux_contracts.events import Payload
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseLowBalance,
+    LeaseOpened,
+    LedgerPosted,
+)
+from gpux_contracts.offers import OfferStatusChanged
+from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
+from gpux_contracts.topics import (
+    BILLING_LEASES,
+    BILLING_LEDGER,
+    MARKET_TRADES,
+    OFFERS_STATUS,
+    ORDERS_STATUS,
+    Topic,
+)
+from gpux_gateway.service import leases, ledger, offers, orders
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_platform.batches import Handler
+
+HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWork]]] = {
+    OFFERS_STATUS: {OfferStatusChanged: offers.on_status_changed},
+    ORDERS_STATUS: {OrderStatusChanged: orders.on_status_changed},
+    MARKET_TRADES: {TradeExecuted: orders.on_trade_executed},
+    BILLING_LEASES: {
+        LeaseOpened: leases.on_opened,
+        LeaseCharged: leases.on_charged,
+        LeaseLowBalance: leases.on_low_balance,
+        LeaseEnded: leases.on_ended,
+    },
+    BILLING_LEDGER: {LedgerPosted: ledger.on_posted},
+}

@@ -1,0 +1,56 @@
+"""The gateway's unit of work: its repositories, the inbox and the outbox, and its instant."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from gpux_gateway.accounts.repository import AccountsRepository
+from gpux_gateway.keys.repository import KeysRepository
+from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
+from gpux_gateway.offers.repository import OffersRepository
+from gpux_gateway.orders.repository import OrdersRepository
+from gpux_gateway.platform.idempotency import IdempotencyRepository
+from gpux_platform.unit_of_work import UnitOfWork
+
+
+class GatewayUnitOfWork(UnitOfWork, Protocol):
+    """What a request or a batch of consumed events works through (one transaction)."""
+
+    now: datetime
+    """The instant the unit began: what its changes are stamped with."""
+
+    @property
+    def accounts(self) -> AccountsRepository:
+        """Accounts."""
+        ...
+
+    @property
+    def keys(self) -> KeysRepository:
+        """API key digests."""
+        ...
+
+    @property
+    def offers(self) -> OffersRepository:
+        """The sellers' view of their offers."""
+        ...
+
+    @property
+    def orders(self) -> OrdersRepository:
+        """The buyers' view of their orders and fills."""
+        ...
+
+    @property
+    def leases(self) -> LeasesRepository:
+        """Both parties' view of their leases."""
+        ...
+
+    @property
+    def ledger(self) -> LedgerRepository:
+        """Accounts' statement lines."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Responses of creating requests, for replays."""
+        ...

@@ -1,0 +1,1 @@
+"""Live market data as server-sent events."""

@@ -1,0 +1,27 @@
+"""Route /v1/stream/prices: best-ask updates as server-sent events."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+from sse_starlette.sse import EventSourceResponse
+
+from gpux_gateway.platform.dependencies import AnonymousLimit, GatewayDep
+from gpux_gateway.streams import service
+
+router = APIRouter(prefix="/v1/stream", tags=["market data"])
+
+
+@router.get(
+    "/prices",
+    summary="Best-ask updates as server-sent events (`event: best_ask`)",
+    dependencies=[AnonymousLimit],
+    response_class=EventSourceResponse,
+)
+async def prices(
+    gw: GatewayDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=45)] = None,
+) -> EventSourceResponse:
+    start = service.start_after(last_event_id)
+    return EventSourceResponse(service.best_ask_events(gw.market_data, start), ping=15)

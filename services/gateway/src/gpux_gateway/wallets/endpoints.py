@@ -1,0 +1,67 @@
+"""Routes /v1/topups, /v1/accounts/me/balances and /v1/admin/topups/{id}/confirm."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from gpux_contracts.accounts import Role
+from gpux_gateway.domain.access import Scope
+from gpux_gateway.platform.access import account_id_for, admin_only
+from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.schemas import ResourceId
+from gpux_gateway.wallets import service
+from gpux_gateway.wallets.schemas import BalanceOut, TopupAccepted, TopupConfirmAccepted, TopupIn
+
+router = APIRouter(tags=["wallets"])
+
+
+@router.post(
+    "/v1/topups",
+    status_code=202,
+    response_model=TopupAccepted,
+    summary="Top up the wallet (buyers); billing books it when the provider confirms",
+)
+async def top_up(
+    *,
+    body: TopupIn,
+    request: Request,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idempotency_key: IdemKey = None,
+) -> JSONResponse:
+    buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
+    idem = check_key(idempotency_key)
+    once = once_for(request, body, scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    return answer(await service.top_up(uow, buyer_id=buyer_id, body=body, once=once))
+
+
+@router.get(
+    "/v1/accounts/me/balances",
+    response_model=list[BalanceOut],
+    summary="Available and held balance per currency",
+    description=(
+        "One item per currency the account's wallet has ever used (a currency never "
+        "topped up is absent, not zero), from billing's read model: a change shows "
+        "once billing has booked it."
+    ),
+)
+async def balances(who: PrincipalDep, gw: GatewayDep) -> list[BalanceOut]:
+    buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
+    return service.balances_out(await gw.balances.of_account(buyer_id))
+
+
+@router.post(
+    "/v1/admin/topups/{topup_id}/confirm",
+    status_code=202,
+    response_model=TopupConfirmAccepted,
+    summary="Confirm a manual top-up's money arrived (admin)",
+    tags=["admin"],
+)
+async def confirm(
+    topup_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> TopupConfirmAccepted:
+    admin_only(who)
+    return service.confirm(uow, topup_id)
