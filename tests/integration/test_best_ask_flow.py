@@ -20,20 +20,23 @@ from redis.asyncio import Redis
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_contracts.offers import OfferStatus, OfferStatusChanged
 from gpux_contracts.topics import OFFERS_STATUS
-from gpux_devinfra.testing.http import auth, book_in, find_book, get_until, offer_body, push_offer
+from gpux_devinfra.testing.http import (
+    THREE_CURRENCIES,
+    THREE_CURRENCIES_IN_EUR,
+    auth,
+    best_offer_id,
+    book_in,
+    get_until,
+    offer_body,
+    push_offer,
+    ranked,
+)
 from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.services import Running, running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_platform.redis_keys import BEST_ASKS
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
-
-# Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
-OFFERS = [
-    ("0.40", "USD", 4),  # 0.368 EUR
-    ("0.35", "EUR", 2),  # 0.35 EUR  <- cheapest in reference terms
-    ("0.30", "GBP", 8),  # 0.354 EUR
-]
 
 
 @pytest.fixture(scope="module")
@@ -57,15 +60,10 @@ async def book_reports(
     await publish_payloads(settings, OFFERS_STATUS, "matching", [(offer["gpu"], payload)])
 
 
-def best_id(body: dict[str, Any]) -> str | None:
-    book = find_book(body)
-    return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
-
-
 async def accepted_offers(client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    """One seller per offer of ``OFFERS``; each offer once pricing accepted it."""
+    """One seller per offer of ``THREE_CURRENCIES``; each offer once pricing accepted it."""
     offers = []
-    for price, currency, gpus in OFFERS:
+    for price, currency, gpus in THREE_CURRENCIES:
         signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
         key = signed.json()["api_key"]
         seller = signed.json()["account"]["id"]
@@ -91,24 +89,16 @@ async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
         for offer in offers:
             await book_reports(settings, offer, "live", offer["gpus"])
         eur = "/v1/prices/rtx-4090?currency=EUR"
-        body = await get_until(
-            client, eur, lambda b: best_id(b) == offers[1]["id"] and len(book_in(b)["depth"]) == 3
-        )
-        book = book_in(body)
+        book = await ranked(client, eur, offers[1]["id"], THREE_CURRENCIES_IN_EUR)
         assert book["best_ask"]["price"] == "0.35"
         assert book["best_ask"]["gpus"] == 2
-        assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
-            ("0.35", 2),
-            ("0.354", 8),
-            ("0.368", 4),
-        ]
         usd = book_in((await client.get("/v1/prices/rtx-4090?currency=USD")).json())
         assert usd["best_ask"]["offered_currency"] == "EUR"
 
         await book_reports(settings, offers[1], "live", 1)  # partly filled
         await get_until(client, eur, lambda b: book_in(b)["best_ask"]["gpus"] == 1)
         await book_reports(settings, offers[1], "withdrawn", 0)  # the cheapest withdrawn
-        body = await get_until(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        body = await get_until(client, eur, lambda b: best_offer_id(b) == offers[2]["id"])
         assert book_in(body)["best_ask"]["price"] == "0.354"
 
         # Re-priced: the GBP offer goes up to 0.40 GBP (0.472 EUR); the USD one is now best.
@@ -120,11 +110,11 @@ async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
         assert patched.status_code == 202
         await asyncio.sleep(1.5)  # pricing accepts the new revision
         await book_reports(settings, offers[2], "live", 8)
-        body = await get_until(client, eur, lambda b: best_id(b) == offers[0]["id"])
+        body = await get_until(client, eur, lambda b: best_offer_id(b) == offers[0]["id"])
         assert book_in(body)["best_ask"]["price"] == "0.368"
 
         await book_reports(settings, offers[0], "expired", 0)
-        body = await get_until(client, eur, lambda b: best_id(b) == offers[2]["id"])
+        body = await get_until(client, eur, lambda b: best_offer_id(b) == offers[2]["id"])
         assert book_in(body)["best_ask"]["price"] == "0.472"
         await the_best_ask_prices_gpus_and_jobs(client)
 

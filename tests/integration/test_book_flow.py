@@ -15,13 +15,16 @@ import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.testing.http import (
+    THREE_CURRENCIES,
+    THREE_CURRENCIES_IN_EUR,
     account,
     auth,
+    best_offer_id,
     book_in,
-    find_book,
     get_until,
     offer_body,
     push_offer,
+    ranked,
 )
 from gpux_devinfra.testing.services import Running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -30,12 +33,6 @@ from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
-# Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
-OFFERS = [
-    ("0.40", "USD", 4),  # 0.368 EUR
-    ("0.35", "EUR", 2),  # 0.35 EUR  <- cheapest in reference terms
-    ("0.30", "GBP", 8),  # 0.354 EUR
-]
 EUR = "/v1/prices/rtx-4090?currency=EUR"
 
 
@@ -44,11 +41,6 @@ async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
     """Catalog, pricing, matching (offers expire within the test) and the gateway."""
     async with stack(module_settings, CATALOG, PRICING, MATCHING, GATEWAY) as services:
         yield services["gateway"]
-
-
-def best_id(body: dict[str, Any]) -> str | None:
-    book = find_book(body)
-    return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
 
 
 async def sell(
@@ -74,21 +66,15 @@ async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
     gateway: Running,
 ) -> None:
     async with gateway.client() as client:
-        offers = [await sell(client, price, currency, gpus) for price, currency, gpus in OFFERS]
+        offers = [
+            await sell(client, price, currency, gpus) for price, currency, gpus in THREE_CURRENCIES
+        ]
         for offer in offers:
             await offer_becomes(client, offer, "live")
 
-        body = await get_until(
-            client, EUR, lambda b: best_id(b) == offers[1]["id"] and len(book_in(b)["depth"]) == 3
-        )
-        book = book_in(body)
+        book = await ranked(client, EUR, offers[1]["id"], THREE_CURRENCIES_IN_EUR)
         assert book["best_ask"]["price"] == "0.35"
         assert book["best_ask"]["gpus"] == 2
-        assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
-            ("0.35", 2),
-            ("0.354", 8),
-            ("0.368", 4),
-        ]
 
         # The cheapest is withdrawn: the GBP offer (0.354 EUR) becomes the best ask.
         deleted = await client.delete(
@@ -96,16 +82,16 @@ async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
         )
         assert deleted.status_code == 202, deleted.text
         await offer_becomes(client, offers[1], "withdrawn")
-        body = await get_until(client, EUR, lambda b: best_id(b) == offers[2]["id"])
+        body = await get_until(client, EUR, lambda b: best_offer_id(b) == offers[2]["id"])
         assert book_in(body)["best_ask"]["price"] == "0.354"
 
         # A cheaper offer for ~3 s: it expires by itself and leaves the best ask.
         until = (SystemClock().now() + timedelta(seconds=3)).isoformat()
         short = await sell(client, "0.20", "EUR", 1, available_until=until)
         await offer_becomes(client, short, "expired")
-        body = await get_until(client, EUR, lambda b: best_id(b) == offers[2]["id"])
+        body = await get_until(client, EUR, lambda b: best_offer_id(b) == offers[2]["id"])
         book = book_in(body)
-        assert best_id(body) == offers[2]["id"]
+        assert best_offer_id(body) == offers[2]["id"]
         assert [(lvl["price"], lvl["gpus"]) for lvl in book["depth"]] == [
             ("0.354", 8),
             ("0.368", 4),

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
 from gpux_devinfra.testing.http import get_until as until
 
 EUR = "/v1/prices/rtx-4090?currency=EUR"
@@ -46,18 +46,7 @@ async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient)
     bob = await account(client, "seller")
     carol = await account(client, "seller")
     buyer = await account(client, "buyer")
-    topup = await client.post(
-        "/v1/topups",
-        json={"amount": "100.00", "currency": "EUR", "provider": "dev"},
-        headers=auth(buyer),
-    )
-    assert topup.status_code == 202, topup.text
-    balances = await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: any(Decimal(r["available"]) == 100 for r in rows),
-        key=buyer,
-    )
+    balances = await dev_top_up(client, buyer, "100.00", "EUR")
     assert Decimal(balances[0]["available"]) == Decimal(100)
 
     await offer(client, alice, "0.30", 4)

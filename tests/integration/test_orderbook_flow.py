@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
 from gpux_devinfra.testing.http import get_until as until
 
 GPU = "rtx-4090"
@@ -49,18 +49,7 @@ async def test_bids_and_offers_show_as_levels_and_fills_remove_them(
     client = chain
     alice, bob = await account(client, "seller"), await account(client, "seller")
     buyer = await account(client, "buyer")
-    topup = await client.post(
-        "/v1/topups",
-        json={"amount": "100.00", "currency": "EUR", "provider": "dev"},
-        headers=auth(buyer),
-    )
-    assert topup.status_code == 202, topup.text
-    await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: any(Decimal(r["available"]) == 100 for r in rows),
-        key=buyer,
-    )
+    await dev_top_up(client, buyer, "100.00", "EUR")
 
     empty = await until(client, BOOK, lambda b: "bids" in b)
     assert sides(empty) == ([], [])

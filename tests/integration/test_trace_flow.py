@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -28,7 +27,7 @@ from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_contracts.leases import LeaseCharged
 from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import BILLING_LEASES, MARKET_TRADES, ORDERS_BOOK, ORDERS_COMMANDS, Topic
-from gpux_devinfra.testing.http import account, auth, offer_body, push_offer
+from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
 from gpux_devinfra.testing.http import get_until as until
 from gpux_devinfra.testing.services import IN_TESTS, stack
 from gpux_devinfra.testing.waiting import eventually
@@ -117,14 +116,7 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
         client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller
     )
     assert live["status"] == "live", live
-    topup = {"amount": "100.00", "currency": "EUR", "provider": "dev"}
-    assert (await client.post("/v1/topups", json=topup, headers=buyer_auth)).status_code == 202
-    await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: any(Decimal(r["available"]) == 100 for r in rows),
-        key=buyer,
-    )
+    await dev_top_up(client, buyer, "100.00", "EUR")
 
     order = {
         "gpu": "rtx-4090",

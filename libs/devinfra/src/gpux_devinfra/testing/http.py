@@ -4,6 +4,7 @@ clients see."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -45,6 +46,37 @@ def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+async def dev_top_up(
+    client: httpx.AsyncClient, key: str, amount: str, currency: str
+) -> list[dict[str, Any]]:
+    """Credit ``key``'s wallet through a ``dev`` top-up (billing runs with dev top-ups) and wait
+    until ``amount`` is available in ``currency``; the wallet's balances then."""
+    body = {"amount": amount, "currency": currency, "provider": "dev"}
+    made = await client.post("/v1/topups", json=body, headers=auth(key))
+    assert made.status_code == 202, made.text
+
+    def credited(rows: list[dict[str, Any]]) -> bool:
+        return any(
+            r["currency"] == currency and Decimal(r["available"]) == Decimal(amount) for r in rows
+        )
+
+    balances: list[dict[str, Any]] = await get_until(
+        client, "/v1/accounts/me/balances", credited, key=key
+    )
+    return balances
+
+
+THREE_CURRENCIES: tuple[tuple[str, str, int], ...] = (
+    ("0.40", "USD", 4),  # 0.368 EUR
+    ("0.35", "EUR", 2),  # 0.35 EUR  <- cheapest in reference terms
+    ("0.30", "GBP", 8),  # 0.354 EUR
+)
+"""Three offers ``(price, currency, gpus)`` whose order in EUR differs from their order as
+numbers, at the default FX file (1 USD = 0.92 EUR, 1 GBP = 1.18 EUR)."""
+THREE_CURRENCIES_IN_EUR = [("0.35", 2), ("0.354", 8), ("0.368", 4)]
+"""The depth ``(price, gpus)`` those three make in EUR, best first."""
+
+
 def offer_body(
     price: str, currency: str, gpus: int, *, gpu: str = "rtx-4090", **extra: Any
 ) -> dict[str, Any]:
@@ -75,6 +107,27 @@ def book_in(prices: dict[str, Any], tier: str = "on_demand", region: str = "*") 
     found = find_book(prices, tier, region)
     assert found is not None, f"no {tier} book in {region}: {prices}"
     return found
+
+
+def best_offer_id(prices: dict[str, Any]) -> str | None:
+    """The offer at the best ask of the on-demand book of every region, if there is one."""
+    book = find_book(prices)
+    return book["best_ask"]["offer_id"] if book and book["best_ask"] else None
+
+
+async def ranked(
+    client: httpx.AsyncClient, path: str, best: str, depth: list[tuple[str, int]]
+) -> dict[str, Any]:
+    """Wait until the on-demand book of ``GET path`` has offer ``best`` at its best ask and
+    ``depth`` as its ``(price, gpus)`` levels; that book."""
+
+    def levels(prices: dict[str, Any]) -> list[tuple[str, int]]:
+        return [(level["price"], level["gpus"]) for level in book_in(prices)["depth"]]
+
+    prices = await get_until(
+        client, path, lambda b: best_offer_id(b) == best and levels(b) == depth
+    )
+    return book_in(prices)
 
 
 def find_book(
