@@ -6,44 +6,46 @@ from pathlib import Path
 
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
-from gpux_pricing import history, market_data
-from gpux_pricing.adapters import repository
+from gpux_pricing.adapters.postgres.unit_of_work import SCHEMA, PostgresPricingUnitOfWork
+from gpux_pricing.adapters.redis.read_models import RedisReadModels
 from gpux_pricing.config import PricingSettings
-from gpux_pricing.entrypoints.consumers import pricing_router
-from gpux_pricing.fx_loader import publish_rates, read_rates
-from gpux_pricing.handlers import SCHEMA
+from gpux_pricing.entrypoints import loops
+from gpux_pricing.entrypoints.kafka import pricing_router
+from gpux_pricing.service.fx import read_rates
+from gpux_pricing.service.market import BookCache
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Consumers, the FX loader and the outbox relay of the pricing service."""
+    """Consumers, the FX loader, the read models' rebuild and the outbox relay."""
     settings = runtime.settings
     assert isinstance(settings, PricingSettings)
-    band = settings.band_for
+    cache = BookCache()
+    read_models = RedisReadModels(runtime.redis, settings)
+
+    def unit_of_work() -> PostgresPricingUnitOfWork:
+        return PostgresPricingUnitOfWork(
+            runtime.pool,
+            cache=cache,
+            read_models=read_models,
+            clock=runtime.clock,
+            band_for=settings.band_for,
+        )
+
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
     rates = read_rates(settings.fx_file)
 
     async def load_rates() -> None:
-        await publish_rates(runtime.broker, settings, rates, runtime.clock.now())
+        await loops.load_fx_rates(runtime.broker, settings, rates, runtime.clock)
 
-    async def refresh_read_model() -> None:
-        # A restart republishes nothing to Kafka (the compacted topic already holds the
-        # quotes) but rebuilds the Redis read model from PostgreSQL, the source of truth.
-        now = runtime.clock.now()
-        for gpu, tier in await repository.books(runtime.pool):
-            quotes = await market_data.book_quotes(runtime.pool, gpu, tier, now)
-            await market_data.to_redis(runtime.redis, settings, quotes, stream=False)
-        rates = await repository.rate_table(runtime.pool)
-        traded = await runtime.pool.fetch("SELECT DISTINCT gpu, tier FROM pricing.trades")
-        for row in traded:
-            candles = await history.snapshot(runtime.pool, row["gpu"], row["tier"], rates, now)
-            await history.to_redis(runtime.redis, settings, candles)
+    async def rebuild() -> None:
+        await loops.rebuild_read_models(unit_of_work, read_models, runtime.clock)
 
     return Wiring(
-        routers=[pricing_router(settings, runtime.pool, runtime.redis, runtime.clock, band)],
+        routers=[pricing_router(settings, unit_of_work)],
         tasks=[relay.run],
-        on_started=[load_rates, refresh_read_model],
+        on_started=[load_rates, rebuild],
     )
 
 

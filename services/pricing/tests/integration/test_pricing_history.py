@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.money import Currency, quantize
@@ -24,12 +25,13 @@ from gpux_contracts.topics import MARKET_TRADES
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.redis_keys import CANDLES
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 GPU = "rtx-4090"
 # Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
-TRADES = [
+TRADES: list[Row] = [
     ("t1", "0.40", Currency.USD, 2, datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)),  # 0.368 EUR
     ("t2", "0.50", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 20, tzinfo=UTC)),
     ("t3", "0.30", Currency.GBP, 1, datetime(2026, 11, 28, 10, 0, 40, tzinfo=UTC)),  # 0.354 EUR
@@ -47,9 +49,12 @@ async def stack(module_settings: GpuxSettings) -> AsyncIterator[tuple[str, GpuxS
         yield url, module_settings
 
 
-def trade(
-    trade_id: str, price: str, currency: Currency, gpus: int, at: datetime, tier: str
-) -> Envelope[TradeExecuted]:
+Row = tuple[str, str, Currency, int, datetime]
+"""trade id, price, currency, GPUs, executed at"""
+
+
+def trade(row: Row, tier: str) -> Envelope[TradeExecuted]:
+    trade_id, price, currency, gpus, at = row
     payload = TradeExecuted(
         trade_id=trade_id,
         order_id=f"order-{trade_id}",
@@ -109,61 +114,83 @@ def ohlc(candle: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, Decimal, in
     )
 
 
+async def first_history(client: httpx.AsyncClient, minute: str, hour: str) -> tuple[Any, Any]:
+    """The history of the first four trades, checked; returns the hourly and minute bodies."""
+    body = await eventually(
+        client, hour, lambda b: bool(b["candles"]) and b["candles"][-1]["gpus"] == 6
+    )
+    assert (body["gpu"], body["tier"], body["interval"]) == (GPU, "on_demand", "1h")
+    assert body["currency"] == "EUR"
+    assert len(body["candles"]) == 1
+    assert body["candles"][0]["start"] == "2026-11-28T10:00:00Z"
+    assert ohlc(body["candles"][0]) == (
+        Decimal("0.368"),
+        Decimal("0.5"),
+        Decimal("0.354"),
+        Decimal("0.46"),
+        6,
+    )
+    gpus = [g for *_, g, _ in TRADES]
+    expected_vwap = quantize(
+        sum((p * g for p, g in zip(IN_EUR, gpus, strict=True)), Decimal(0)) / sum(gpus)
+    )
+    assert expected_vwap == Decimal("0.418333")
+    assert Decimal(body["vwap_24h"]) == expected_vwap
+
+    minutes = (await client.get(minute)).json()
+    assert [c["start"] for c in minutes["candles"]] == [
+        "2026-11-28T10:00:00Z",
+        "2026-11-28T10:01:00Z",
+    ]
+    assert ohlc(minutes["candles"][0]) == (
+        Decimal("0.368"),
+        Decimal("0.5"),
+        Decimal("0.354"),
+        Decimal("0.354"),
+        4,
+    )
+    assert ohlc(minutes["candles"][1]) == (Decimal("0.46"),) * 4 + (2,)
+
+    usd = (await client.get(f"/v1/prices/{GPU}/history?interval=1d&currency=USD")).json()
+    assert usd["currency"] == "USD"
+    assert Decimal(usd["candles"][0]["close"]) == Decimal("0.5")  # 0.46 EUR / 0.92
+    return body, minutes
+
+
+async def check_stored_trades(settings: GpuxSettings) -> None:
+    """Every trade is kept once, as traded and in EUR."""
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        rows = await conn.fetch(
+            "SELECT trade_id, price, traded_price, traded_currency FROM pricing.trades"
+            " WHERE tier = 'on_demand' ORDER BY trade_id"
+        )
+    finally:
+        await conn.close()
+    assert [r["trade_id"] for r in rows] == ["t0", "t1", "t2", "t3", "t4"]
+    assert rows[1]["price"] == Decimal("0.368")
+    assert (rows[1]["traded_price"], rows[1]["traded_currency"]) == (Decimal("0.40"), "USD")
+
+
 async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]) -> None:
     url, settings = stack
     await rates_loaded(settings)
-    envelopes = [trade(i, p, c, g, at, "on_demand") for i, p, c, g, at in TRADES]
+    envelopes = [trade(row, "on_demand") for row in TRADES]
     await publish(settings, envelopes)
 
     minute = f"/v1/prices/{GPU}/history?interval=1m&currency=EUR"
     hour = f"/v1/prices/{GPU}/history?interval=1h&currency=EUR&tier=on_demand"
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        body = await eventually(
-            client, hour, lambda b: bool(b["candles"]) and b["candles"][-1]["gpus"] == 6
-        )
-        assert (body["gpu"], body["tier"], body["interval"]) == (GPU, "on_demand", "1h")
-        assert body["currency"] == "EUR"
-        assert len(body["candles"]) == 1
-        assert body["candles"][0]["start"] == "2026-11-28T10:00:00Z"
-        assert ohlc(body["candles"][0]) == (
-            Decimal("0.368"),
-            Decimal("0.5"),
-            Decimal("0.354"),
-            Decimal("0.46"),
-            6,
-        )
-        gpus = [g for *_, g, _ in TRADES]
-        expected_vwap = quantize(
-            sum((p * g for p, g in zip(IN_EUR, gpus, strict=True)), Decimal(0)) / sum(gpus)
-        )
-        assert expected_vwap == Decimal("0.418333")
-        assert Decimal(body["vwap_24h"]) == expected_vwap
-
-        minutes = (await client.get(minute)).json()
-        assert [c["start"] for c in minutes["candles"]] == [
-            "2026-11-28T10:00:00Z",
-            "2026-11-28T10:01:00Z",
-        ]
-        assert ohlc(minutes["candles"][0]) == (
-            Decimal("0.368"),
-            Decimal("0.5"),
-            Decimal("0.354"),
-            Decimal("0.354"),
-            4,
-        )
-        assert ohlc(minutes["candles"][1]) == (Decimal("0.46"),) * 4 + (2,)
-
-        usd = (await client.get(f"/v1/prices/{GPU}/history?interval=1d&currency=USD")).json()
-        assert usd["currency"] == "USD"
-        assert Decimal(usd["candles"][0]["close"]) == Decimal("0.5")  # 0.46 EUR / 0.92
+        body, minutes = await first_history(client, minute, hour)
 
         # The same event again, the same trade under a new event id, and an older trade that
         # arrives late: none of them moves the close; only the late one adds volume.
         late = trade(
-            "t0", "0.10", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 1, tzinfo=UTC), "on_demand"
+            ("t0", "0.10", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 1, tzinfo=UTC)),
+            "on_demand",
         )
-        again = trade(*TRADES[0], "on_demand")
-        marker = trade("m1", "0.40", Currency.EUR, 1, TRADES[3][4], "interruptible")
+        again = trade(TRADES[0], "on_demand")
+        marker = trade(("m1", "0.40", Currency.EUR, 1, TRADES[3][4]), "interruptible")
         await publish(settings, [envelopes[0], again, marker])
         interruptible = f"/v1/prices/{GPU}/history?interval=1m&currency=EUR&tier=interruptible"
         await eventually(client, interruptible, lambda b: bool(b["candles"]))
@@ -182,24 +209,10 @@ async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]
             7,
         )
 
-    conn = await asyncpg.connect(settings.database_url.get_secret_value())
-    try:
-        rows = await conn.fetch(
-            "SELECT trade_id, price, traded_price, traded_currency FROM pricing.trades"
-            " WHERE tier = 'on_demand' ORDER BY trade_id"
-        )
-    finally:
-        await conn.close()
-    assert [r["trade_id"] for r in rows] == ["t0", "t1", "t2", "t3", "t4"]
-    assert rows[1]["price"] == Decimal("0.368")
-    assert (rows[1]["traded_price"], rows[1]["traded_currency"]) == (Decimal("0.40"), "USD")
+    await check_stored_trades(settings)
 
 
 async def test_a_restart_rebuilds_the_candles_read_model(stack: tuple[str, GpuxSettings]) -> None:
-    from redis.asyncio import Redis
-
-    from gpux_platform.redis_keys import CANDLES
-
     _, settings = stack
     redis = Redis.from_url(settings.redis_url)
     keys = [k async for k in redis.scan_iter(match=settings.redis_key(CANDLES, "*"))]

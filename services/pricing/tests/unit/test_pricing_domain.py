@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.money import Currency
+from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.candles import Interval, bucket_start, roll
 from gpux_pricing.domain.fx import FxError, Rate, RateTable
 from gpux_pricing.domain.market import ANY_REGION, LiveOffer, Market
@@ -185,8 +186,6 @@ def test_candles_roll_open_high_low_close_and_vwap() -> None:
 
 
 def test_each_gpu_may_have_its_own_sanity_band() -> None:
-    from gpux_pricing.config import PricingSettings
-
     settings = PricingSettings(bands={"h100-sxm": (Decimal("0.50"), Decimal("20"))})
     assert settings.band_for("h100-sxm") == Band(Decimal("0.50"), Decimal("20"))
     assert settings.band_for("rtx-4090") == Band(Decimal("0.01"), Decimal("100"))

@@ -1,1 +1,1 @@
-"""The pricing service's adapters: SQL repository."""
+"""Pricing's adapters: PostgreSQL (the store), Redis (read models), memory (for tests)."""

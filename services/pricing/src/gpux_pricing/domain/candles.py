@@ -1,11 +1,21 @@
-"""OHLC candles and volume-weighted prices from trades (pure)."""
+"""OHLC candles and volume-weighted prices from trades, and the history readers get (pure)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
+
+from gpux_contracts.money import REFERENCE_CURRENCY, canonical, quantize
+from gpux_pricing.domain.fx import RateTable
+
+HISTORY_LENGTH = 200
+"""Candles per book and interval kept for readers."""
+VWAP_WINDOW = timedelta(hours=24)
+"""The volume-weighted price covers the trades of this long up to a book's latest."""
 
 
 class Interval(StrEnum):
@@ -66,3 +76,58 @@ def roll(candle: Candle | None, start: datetime, price: Decimal, gpus: int) -> C
         candle.gpus + gpus,
         candle.notional + price * gpus,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A book's history as readers get it: one JSON body per interval."""
+
+    gpu: str
+    tier: str
+    bodies: dict[Interval, str]
+
+
+def _iso(at: datetime) -> str:
+    return at.isoformat().replace("+00:00", "Z")
+
+
+def _every_currency(amount: Decimal, rates: RateTable, now: datetime) -> dict[str, str]:
+    converted = rates.in_every_currency(amount, REFERENCE_CURRENCY, now)
+    return {c.value: format(canonical(quantize(p)), "f") for c, p in converted.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """What a book's history shows: its latest candles per interval, newest trade, 24 h VWAP."""
+
+    candles: dict[Interval, list[Candle]]
+    """Oldest first, in the reference currency."""
+    latest_trade_at: datetime | None
+    vwap_24h: Decimal | None
+
+
+def snapshot(gpu: str, tier: str, history: History, rates: RateTable, now: datetime) -> Snapshot:
+    """The read model of one book: its candles and 24 h VWAP, in every currency.
+
+    Figures in the reference currency are converted with the rates known at ``now``.
+    """
+    bodies: dict[Interval, str] = {}
+    vwap = history.vwap_24h
+    for interval, candles in history.candles.items():
+        rendered: list[dict[str, Any]] = []
+        for candle in candles:
+            prices: dict[str, dict[str, str]] = {}
+            for field in ("open", "high", "low", "close"):
+                for currency, value in _every_currency(getattr(candle, field), rates, now).items():
+                    prices.setdefault(currency, {})[field] = value
+            rendered.append({"start": _iso(candle.start), "gpus": candle.gpus, "prices": prices})
+        body = {
+            "gpu": gpu,
+            "tier": tier,
+            "interval": interval.value,
+            "as_of": _iso(history.latest_trade_at) if history.latest_trade_at else None,
+            "vwap_24h": None if vwap is None else _every_currency(vwap, rates, now),
+            "candles": rendered,
+        }
+        bodies[interval] = json.dumps(body, separators=(",", ":"))
+    return Snapshot(gpu, tier, bodies)

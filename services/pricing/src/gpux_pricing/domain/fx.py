@@ -1,9 +1,10 @@
-"""FX rates and conversion into a reference currency (pure; times come in as arguments).
+"""FX rates and conversion into the reference currency (pure; times come in as arguments).
 
 A rate says how many units of the quote currency one unit of the base currency buys,
 as a Decimal with its timestamp. The book ranks offers by their value in the reference
-currency (EUR); conversions keep full Decimal precision and only the one money rule
-(``gpux_contracts.money.quantize``) rounds, when an amount becomes micro-units.
+currency (``gpux_contracts.money.REFERENCE_CURRENCY``); conversions keep full Decimal
+precision and only the one money rule (``gpux_contracts.money.quantize``) rounds, when an
+amount becomes micro-units. Which rate is kept is the FX rule of ``gpux_contracts.fx``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpux_contracts.money import Currency, quantize, to_micros
-
-REFERENCE = Currency.EUR
+from gpux_contracts.fx import supersedes
+from gpux_contracts.money import REFERENCE_CURRENCY, Currency, quantize, to_micros
 
 
 class FxError(ValueError):
@@ -46,27 +46,31 @@ class RateTable:
         """A table from rates into the reference currency (the reference itself is implied)."""
         table: dict[Currency, Rate] = {}
         for rate in rates:
-            if rate.quote is not REFERENCE:
-                raise FxError(f"rates must quote {REFERENCE}, got {rate.base}/{rate.quote}")
+            if rate.quote is not REFERENCE_CURRENCY:
+                raise FxError(
+                    f"rates must quote {REFERENCE_CURRENCY}, got {rate.base}/{rate.quote}"
+                )
             table[rate.base] = rate
         return cls(table)
 
     def with_rate(self, rate: Rate) -> RateTable:
-        """This table with one rate replaced (older rates never replace newer ones)."""
+        """This table with one rate replaced, if the FX rule lets it (``supersedes``)."""
         current = self.to_reference.get(rate.base)
-        if current is not None and current.as_of > rate.as_of:
+        if not supersedes(rate.as_of, None if current is None else current.as_of):
             return self
         return RateTable({**self.to_reference, rate.base: rate})
 
     def factor(self, currency: Currency, now: datetime, max_age: timedelta | None) -> Decimal:
         """Reference units per unit of ``currency``."""
-        if currency is REFERENCE:
+        if currency is REFERENCE_CURRENCY:
             return Decimal(1)
         rate = self.to_reference.get(currency)
         if rate is None:
-            raise FxError(f"no {currency}/{REFERENCE} rate")
+            raise FxError(f"no {currency}/{REFERENCE_CURRENCY} rate")
         if max_age is not None and now - rate.as_of > max_age:
-            raise FxError(f"the {currency}/{REFERENCE} rate of {rate.as_of.isoformat()} is stale")
+            raise FxError(
+                f"the {currency}/{REFERENCE_CURRENCY} rate of {rate.as_of.isoformat()} is stale"
+            )
         return rate.value
 
     def convert(
@@ -86,3 +90,15 @@ class RateTable:
     def reference_micros(self, amount: Decimal, currency: Currency, now: datetime) -> int:
         """An amount's value in reference micro-units, for ranking."""
         return to_micros(quantize(amount * self.factor(currency, now, None)))
+
+    def in_every_currency(
+        self, amount: Decimal, source: Currency, now: datetime
+    ) -> dict[Currency, Decimal]:
+        """An amount converted into each currency a rate is known for (others left out)."""
+        prices: dict[Currency, Decimal] = {}
+        for target in Currency:
+            try:
+                prices[target] = self.convert(amount, source, target, now)
+            except FxError:
+                continue  # no rate for that currency: left out rather than guessed
+        return prices

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -64,6 +64,44 @@ class OfferFacts:
     available_until: datetime | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Case:
+    offer: OfferFacts
+    seller: SellerView
+    band: Band | None
+    reference_price: Decimal | None
+    now: datetime
+
+
+def _too_precise(price: Decimal) -> bool:
+    exponent = price.as_tuple().exponent
+    return isinstance(exponent, int) and -exponent > MAX_DECIMALS
+
+
+def _out_of_band(case: _Case) -> bool:
+    band, price = case.band, case.reference_price
+    return band is not None and price is not None and not band.low <= price <= band.high
+
+
+CHECKS: tuple[tuple[Rejection, Callable[[_Case], bool]], ...] = (
+    (
+        Rejection.SELLER_INACTIVE,
+        lambda c: c.seller.status is not AccountStatus.ACTIVE or not c.seller.is_seller,
+    ),
+    (Rejection.UNKNOWN_GPU, lambda c: c.band is None),
+    (Rejection.UNSUPPORTED_CURRENCY, lambda c: c.offer.currency not in Currency.__members__),
+    (Rejection.PRICE_NOT_POSITIVE, lambda c: c.offer.price <= 0),
+    (Rejection.PRICE_PRECISION, lambda c: _too_precise(c.offer.price)),
+    (
+        Rejection.WINDOW_IN_PAST,
+        lambda c: c.offer.available_until is not None and c.offer.available_until <= c.now,
+    ),
+    (Rejection.NO_FX_RATE, lambda c: c.reference_price is None),
+    (Rejection.PRICE_OUT_OF_BAND, _out_of_band),
+)
+"""Every check after the seller is known, in the order of ``Rejection``."""
+
+
 def check_offer(
     offer: OfferFacts,
     *,
@@ -80,22 +118,8 @@ def check_offer(
     seller = sellers.get(offer.seller_id)
     if seller is None:
         return Rejection.SELLER_UNKNOWN
-    if seller.status is not AccountStatus.ACTIVE or not seller.is_seller:
-        return Rejection.SELLER_INACTIVE
-    band = gpus.get(offer.gpu)
-    if band is None:
-        return Rejection.UNKNOWN_GPU
-    if offer.currency not in Currency.__members__:
-        return Rejection.UNSUPPORTED_CURRENCY
-    if offer.price <= 0:
-        return Rejection.PRICE_NOT_POSITIVE
-    exponent = offer.price.as_tuple().exponent
-    if isinstance(exponent, int) and -exponent > MAX_DECIMALS:
-        return Rejection.PRICE_PRECISION
-    if offer.available_until is not None and offer.available_until <= now:
-        return Rejection.WINDOW_IN_PAST
-    if reference_price is None:
-        return Rejection.NO_FX_RATE
-    if not band.low <= reference_price <= band.high:
-        return Rejection.PRICE_OUT_OF_BAND
+    case = _Case(offer, seller, gpus.get(offer.gpu), reference_price, now)
+    for reason, fails in CHECKS:
+        if fails(case):
+            return reason
     return None

@@ -1,0 +1,273 @@
+"""Pricing's repositories in memory, on one ``PricingState``: the same answers as PostgreSQL
+(``tests/contract`` runs one suite against both)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.fx import supersedes
+from gpux_contracts.money import Currency, quantize
+from gpux_contracts.offers import OfferStatus, OfferSubmitted
+from gpux_contracts.orders import TradeExecuted
+from gpux_pricing.domain.candles import Candle, Interval, bucket_start
+from gpux_pricing.domain.fx import Rate, RateTable
+from gpux_pricing.domain.market import BookKey
+from gpux_pricing.domain.validation import SellerView
+from gpux_pricing.service.unit_of_work import KnownOffer
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRow:
+    """One row of the offers table."""
+
+    offer: OfferSubmitted
+    revision: int
+    status: OfferStatus
+    reason: str | None
+    updated_at: datetime
+    remaining: int = 0
+    on_book: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TradeRow:
+    """One recorded trade: its book, GPUs, reference price (None without a rate) and time."""
+
+    gpu: str
+    tier: str
+    gpus: int
+    price: Decimal | None
+    executed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CandleRow:
+    """One candle with the time of the trade that set its close."""
+
+    candle: Candle
+    close_at: datetime
+
+
+@dataclass
+class PricingState:
+    """Everything pricing stores, as plain objects."""
+
+    sellers: dict[str, SellerView] = field(default_factory=dict)
+    gpus: dict[str, str] = field(default_factory=dict)
+    rates: dict[Currency, Rate] = field(default_factory=dict)
+    offers: dict[str, OfferRow] = field(default_factory=dict)
+    book_versions: dict[BookKey, int] = field(default_factory=dict)
+    trades: dict[str, TradeRow] = field(default_factory=dict)
+    candles: dict[tuple[str, str, Interval, datetime], CandleRow] = field(default_factory=dict)
+
+
+class MemorySellers:
+    """Sellers in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def upsert(self, account_id: str, status: AccountStatus, *, is_seller: bool) -> None:
+        """Remember an account's latest status and roles."""
+        self._state.sellers[account_id] = SellerView(status, is_seller)
+
+    async def get(self, account_id: str) -> SellerView | None:
+        """What pricing knows of an account."""
+        return self._state.sellers.get(account_id)
+
+
+class MemoryGpus:
+    """GPU models in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def upsert(self, gpu_id: str, name: str) -> None:
+        """Remember a GPU model."""
+        self._state.gpus[gpu_id] = name
+
+    async def known(self, gpu_id: str) -> bool:
+        """Whether the catalog has this GPU model."""
+        return gpu_id in self._state.gpus
+
+
+class MemoryRates:
+    """FX rates in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def upsert(self, rate: Rate) -> None:
+        """Keep a rate unless a newer one is held."""
+        current = self._state.rates.get(rate.base)
+        if supersedes(rate.as_of, None if current is None else current.as_of):
+            self._state.rates[rate.base] = rate
+
+    async def table(self) -> RateTable:
+        """Every known rate."""
+        return RateTable.of(*self._state.rates.values())
+
+
+class MemoryOffers:
+    """Offers in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def get(self, offer_id: str) -> KnownOffer | None:
+        """One offer."""
+        row = self._state.offers.get(offer_id)
+        return None if row is None else KnownOffer(row.offer, row.revision, row.status)
+
+    async def save(
+        self,
+        offer: OfferSubmitted,
+        *,
+        revision: int,
+        status: OfferStatus,
+        reason: str | None,
+        now: datetime,
+    ) -> None:
+        """Record an offer's latest revision and decision (what the book holds stays)."""
+        row = self._state.offers.get(offer.offer_id)
+        if row is None:
+            self._state.offers[offer.offer_id] = OfferRow(offer, revision, status, reason, now)
+        else:
+            self._state.offers[offer.offer_id] = replace(
+                row, offer=offer, revision=revision, status=status, reason=reason, updated_at=now
+            )
+
+    async def set_book_state(
+        self, offer_id: str, status: OfferStatus, remaining: int, now: datetime
+    ) -> OfferSubmitted | None:
+        """Record what the book says of an offer; returns its latest body, None if unknown."""
+        row = self._state.offers.get(offer_id)
+        if row is None:
+            return None
+        on_book = status is OfferStatus.LIVE and remaining > 0
+        self._state.offers[offer_id] = replace(
+            row, status=status, remaining=remaining, on_book=on_book, updated_at=now
+        )
+        return row.offer
+
+    async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
+        """The offers of one book that the book holds, by offer id."""
+        return [
+            (row.offer, row.remaining)
+            for offer_id, row in sorted(self._state.offers.items())
+            if row.on_book and row.offer.gpu == gpu and row.offer.tier.value == tier
+        ]
+
+    async def books(self) -> list[BookKey]:
+        """Every (gpu, tier) that ever had an offer that was not rejected."""
+        return sorted(
+            {
+                (row.offer.gpu, row.offer.tier.value)
+                for row in self._state.offers.values()
+                if row.status is not OfferStatus.REJECTED
+            }
+        )
+
+
+class MemoryBookVersions:
+    """Book versions in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def get(self, book: BookKey) -> int:
+        """The book's version."""
+        return self._state.book_versions.get(book, 0)
+
+    async def bump(self, books: Sequence[BookKey]) -> dict[BookKey, int]:
+        """Move each book's version on by one."""
+        versions = self._state.book_versions
+        for book in set(books):
+            versions[book] = versions.get(book, 0) + 1
+        return {book: versions[book] for book in books}
+
+
+class MemoryTrades:
+    """Trades in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def record(self, trade: TradeExecuted, price: Decimal | None) -> bool:
+        """Record a trade; False when its id was recorded before."""
+        if trade.trade_id in self._state.trades:
+            return False
+        self._state.trades[trade.trade_id] = TradeRow(
+            trade.gpu, trade.tier, trade.gpus, price, trade.executed_at
+        )
+        return True
+
+    def _of(self, gpu: str, tier: str) -> list[TradeRow]:
+        return [t for t in self._state.trades.values() if (t.gpu, t.tier) == (gpu, tier)]
+
+    async def latest_at(self, gpu: str, tier: str) -> datetime | None:
+        """When the book last traded."""
+        return max((t.executed_at for t in self._of(gpu, tier)), default=None)
+
+    async def vwap(self, gpu: str, tier: str, window: timedelta) -> Decimal | None:
+        """Volume-weighted reference price over ``window`` up to the book's latest trade."""
+        trades = self._of(gpu, tier)
+        if not trades:
+            return None
+        latest = max(t.executed_at for t in trades)
+        priced = [
+            (t.price, t.gpus)
+            for t in trades
+            if t.price is not None and latest - window <= t.executed_at <= latest
+        ]
+        gpus = sum(g for _, g in priced)
+        if not gpus:
+            return None
+        return quantize(sum((p * g for p, g in priced), Decimal(0)) / Decimal(gpus))
+
+    async def books(self) -> list[BookKey]:
+        """Every (gpu, tier) that traded."""
+        return sorted({(t.gpu, t.tier) for t in self._state.trades.values()})
+
+
+class MemoryCandles:
+    """Candles in memory, rolled as the SQL upsert rolls them."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def roll(self, trade: TradeExecuted, price: Decimal) -> None:
+        """Extend the trade's candles of every interval."""
+        at, gpus = trade.executed_at, trade.gpus
+        for interval in Interval:
+            start = bucket_start(at, interval)
+            key = (trade.gpu, trade.tier, interval, start)
+            row = self._state.candles.get(key)
+            if row is None:
+                candle = Candle(start, price, price, price, price, gpus, price * gpus)
+                self._state.candles[key] = CandleRow(candle, at)
+                continue
+            old = row.candle
+            candle = Candle(
+                start,
+                old.open,
+                max(old.high, price),
+                min(old.low, price),
+                price if at >= row.close_at else old.close,
+                old.gpus + gpus,
+                old.notional + price * gpus,
+            )
+            self._state.candles[key] = CandleRow(candle, max(at, row.close_at))
+
+    async def latest(self, gpu: str, tier: str, interval: Interval, limit: int) -> list[Candle]:
+        """The book's newest candles of one interval, oldest first."""
+        mine = sorted(
+            (start, row.candle)
+            for (g, t, i, start), row in self._state.candles.items()
+            if (g, t, i) == (gpu, tier, interval)
+        )
+        return [candle for _, candle in mine[-limit:]] if limit > 0 else []

@@ -1,0 +1,1 @@
+"""Pricing on PostgreSQL: the unit of work and the repositories (all of pricing's SQL)."""

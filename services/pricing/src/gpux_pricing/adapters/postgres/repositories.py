@@ -1,0 +1,208 @@
+"""Pricing's repositories on PostgreSQL: sellers, GPUs, FX rates, offers and book versions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+import asyncpg
+
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import OfferStatus, OfferSubmitted
+from gpux_pricing.domain.fx import Rate, RateTable
+from gpux_pricing.domain.market import BookKey
+from gpux_pricing.domain.validation import SellerView
+from gpux_pricing.service.unit_of_work import KnownOffer
+
+
+class PostgresSellers:
+    """``pricing.sellers``."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def upsert(self, account_id: str, status: AccountStatus, *, is_seller: bool) -> None:
+        """Remember an account's latest status and roles."""
+        await self._conn.execute(
+            "INSERT INTO pricing.sellers (account_id, status, is_seller) VALUES ($1, $2, $3)"
+            " ON CONFLICT (account_id) DO UPDATE SET status = EXCLUDED.status,"
+            " is_seller = EXCLUDED.is_seller",
+            account_id,
+            status.value,
+            is_seller,
+        )
+
+    async def get(self, account_id: str) -> SellerView | None:
+        """What pricing knows of an account."""
+        row = await self._conn.fetchrow(
+            "SELECT status, is_seller FROM pricing.sellers WHERE account_id = $1", account_id
+        )
+        return SellerView(AccountStatus(row["status"]), row["is_seller"]) if row else None
+
+
+class PostgresGpus:
+    """``pricing.gpus``."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def upsert(self, gpu_id: str, name: str) -> None:
+        """Remember a GPU model of the catalog."""
+        await self._conn.execute(
+            "INSERT INTO pricing.gpus (id, name) VALUES ($1, $2)"
+            " ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name",
+            gpu_id,
+            name,
+        )
+
+    async def known(self, gpu_id: str) -> bool:
+        """Whether the catalog has this GPU model."""
+        return bool(
+            await self._conn.fetchval("SELECT true FROM pricing.gpus WHERE id = $1", gpu_id)
+        )
+
+
+class PostgresRates:
+    """``pricing.fx_rates``; the table is read once per unit of work."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+        self._table: RateTable | None = None
+
+    async def upsert(self, rate: Rate) -> None:
+        """Keep the newest rate per currency (``supersedes``: an equal time replaces it)."""
+        self._table = None
+        await self._conn.execute(
+            "INSERT INTO pricing.fx_rates (base, quote, rate, as_of) VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (base) DO UPDATE SET quote = EXCLUDED.quote, rate = EXCLUDED.rate,"
+            " as_of = EXCLUDED.as_of WHERE pricing.fx_rates.as_of <= EXCLUDED.as_of",
+            rate.base.value,
+            rate.quote.value,
+            rate.value,
+            rate.as_of,
+        )
+
+    async def table(self) -> RateTable:
+        """Every known rate into the reference currency."""
+        if self._table is None:
+            rows = await self._conn.fetch("SELECT base, quote, rate, as_of FROM pricing.fx_rates")
+            self._table = RateTable.of(
+                *(
+                    Rate(Currency(r["base"]), Currency(r["quote"]), Decimal(r["rate"]), r["as_of"])
+                    for r in rows
+                )
+            )
+        return self._table
+
+
+def _offer(body: str) -> OfferSubmitted:
+    return OfferSubmitted.model_validate(json.loads(body))
+
+
+class PostgresOffers:
+    """``pricing.offers``: each offer's latest revision, decision and what the book holds."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def get(self, offer_id: str) -> KnownOffer | None:
+        """An offer pricing validated, locked until the transaction ends."""
+        row = await self._conn.fetchrow(
+            "SELECT body, revision, status FROM pricing.offers WHERE offer_id = $1 FOR UPDATE",
+            offer_id,
+        )
+        if row is None:
+            return None
+        return KnownOffer(_offer(row["body"]), row["revision"], OfferStatus(row["status"]))
+
+    async def save(
+        self,
+        offer: OfferSubmitted,
+        *,
+        revision: int,
+        status: OfferStatus,
+        reason: str | None,
+        now: datetime,
+    ) -> None:
+        """Record an offer's latest revision and pricing's decision on it."""
+        await self._conn.execute(
+            "INSERT INTO pricing.offers (offer_id, seller_id, gpu, revision, status, reason,"
+            " body, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)"
+            " ON CONFLICT (offer_id) DO UPDATE SET revision = EXCLUDED.revision,"
+            " status = EXCLUDED.status, reason = EXCLUDED.reason, body = EXCLUDED.body,"
+            " updated_at = EXCLUDED.updated_at",
+            offer.offer_id,
+            offer.seller_id,
+            offer.gpu,
+            revision,
+            status.value,
+            reason,
+            offer.model_dump_json(),
+            now,
+        )
+
+    async def set_book_state(
+        self, offer_id: str, status: OfferStatus, remaining: int, now: datetime
+    ) -> OfferSubmitted | None:
+        """Record what the book says of an offer; returns its latest body, None if unknown."""
+        row = await self._conn.fetchrow(
+            "UPDATE pricing.offers SET status = $2, remaining = $3, on_book = $4,"
+            " updated_at = $5 WHERE offer_id = $1 RETURNING body",
+            offer_id,
+            status.value,
+            remaining,
+            status is OfferStatus.LIVE and remaining > 0,
+            now,
+        )
+        return _offer(row["body"]) if row else None
+
+    async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
+        """The offers of one book that the book holds, with their remaining GPUs."""
+        rows = await self._conn.fetch(
+            "SELECT body, remaining FROM pricing.offers"
+            " WHERE gpu = $1 AND body->>'tier' = $2 AND on_book ORDER BY offer_id",
+            gpu,
+            tier,
+        )
+        return [(_offer(r["body"]), r["remaining"]) for r in rows]
+
+    async def books(self) -> list[BookKey]:
+        """Every (gpu, tier) that ever had an offer that was not rejected."""
+        rows = await self._conn.fetch(
+            "SELECT DISTINCT gpu, body->>'tier' AS tier FROM pricing.offers"
+            " WHERE status <> 'rejected' ORDER BY gpu, tier"
+        )
+        return [(r["gpu"], r["tier"]) for r in rows]
+
+
+class PostgresBookVersions:
+    """``pricing.book_versions``."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def get(self, book: BookKey) -> int:
+        """The book's version (0 before its first change)."""
+        version = await self._conn.fetchval(
+            "SELECT version FROM pricing.book_versions WHERE gpu = $1 AND tier = $2", *book
+        )
+        return int(version or 0)
+
+    async def bump(self, books: Sequence[BookKey]) -> dict[BookKey, int]:
+        """Move each book's version on by one, in one statement (rows locked till commit)."""
+        if not books:
+            return {}
+        # In key order, so two instances bumping the same books never lock them crosswise.
+        ordered = sorted(set(books))
+        rows = await self._conn.fetch(
+            "INSERT INTO pricing.book_versions (gpu, tier, version)"
+            " SELECT g, t, 1 FROM unnest($1::text[], $2::text[]) AS b(g, t) ORDER BY g, t"
+            " ON CONFLICT (gpu, tier) DO UPDATE SET version = book_versions.version + 1"
+            " RETURNING gpu, tier, version",
+            [g for g, _ in ordered],
+            [t for _, t in ordered],
+        )
+        return {(r["gpu"], r["tier"]): int(r["version"]) for r in rows}

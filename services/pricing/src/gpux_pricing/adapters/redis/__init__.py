@@ -1,0 +1,1 @@
+"""Pricing's read models in Redis: the latest quotes, the live price stream, book histories."""

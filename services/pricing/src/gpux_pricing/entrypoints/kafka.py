@@ -1,0 +1,37 @@
+"""Pricing's subscribers: one batched subscriber per topic it reads (``service.HANDLERS_BY_TOPIC``).
+
+Each takes what the broker has, applies the batch in one unit of work (one transaction, the
+inbox claim and the outbox rows in one statement each) and commits its offsets once after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+from faststream.kafka import KafkaRouter
+
+from gpux_platform.batches import BatchHandler, subscribe_batches
+from gpux_platform.settings import GpuxSettings
+from gpux_pricing.service import HANDLERS_BY_TOPIC
+from gpux_pricing.service.unit_of_work import PricingUnitOfWork
+
+UnitOfWorkFactory = Callable[[], AbstractAsyncContextManager[PricingUnitOfWork]]
+
+
+def group_of(topic_name: str) -> str:
+    """Pricing's consumer group of one topic."""
+    return f"pricing.{topic_name}"
+
+
+def pricing_router(settings: GpuxSettings, unit_of_work: UnitOfWorkFactory) -> KafkaRouter:
+    """Every subscriber of the pricing service."""
+    router = KafkaRouter()
+    for topic, handlers in HANDLERS_BY_TOPIC.items():
+        subscribe_batches(
+            router,
+            settings,
+            group=group_of(topic.name),
+            batch=BatchHandler(topic, handlers, unit_of_work),
+        )
+    return router

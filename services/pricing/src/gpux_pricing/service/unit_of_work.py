@@ -1,0 +1,225 @@
+"""What pricing's handlers receive: its repositories, the books, the inbox and the outbox.
+
+Two implementations: ``adapters.postgres`` (one PostgreSQL transaction per unit, the Redis
+read models written after it commits) and ``adapters.memory`` (the service tests' fake).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.offers import OfferStatus, OfferSubmitted
+from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.prices import BestAskChanged
+from gpux_platform.unit_of_work import UnitOfWork
+from gpux_pricing.domain.candles import Candle, Interval, Snapshot
+from gpux_pricing.domain.fx import Rate, RateTable
+from gpux_pricing.domain.market import BookKey
+from gpux_pricing.domain.validation import Band, SellerView
+
+if TYPE_CHECKING:
+    from gpux_pricing.service.history import HistoryMarks
+    from gpux_pricing.service.market import Books
+
+
+class KnownOffer(NamedTuple):
+    """An offer pricing validated: its latest body, revision and status."""
+
+    offer: OfferSubmitted
+    revision: int
+    status: OfferStatus
+
+
+class SellerRepository(Protocol):
+    """Whether each account may sell (from ``gateway.accounts``)."""
+
+    async def upsert(self, account_id: str, status: AccountStatus, *, is_seller: bool) -> None:
+        """Remember an account's latest status and roles."""
+        ...
+
+    async def get(self, account_id: str) -> SellerView | None:
+        """What pricing knows of an account."""
+        ...
+
+
+class GpuRepository(Protocol):
+    """The GPU models of the catalog."""
+
+    async def upsert(self, gpu_id: str, name: str) -> None:
+        """Remember a GPU model."""
+        ...
+
+    async def known(self, gpu_id: str) -> bool:
+        """Whether the catalog has this GPU model."""
+        ...
+
+
+class RateRepository(Protocol):
+    """The newest FX rate of each currency into the reference currency."""
+
+    async def upsert(self, rate: Rate) -> None:
+        """Keep a rate unless a newer one is held (``gpux_contracts.fx.supersedes``)."""
+        ...
+
+    async def table(self) -> RateTable:
+        """Every known rate (read once per unit of work)."""
+        ...
+
+
+class OfferRepository(Protocol):
+    """Every offer pricing validated, with its latest revision and what the book holds of it."""
+
+    async def get(self, offer_id: str) -> KnownOffer | None:
+        """One offer (locked until the unit ends, where the store locks)."""
+        ...
+
+    async def save(
+        self,
+        offer: OfferSubmitted,
+        *,
+        revision: int,
+        status: OfferStatus,
+        reason: str | None,
+        now: datetime,
+    ) -> None:
+        """Record an offer's latest revision and pricing's decision on it."""
+        ...
+
+    async def set_book_state(
+        self, offer_id: str, status: OfferStatus, remaining: int, now: datetime
+    ) -> OfferSubmitted | None:
+        """Record what the book says of an offer; returns its latest body, None if unknown."""
+        ...
+
+    async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
+        """The offers of one book that the book holds, with their remaining GPUs (by id)."""
+        ...
+
+    async def books(self) -> list[BookKey]:
+        """Every (gpu, tier) that ever had an offer that was not rejected."""
+        ...
+
+
+class BookVersionRepository(Protocol):
+    """A counter per book, moved by every unit that changes it, in any pricing instance.
+
+    A process that remembers a book at version v knows it is current while the store says v.
+    """
+
+    async def get(self, book: BookKey) -> int:
+        """The book's version (0 before its first change)."""
+        ...
+
+    async def bump(self, books: Sequence[BookKey]) -> dict[BookKey, int]:
+        """Move each book's version on by one (one statement; locked until the unit ends)."""
+        ...
+
+
+class TradeRepository(Protocol):
+    """Every trade, once, with its price as traded and in the reference currency."""
+
+    async def record(self, trade: TradeExecuted, price: Decimal | None) -> bool:
+        """Record a trade; False when its trade id was recorded before."""
+        ...
+
+    async def latest_at(self, gpu: str, tier: str) -> datetime | None:
+        """When the book last traded."""
+        ...
+
+    async def vwap(self, gpu: str, tier: str, window: timedelta) -> Decimal | None:
+        """Volume-weighted reference price of the book's trades since ``window`` (to its latest)."""
+        ...
+
+    async def books(self) -> list[BookKey]:
+        """Every (gpu, tier) that traded."""
+        ...
+
+
+class CandleRepository(Protocol):
+    """The OHLC candles of each book and interval, in the reference currency."""
+
+    async def roll(self, trade: TradeExecuted, price: Decimal) -> None:
+        """Extend the trade's candles of every interval (the close follows the latest trade)."""
+        ...
+
+    async def latest(self, gpu: str, tier: str, interval: Interval, limit: int) -> list[Candle]:
+        """The book's newest candles of one interval, oldest first."""
+        ...
+
+
+class ReadModels(Protocol):
+    """What readers see without asking pricing (Redis): quotes, the price stream, history."""
+
+    async def write_quotes(self, quotes: Sequence[BestAskChanged], *, stream: bool) -> None:
+        """Keep these quotes readable; ``stream``: also append them to the live price stream."""
+        ...
+
+    async def write_histories(self, snapshots: Sequence[Snapshot]) -> None:
+        """Keep these books' histories readable."""
+        ...
+
+
+class PricingUnitOfWork(UnitOfWork, Protocol):
+    """The platform's unit of work (inbox, outbox, commit) with pricing's repositories.
+
+    ``books`` and ``history`` collect the books a unit changed; just before it commits, the
+    unit turns each into one ``best_ask.changed`` per quote that changed (outbox) and one
+    history snapshot, written to the read models once it committed.
+    """
+
+    @property
+    def sellers(self) -> SellerRepository:
+        """Who may sell."""
+        ...
+
+    @property
+    def gpus(self) -> GpuRepository:
+        """The catalog's GPU models."""
+        ...
+
+    @property
+    def rates(self) -> RateRepository:
+        """The newest FX rates."""
+        ...
+
+    @property
+    def offers(self) -> OfferRepository:
+        """The offers pricing validated."""
+        ...
+
+    @property
+    def book_versions(self) -> BookVersionRepository:
+        """Each book's version in the store."""
+        ...
+
+    @property
+    def trades(self) -> TradeRepository:
+        """Every trade."""
+        ...
+
+    @property
+    def candles(self) -> CandleRepository:
+        """The OHLC candles."""
+        ...
+
+    @property
+    def books(self) -> Books:
+        """The books in memory: changed by handlers, flushed before commit."""
+        ...
+
+    @property
+    def history(self) -> HistoryMarks:
+        """The books whose history changed in this unit."""
+        ...
+
+    def now(self) -> datetime:
+        """The unit's time (the service's clock)."""
+        ...
+
+    def band_for(self, gpu: str) -> Band:
+        """The sanity band of one GPU model."""
+        ...
