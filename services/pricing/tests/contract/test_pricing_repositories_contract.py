@@ -1,0 +1,242 @@
+"""One suite for pricing's repositories, run on memory and on PostgreSQL.
+
+The memory unit of work the service tests use must answer as the real one: what a unit
+committed is what the next unit reads, a unit left without commit leaves nothing, the FX
+rule and the candle rule are the same, and so are the books' versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import asyncpg
+import pytest
+
+from gpux_contracts.accounts import AccountStatus
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import BillingGranularity, OfferStatus, OfferSubmitted, Tier
+from gpux_contracts.orders import TradeExecuted
+from gpux_platform.clock import ManualClock
+from gpux_pricing.adapters.memory.read_models import MemoryReadModels
+from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
+from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWork
+from gpux_pricing.config import PricingSettings
+from gpux_pricing.domain.candles import Candle, Interval
+from gpux_pricing.domain.fx import Rate
+from gpux_pricing.domain.validation import SellerView
+from gpux_pricing.service.market import BookCache
+from gpux_pricing.service.unit_of_work import KnownOffer, PricingUnitOfWork
+
+pytestmark = pytest.mark.integration
+
+Units = Callable[[], AbstractAsyncContextManager[PricingUnitOfWork]]
+AT = datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)
+TABLES = "sellers, gpus, fx_rates, offers, book_versions, trades, candles, inbox, outbox"
+
+
+@pytest.fixture
+async def empty_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
+    """The pool, pricing's tables emptied of what an earlier test left."""
+    await pool.execute(f"TRUNCATE {', '.join(f'pricing.{t}' for t in TABLES.split(', '))}")
+    return pool
+
+
+@pytest.fixture(params=["memory", "postgres"])
+def units(request: pytest.FixtureRequest) -> Units:
+    """Opens units of work on one empty store: a memory state, or pricing's emptied tables."""
+    clock = ManualClock(AT)
+    band_for = PricingSettings().band_for
+    if request.param == "memory":
+        unit = MemoryPricingUnitOfWork(clock=clock, band_for=band_for)
+        return lambda: unit
+    pool: asyncpg.Pool = request.getfixturevalue("empty_pool")
+    cache, models = BookCache(), MemoryReadModels()
+    return lambda: PostgresPricingUnitOfWork(
+        pool, cache=cache, read_models=models, clock=clock, band_for=band_for
+    )
+
+
+def offer(offer_id: str, tier: Tier = Tier.ON_DEMAND, gpu: str = "rtx-4090") -> OfferSubmitted:
+    return OfferSubmitted(
+        offer_id=offer_id,
+        seller_id="s1",
+        gpu=gpu,
+        gpus=4,
+        price_per_gpu_hour=Decimal("0.40"),
+        currency=Currency.USD,
+        tier=tier,
+        billing=BillingGranularity.HOUR,
+        region="eu-west",
+    )
+
+
+def trade(trade_id: str, price: str, at: datetime, gpus: int = 1) -> TradeExecuted:
+    return TradeExecuted(
+        trade_id=trade_id,
+        order_id="o",
+        offer_id="x",
+        buyer_id="b",
+        seller_id="s",
+        gpu="rtx-4090",
+        tier="on_demand",
+        gpus=gpus,
+        price_per_gpu_hour=Decimal(price),
+        currency=Currency.EUR,
+        billing="hour",
+        executed_at=at,
+    )
+
+
+async def test_what_a_unit_commits_the_next_reads_and_a_unit_left_leaves_nothing(
+    units: Units,
+) -> None:
+    async with units() as uow:
+        await uow.sellers.upsert("a1", AccountStatus.ACTIVE, is_seller=True)
+        await uow.gpus.upsert("rtx-4090", "RTX 4090")
+        await uow.commit()
+    async with units() as uow:
+        await uow.sellers.upsert("a1", AccountStatus.SUSPENDED, is_seller=False)
+        await uow.gpus.upsert("h100-sxm", "H100")
+    async with units() as uow:
+        assert await uow.sellers.get("a1") == SellerView(AccountStatus.ACTIVE, True)
+        assert await uow.sellers.get("a2") is None
+        assert await uow.gpus.known("rtx-4090")
+        assert not await uow.gpus.known("h100-sxm")
+
+
+async def test_rates_follow_the_fx_rule(units: Units) -> None:
+    async with units() as uow:
+        await uow.rates.upsert(Rate(Currency.USD, Currency.EUR, Decimal("0.92"), AT))
+        await uow.rates.upsert(Rate(Currency.GBP, Currency.EUR, Decimal("1.18"), AT))
+        await uow.commit()
+    async with units() as uow:
+        older = AT - timedelta(hours=1)
+        await uow.rates.upsert(Rate(Currency.USD, Currency.EUR, Decimal("0.50"), older))
+        await uow.rates.upsert(Rate(Currency.GBP, Currency.EUR, Decimal("1.20"), AT))
+        await uow.commit()
+    async with units() as uow:
+        table = await uow.rates.table()
+    assert table.factor(Currency.USD, AT, None) == Decimal("0.92")
+    assert table.factor(Currency.GBP, AT, None) == Decimal("1.20")
+
+
+async def test_offers_keep_their_latest_revision_and_what_the_book_holds(units: Units) -> None:
+    async with units() as uow:
+        for o in (offer("o1"), offer("o2"), offer("o3", Tier.INTERRUPTIBLE)):
+            await uow.offers.save(o, revision=1, status=OfferStatus.ACCEPTED, reason=None, now=AT)
+        await uow.offers.save(
+            offer("o4", gpu="h100-sxm"),
+            revision=1,
+            status=OfferStatus.REJECTED,
+            reason="unknown_gpu",
+            now=AT,
+        )
+        await uow.commit()
+    repriced = offer("o2").model_copy(update={"price_per_gpu_hour": Decimal("0.35")})
+    async with units() as uow:
+        assert await uow.offers.set_book_state("o1", OfferStatus.LIVE, 3, AT) == offer("o1")
+        assert await uow.offers.set_book_state("o2", OfferStatus.LIVE, 4, AT) == offer("o2")
+        assert await uow.offers.set_book_state("o3", OfferStatus.EXHAUSTED, 0, AT) == offer(
+            "o3", Tier.INTERRUPTIBLE
+        )
+        assert await uow.offers.set_book_state("nope", OfferStatus.LIVE, 1, AT) is None
+        await uow.offers.save(
+            repriced, revision=2, status=OfferStatus.ACCEPTED, reason=None, now=AT
+        )
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.get("o2") == KnownOffer(repriced, 2, OfferStatus.ACCEPTED)
+        assert await uow.offers.get("o3") == KnownOffer(
+            offer("o3", Tier.INTERRUPTIBLE), 1, OfferStatus.EXHAUSTED
+        )
+        assert await uow.offers.get("nope") is None
+        # A new revision keeps what the book holds of the offer until the book says more.
+        assert await uow.offers.on_book("rtx-4090", "on_demand") == [
+            (offer("o1"), 3),
+            (repriced, 4),
+        ]
+        assert await uow.offers.on_book("rtx-4090", "interruptible") == []
+        assert await uow.offers.books() == [
+            ("rtx-4090", "interruptible"),
+            ("rtx-4090", "on_demand"),
+        ]
+
+
+async def test_book_versions_move_by_one_per_unit(units: Units) -> None:
+    a, b = ("rtx-4090", "on_demand"), ("rtx-4090", "interruptible")
+    async with units() as uow:
+        assert await uow.book_versions.get(a) == 0
+        assert await uow.book_versions.bump([a, b, a]) == {a: 1, b: 1}
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.book_versions.bump([a]) == {a: 2}  # left without commit
+    async with units() as uow:
+        assert await uow.book_versions.bump([a]) == {a: 2}
+        assert await uow.book_versions.get(a) == 2
+        assert await uow.book_versions.get(b) == 1
+        assert await uow.book_versions.bump([]) == {}
+
+
+async def test_a_trade_is_recorded_once_and_the_vwap_covers_its_window(units: Units) -> None:
+    later = AT + timedelta(hours=30)
+    async with units() as uow:
+        assert await uow.trades.record(trade("t1", "0.40", AT, 2), Decimal("0.40"))
+        assert not await uow.trades.record(trade("t1", "0.40", AT, 2), Decimal("0.40"))
+        assert await uow.trades.record(trade("t2", "0.30", AT, 1), None)  # no rate
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.trades.latest_at("rtx-4090", "on_demand") == AT
+        assert await uow.trades.vwap("rtx-4090", "on_demand", timedelta(hours=24)) == Decimal(
+            "0.400000"
+        )
+        assert await uow.trades.latest_at("rtx-4090", "interruptible") is None
+        assert await uow.trades.vwap("rtx-4090", "interruptible", timedelta(hours=24)) is None
+        await uow.trades.record(trade("t3", "0.50", later, 3), Decimal("0.50"))
+        await uow.trades.record(trade("t4", "0.20", later - timedelta(hours=1)), Decimal("0.2"))
+        # t1 is older than 24 h before the latest trade: 3 x 0.50 + 1 x 0.20 over 4 GPUs.
+        assert await uow.trades.vwap("rtx-4090", "on_demand", timedelta(hours=24)) == Decimal(
+            "0.425000"
+        )
+        assert await uow.trades.books() == [("rtx-4090", "on_demand")]
+
+
+async def test_candles_keep_the_open_extend_high_and_low_and_close_on_the_latest(
+    units: Units,
+) -> None:
+    rows = [
+        ("t1", "0.40", 0, 2),
+        ("t2", "0.50", 15, 1),
+        ("t3", "0.30", 35, 1),
+        ("t4", "0.46", 65, 2),
+    ]
+    late = trade("t0", "0.10", AT - timedelta(seconds=4))
+    async with units() as uow:
+        for trade_id, price, seconds, gpus in rows:
+            at = AT + timedelta(seconds=seconds)
+            await uow.candles.roll(trade(trade_id, price, at, gpus), Decimal(price))
+        await uow.candles.roll(late, Decimal("0.10"))
+        await uow.commit()
+    hour = datetime(2026, 11, 28, 10, tzinfo=UTC)
+    async with units() as uow:
+        assert await uow.candles.latest("rtx-4090", "on_demand", Interval.HOUR, 200) == [
+            Candle(
+                hour,
+                Decimal("0.40"),
+                Decimal("0.50"),
+                Decimal("0.10"),
+                Decimal("0.46"),
+                7,
+                Decimal("2.62"),
+            )
+        ]
+        minutes = await uow.candles.latest("rtx-4090", "on_demand", Interval.MINUTE, 200)
+        assert [(c.start, c.close, c.gpus) for c in minutes] == [
+            (hour, Decimal("0.30"), 5),
+            (hour + timedelta(minutes=1), Decimal("0.46"), 2),
+        ]
+        newest = await uow.candles.latest("rtx-4090", "on_demand", Interval.MINUTE, 1)
+        assert [c.start for c in newest] == [hour + timedelta(minutes=1)]
+        assert await uow.candles.latest("rtx-4090", "interruptible", Interval.DAY, 200) == []

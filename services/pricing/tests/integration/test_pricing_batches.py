@@ -1,0 +1,199 @@
+"""A burst of the book's reports on real Kafka, PostgreSQL and Redis: pricing's real subscriber
+applies it in one unit of work (one transaction), commits the offsets once, and sends one
+``best_ask.changed`` per book with its latest state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import pytest
+from aiokafka import AIOKafkaConsumer
+from redis.asyncio import Redis
+
+from gpux_contracts.events import Envelope, EventCodec, wrap
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
+    BillingGranularity,
+    OfferStatus,
+    OfferStatusChanged,
+    OfferSubmitted,
+    Tier,
+)
+from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.topics import OFFERS_STATUS, PRICING_BEST_ASKS, REGISTRY
+from gpux_platform import migrations
+from gpux_platform.broker import Outgoing, ensure_topics, make_broker, publish_many
+from gpux_platform.clock import SystemClock
+from gpux_platform.db import create_pool
+from gpux_platform.redis_keys import BEST_ASKS, PRICES_STREAM
+from gpux_platform.settings import GpuxSettings
+from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWork
+from gpux_pricing.adapters.redis.read_models import RedisReadModels
+from gpux_pricing.bootstrap import MIGRATIONS
+from gpux_pricing.config import PricingSettings
+from gpux_pricing.domain.fx import Rate
+from gpux_pricing.entrypoints.kafka import pricing_router
+from gpux_pricing.service.market import BookCache
+
+GPU = "rtx-4090"
+PER_BOOK = 30
+"""Offers per book; each is reported live, then partly filled: 2 x 30 x 2 = 120 records."""
+ON_DEMAND, INTERRUPTIBLE = f"{GPU}|on_demand|*", f"{GPU}|interruptible|*"
+
+
+class CountedUnit(PostgresPricingUnitOfWork):
+    """Pricing's real unit of work, counting the transactions it commits."""
+
+    commits = 0
+
+    async def commit(self) -> None:
+        await super().commit()
+        CountedUnit.commits += 1
+
+
+@pytest.fixture
+async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
+    pool = await create_pool(gpux_settings)
+    await migrations.apply(pool, "pricing", MIGRATIONS)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the offset commits of every consumer of this process."""
+    calls: list[int] = []
+    original = AIOKafkaConsumer.commit
+
+    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
+    return calls
+
+
+def offer(n: int, tier: Tier) -> OfferSubmitted:
+    return OfferSubmitted(
+        offer_id=f"{tier.value}-{n:03d}",
+        seller_id="s1",
+        gpu=GPU,
+        gpus=4,
+        price_per_gpu_hour=Decimal("0.30") + Decimal(n) / 100,
+        currency=Currency.EUR if n % 2 else Currency.USD,
+        tier=tier,
+        billing=BillingGranularity.HOUR,
+    )
+
+
+def report(offer: OfferSubmitted, left: int) -> Envelope[Any]:
+    payload = OfferStatusChanged(
+        offer_id=offer.offer_id,
+        seller_id=offer.seller_id,
+        gpu=offer.gpu,
+        status=OfferStatus.LIVE,
+        remaining_gpus=left,
+    )
+    return wrap(payload, producer="matching", occurred_at=SystemClock().now())
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def seed(unit: CountedUnit, offers: list[OfferSubmitted]) -> None:
+    """What pricing knows before the book reports: a USD rate and the accepted offers."""
+    async with unit as uow:
+        as_of = datetime(2026, 11, 1, tzinfo=UTC)
+        await uow.rates.upsert(Rate(Currency.USD, Currency.EUR, Decimal("0.92"), as_of))
+        for o in offers:
+            await uow.offers.save(
+                o, revision=1, status=OfferStatus.ACCEPTED, reason=None, now=uow.now()
+            )
+        await uow.commit()
+
+
+async def consume(
+    settings: PricingSettings,
+    pool: asyncpg.Pool,
+    unit: Callable[[], CountedUnit],
+    reports: list[Envelope[Any]],
+) -> None:
+    """Publish every report, then run pricing's subscribers until all are claimed."""
+    # Every report is on the broker before the subscriber starts: its first fetch has them all
+    # (one key, so one partition, in order).
+    await ensure_topics(settings, REGISTRY)
+    sender = make_broker(settings, "matching")
+    await sender.start()
+    await publish_many(sender, settings, [Outgoing(OFFERS_STATUS, GPU, e) for e in reports])
+    await sender.stop()
+    receiver = make_broker(settings, "pricing")
+    receiver.include_router(pricing_router(settings, unit))
+    await receiver.start()
+    try:
+
+        async def applied() -> bool:
+            claimed = await pool.fetchval(
+                "SELECT count(*) FROM pricing.inbox WHERE topic = $1", OFFERS_STATUS.name
+            )
+            return bool(claimed == len(reports))
+
+        await eventually(applied)
+        await asyncio.sleep(0.5)  # the offset commit follows the transaction's
+    finally:
+        await receiver.stop()
+
+
+async def test_a_burst_of_reports_is_one_transaction_one_offset_commit_one_quote_per_book(
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[int]
+) -> None:
+    settings = PricingSettings(
+        **{**gpux_settings.model_dump(), "database_url": gpux_settings.database_url}
+    )
+    redis = Redis.from_url(settings.redis_url)
+    cache, models = BookCache(), RedisReadModels(redis, settings)
+
+    def unit() -> CountedUnit:
+        clock = SystemClock()
+        return CountedUnit(
+            pool, cache=cache, read_models=models, clock=clock, band_for=settings.band_for
+        )
+
+    offers = [offer(n, tier) for tier in Tier for n in range(PER_BOOK)]
+    await seed(unit(), offers)
+    reports = [report(o, 4) for o in offers] + [
+        report(o, 4 - o_n % 3) for o_n, o in enumerate(offers)
+    ]
+    CountedUnit.commits = 0
+    await consume(settings, pool, unit, reports)
+
+    assert CountedUnit.commits == 1
+    assert len(offset_commits) == 1
+    rows = await pool.fetch(
+        "SELECT key, body FROM pricing.outbox WHERE topic = $1 ORDER BY seq",
+        PRICING_BEST_ASKS.name,
+    )
+    assert sorted(r["key"] for r in rows) == [INTERRUPTIBLE, ON_DEMAND]
+    codec: EventCodec[BestAskChanged] = EventCodec(BestAskChanged)
+    for row in rows:
+        quote: BestAskChanged = codec.decode(row["body"]).payload
+        assert quote.best is not None
+        assert quote.best.offer_id.endswith("-000")  # 0.30 USD = 0.276 EUR, the cheapest
+        assert quote.best.gpus == 4  # its last report: 4 - 0 % 3
+        assert len(quote.depth) == 20  # the 20 cheapest levels of about 30
+    shown = await redis.hgetall(settings.redis_key(BEST_ASKS))
+    streamed = await redis.xlen(settings.redis_key(PRICES_STREAM))
+    await redis.aclose()
+    assert sorted(k.decode() if isinstance(k, bytes) else k for k in shown) == [
+        INTERRUPTIBLE,
+        ON_DEMAND,
+    ]
+    assert streamed == 2

@@ -1,0 +1,33 @@
+"""A memory unit of work that knows the catalog's RTX 4090 and the default FX file's rates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+
+from gpux_contracts.money import Currency
+from gpux_platform.clock import ManualClock
+from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
+from gpux_pricing.config import PricingSettings
+from gpux_pricing.domain.fx import Rate
+
+START = datetime(2026, 11, 29, 12, tzinfo=UTC)
+RATES_AS_OF = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """The service's time, moved by hand."""
+    return ManualClock(START)
+
+
+@pytest.fixture
+def unit(clock: ManualClock) -> MemoryPricingUnitOfWork:
+    """One process's store and books: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR; GPU ``rtx-4090``."""
+    uow = MemoryPricingUnitOfWork(clock=clock, band_for=PricingSettings().band_for)
+    uow.state.gpus["rtx-4090"] = "RTX 4090"
+    uow.state.rates[Currency.USD] = Rate(Currency.USD, Currency.EUR, Decimal("0.92"), RATES_AS_OF)
+    uow.state.rates[Currency.GBP] = Rate(Currency.GBP, Currency.EUR, Decimal("1.18"), RATES_AS_OF)
+    return uow

@@ -1,0 +1,232 @@
+"""Offer commands on the memory unit of work: accepted, refused, changed, withdrawn; each once."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from gpux_contracts.accounts import AccountChanged, AccountStatus, Role
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import stable_id
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import (
+    BillingGranularity,
+    OfferAccepted,
+    OfferChangeRequested,
+    OfferStatus,
+    OfferStatusChanged,
+    OfferSubmitted,
+    OfferWithdrawalRequested,
+    OfferWithdrawn,
+    Tier,
+)
+from gpux_contracts.topics import ACCOUNTS, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_OFFERS, Topic
+from gpux_platform.batches import BatchHandler, Outcome
+from gpux_platform.clock import ManualClock
+from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
+from gpux_pricing.domain.validation import Rejection
+from gpux_pricing.service import HANDLERS_BY_TOPIC
+
+pytestmark = pytest.mark.unit
+
+
+async def apply(unit: MemoryPricingUnitOfWork, topic: Topic, *events: Envelope[Any]) -> Outcome:
+    return await BatchHandler(topic, HANDLERS_BY_TOPIC[topic], lambda: unit).apply(events)
+
+
+def command(payload: Payload, clock: ManualClock) -> Envelope[Any]:
+    return wrap(payload, producer="gateway", occurred_at=clock.now())
+
+
+def offer(
+    offer_id: str = "o1",
+    price: str = "0.40",
+    currency: Currency = Currency.USD,
+    *,
+    seller: str = "s1",
+    gpu: str = "rtx-4090",
+) -> OfferSubmitted:
+    return OfferSubmitted(
+        offer_id=offer_id,
+        seller_id=seller,
+        gpu=gpu,
+        gpus=4,
+        price_per_gpu_hour=Decimal(price),
+        currency=currency,
+        tier=Tier.ON_DEMAND,
+        billing=BillingGranularity.HOUR,
+    )
+
+
+def sent(unit: MemoryPricingUnitOfWork, topic: Topic) -> list[Any]:
+    return [m.envelope.payload for m in unit.published if m.topic == topic]
+
+
+async def test_an_accepted_offer_goes_to_the_book_and_its_status_to_the_seller(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    event = command(offer(), clock)
+    outcome = await apply(unit, OFFERS_COMMANDS, event)
+    assert (outcome.applied, unit.commits) == (1, 1)
+    assert sent(unit, OFFERS_STATUS) == [
+        OfferStatusChanged(
+            offer_id="o1",
+            seller_id="s1",
+            gpu="rtx-4090",
+            status=OfferStatus.ACCEPTED,
+            remaining_gpus=4,
+        )
+    ]
+    assert sent(unit, PRICING_OFFERS) == [OfferAccepted(offer=offer(), revision=1)]
+    # Ids derive from the command: handling it again (a crash before commit) sends the same.
+    ids = [m.envelope.event_id for m in unit.published]
+    assert ids == [stable_id(event.event_id, "status"), stable_id(event.event_id, "accepted")]
+    assert all(m.envelope.causation_id == event.event_id for m in unit.published)
+    assert all(m.key == "rtx-4090" for m in unit.published)
+    row = unit.state.offers["o1"]
+    assert (row.revision, row.status, row.reason) == (1, OfferStatus.ACCEPTED, None)
+
+
+async def test_a_command_twice_and_the_same_offer_id_again_change_nothing(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    event = command(offer(), clock)
+    await apply(unit, OFFERS_COMMANDS, event)
+    again = await apply(unit, OFFERS_COMMANDS, event, command(offer(price="0.10"), clock))
+    assert (again.duplicate, again.applied) == (1, 1)
+    assert len(unit.published) == 2
+    assert unit.state.offers["o1"].offer.price_per_gpu_hour == Decimal("0.40")
+
+
+@pytest.mark.parametrize(
+    ("submitted", "reason"),
+    [
+        (offer(gpu="tpu-v5"), Rejection.UNKNOWN_GPU),
+        (offer(price="1000"), Rejection.PRICE_OUT_OF_BAND),
+        (offer(price="0.12345"), Rejection.PRICE_PRECISION),
+        (offer(currency=Currency.EUR, seller="suspended"), Rejection.SELLER_INACTIVE),
+        (offer(currency=Currency.EUR, seller="buyer"), Rejection.SELLER_INACTIVE),
+    ],
+)
+async def test_a_refused_offer_tells_the_seller_why_and_stays_off_the_book(
+    unit: MemoryPricingUnitOfWork,
+    clock: ManualClock,
+    submitted: OfferSubmitted,
+    reason: Rejection,
+) -> None:
+    accounts = [
+        AccountChanged(
+            account_id="suspended",
+            name="x",
+            roles=(Role.SELLER,),
+            status=AccountStatus.SUSPENDED,
+        ),
+        AccountChanged(
+            account_id="buyer", name="y", roles=(Role.BUYER,), status=AccountStatus.ACTIVE
+        ),
+    ]
+    await apply(unit, ACCOUNTS, *(command(a, clock) for a in accounts))
+    await apply(unit, OFFERS_COMMANDS, command(submitted, clock))
+    [status] = sent(unit, OFFERS_STATUS)
+    assert (status.status, status.reason, status.remaining_gpus) == (
+        OfferStatus.REJECTED,
+        reason.value,
+        0,
+    )
+    assert sent(unit, PRICING_OFFERS) == []
+    assert unit.state.offers[submitted.offer_id].status is OfferStatus.REJECTED
+
+
+async def test_an_offer_in_a_currency_without_a_rate_is_refused(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    del unit.state.rates[Currency.GBP]
+    await apply(unit, OFFERS_COMMANDS, command(offer(currency=Currency.GBP), clock))
+    assert [s.reason for s in sent(unit, OFFERS_STATUS)] == [Rejection.NO_FX_RATE.value]
+
+
+async def test_an_account_not_heard_of_yet_is_taken_as_an_active_seller(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(seller="new"), clock))
+    assert [s.status for s in sent(unit, OFFERS_STATUS)] == [OfferStatus.ACCEPTED]
+
+
+async def test_an_accepted_change_is_a_new_revision_for_the_book(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+    change = OfferChangeRequested(
+        offer_id="o1", seller_id="s1", gpu="rtx-4090", price_per_gpu_hour=Decimal("0.35"), gpus=2
+    )
+    await apply(unit, OFFERS_COMMANDS, command(change, clock))
+    changed = offer(price="0.35").model_copy(update={"gpus": 2})
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(offer=changed, revision=2)
+    assert sent(unit, OFFERS_STATUS)[-1].remaining_gpus == 2
+    assert unit.state.offers["o1"].revision == 2
+
+
+async def test_a_refused_change_leaves_the_offer_as_it_was(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+    change = OfferChangeRequested(
+        offer_id="o1", seller_id="s1", gpu="rtx-4090", price_per_gpu_hour=Decimal("500")
+    )
+    event = command(change, clock)
+    await apply(unit, OFFERS_COMMANDS, event)
+    last = unit.published[-1]
+    assert last.envelope.event_id == stable_id(event.event_id, "change-refused")
+    assert last.envelope.payload == OfferStatusChanged(
+        offer_id="o1",
+        seller_id="s1",
+        gpu="rtx-4090",
+        status=OfferStatus.ACCEPTED,
+        remaining_gpus=4,
+        reason=Rejection.PRICE_OUT_OF_BAND.value,
+    )
+    assert len(sent(unit, PRICING_OFFERS)) == 1
+    row = unit.state.offers["o1"]
+    assert (row.revision, row.offer.price_per_gpu_hour) == (1, Decimal("0.40"))
+
+
+async def test_a_withdrawal_is_forwarded_to_the_book(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+    request = OfferWithdrawalRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090")
+    await apply(unit, OFFERS_COMMANDS, command(request, clock))
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferWithdrawn(
+        offer_id="o1", seller_id="s1", gpu="rtx-4090"
+    )
+
+
+async def test_commands_for_someone_elses_or_a_closed_offer_are_ignored(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock), command(offer("o2"), clock))
+    before = len(unit.published)
+    foreign = [
+        OfferChangeRequested(
+            offer_id="o1", seller_id="s2", gpu="rtx-4090", price_per_gpu_hour=Decimal("0.3")
+        ),
+        OfferWithdrawalRequested(offer_id="o1", seller_id="s2", gpu="rtx-4090"),
+        OfferWithdrawalRequested(offer_id="nope", seller_id="s1", gpu="rtx-4090"),
+    ]
+    await apply(unit, OFFERS_COMMANDS, *(command(p, clock) for p in foreign))
+    assert len(unit.published) == before
+    # Withdrawn by the book (matching reports it): a later change of it is ignored.
+    withdrawn = OfferStatusChanged(
+        offer_id="o2",
+        seller_id="s1",
+        gpu="rtx-4090",
+        status=OfferStatus.WITHDRAWN,
+        remaining_gpus=0,
+    )
+    await apply(unit, OFFERS_STATUS, wrap(withdrawn, producer="matching", occurred_at=clock.now()))
+    change = OfferChangeRequested(offer_id="o2", seller_id="s1", gpu="rtx-4090", gpus=1)
+    await apply(unit, OFFERS_COMMANDS, command(change, clock))
+    assert [m for m in unit.published[before:] if m.topic == PRICING_OFFERS] == []
+    assert unit.state.offers["o2"].revision == 1
