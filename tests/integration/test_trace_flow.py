@@ -107,78 +107,12 @@ def db_calls(spans: Sequence[ReadableSpan], parent: ReadableSpan) -> list[str]:
 
 
 async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
-    client = market.client
-    seller = await account(client, "seller")
-    buyer = await account(client, "buyer")
-    buyer_auth = auth(buyer)
-    made = await push_offer(client, seller, offer_body("0.30", "EUR", 2))
-    live = await until(
-        client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller
-    )
-    assert live["status"] == "live", live
-    await dev_top_up(client, buyer, "100.00", "EUR")
-
-    order = {
-        "gpu": "rtx-4090",
-        "currency": "EUR",
-        "tier": "on_demand",
-        "hours": 1,
-        "gpus": 2,
-        "type": "market",
-        "max_price_per_gpu_hour": "0.50",
-        "time_in_force": "ioc",
-    }
-    placed = await client.post("/v1/orders", json=order, headers=buyer_auth)
-    assert placed.status_code == 202, placed.text
-    order_id = placed.json()["id"]
-    filled = await until(
-        client, f"/v1/orders/{order_id}", lambda b: b["status"] == "filled", key=buyer
-    )
-    assert filled["status"] == "filled", filled
-    leases = await until(client, "/v1/leases", lambda b: len(b["items"]) == 1, key=buyer)
-    assert len(leases["items"]) == 1, leases
-
-    requests = [
-        s
-        for s in market.spans.get_finished_spans()
-        if s.kind is SpanKind.SERVER
-        and s.name == "POST /v1/orders"
-        and s.attributes
-        and s.attributes.get("http.response.status_code") == 202
-    ]
-    assert len(requests) == 1, [s.name for s in requests]
-    request = requests[0]
-    assert service(request) == "gpux-gateway"
-    trace_id = request.context.trace_id
-
-    def in_trace() -> list[ReadableSpan]:
-        return [s for s in market.spans.get_finished_spans() if s.context.trace_id == trace_id]
-
-    def orphans() -> list[str]:
-        spans = in_trace()
-        tree = under(spans, request)
-        return sorted(f"{service(s)}: {s.name}" for s in spans if s not in tree)
-
-    # The last hops (the lease's read model in the gateway) may still be on their way.
-    await eventually(
-        lambda: consumed(in_trace(), "gateway", BILLING_LEASES),
-        what="the gateway's lease view in the trace",
-        timeout_s=15,
-        interval_s=0.1,
-    )
-    # A span is exported when it ends, its parent only later: wait until every span seen so
-    # far has its whole parent chain; one tree: every span descends from the request.
-    await eventually(
-        orphans,
-        lambda found: not found,
-        what="every span to join the request's tree",
-        timeout_s=10,
-        interval_s=0.1,
-    )
-    spans = in_trace()
-    tree = under(spans, request)
+    await a_market_order_fills_and_opens_a_lease(market.client)
+    request = the_order_request(market)
+    spans = await the_whole_trace(market, request)
     summary = sorted(f"{service(s)}: {s.name}" for s in spans if s.kind is not SpanKind.CLIENT)
-    assert len(tree) == len(spans), orphans()
+    # One tree: every span descends from the request.
+    assert len(under(spans, request)) == len(spans), orphans(spans, request)
     assert {service(s) for s in spans} >= {
         "gpux-gateway",
         "gpux-billing",
@@ -211,6 +145,86 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     assert any("trades" in q for q in db_calls(spans, trade_in_pricing[0]))
     assert any("commands" in q for q in db_calls(spans, match[0]))
     assert all(s.resource == hold[0].resource for s in under(spans, hold[0]) if is_sql(s))
+
+
+async def a_market_order_fills_and_opens_a_lease(client: httpx.AsyncClient) -> None:
+    """A live offer, a funded buyer, and its market order: filled, one lease."""
+    seller = await account(client, "seller")
+    buyer = await account(client, "buyer")
+    made = await push_offer(client, seller, offer_body("0.30", "EUR", 2))
+    live = await until(
+        client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller
+    )
+    assert live["status"] == "live", live
+    await dev_top_up(client, buyer, "100.00", "EUR")
+
+    order = {
+        "gpu": "rtx-4090",
+        "currency": "EUR",
+        "tier": "on_demand",
+        "hours": 1,
+        "gpus": 2,
+        "type": "market",
+        "max_price_per_gpu_hour": "0.50",
+        "time_in_force": "ioc",
+    }
+    placed = await client.post("/v1/orders", json=order, headers=auth(buyer))
+    assert placed.status_code == 202, placed.text
+    order_id = placed.json()["id"]
+    filled = await until(
+        client, f"/v1/orders/{order_id}", lambda b: b["status"] == "filled", key=buyer
+    )
+    assert filled["status"] == "filled", filled
+    leases = await until(client, "/v1/leases", lambda b: len(b["items"]) == 1, key=buyer)
+    assert len(leases["items"]) == 1, leases
+
+
+def the_order_request(market: Market) -> ReadableSpan:
+    """The gateway's one server span of the accepted ``POST /v1/orders``."""
+    requests = [
+        s
+        for s in market.spans.get_finished_spans()
+        if s.kind is SpanKind.SERVER
+        and s.name == "POST /v1/orders"
+        and s.attributes
+        and s.attributes.get("http.response.status_code") == 202
+    ]
+    assert len(requests) == 1, [s.name for s in requests]
+    request = requests[0]
+    assert service(request) == "gpux-gateway"
+    return request
+
+
+async def the_whole_trace(market: Market, request: ReadableSpan) -> list[ReadableSpan]:
+    """The spans of the request's trace, once its last hops arrived and each one's parents."""
+    trace_id = request.context.trace_id
+
+    def in_trace() -> list[ReadableSpan]:
+        return [s for s in market.spans.get_finished_spans() if s.context.trace_id == trace_id]
+
+    # The last hops (the lease's read model in the gateway) may still be on their way.
+    await eventually(
+        lambda: consumed(in_trace(), "gateway", BILLING_LEASES),
+        what="the gateway's lease view in the trace",
+        timeout_s=15,
+        interval_s=0.1,
+    )
+    # A span is exported when it ends, its parent only later: wait until every span seen so
+    # far has its whole parent chain (a span that never joins the tree fails the test).
+    await eventually(
+        lambda: orphans(in_trace(), request),
+        lambda found: not found,
+        what="every span to join the request's tree",
+        timeout_s=10,
+        interval_s=0.1,
+    )
+    return in_trace()
+
+
+def orphans(spans: Sequence[ReadableSpan], root: ReadableSpan) -> list[str]:
+    """The spans that do not descend from ``root``, by service and name."""
+    tree = under(spans, root)
+    return sorted(f"{service(s)}: {s.name}" for s in spans if s not in tree)
 
 
 def is_sql(span: ReadableSpan) -> bool:
