@@ -13,12 +13,12 @@ import httpx
 import pytest
 from pydantic import TypeAdapter
 
-from gpux_catalog.adapters.publisher import gpu_messages, model_messages
-from gpux_catalog.specs import load_gpu_catalog, load_model_catalog
+from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
+from gpux_catalog.service.publication import gpu_messages, model_messages
 from gpux_devinfra.catalog_tables import price_cell
 from gpux_devinfra.testing.cli import FakeGateway, run, use_transport
-from gpux_gateway.api.catalog import estimate
-from gpux_gateway.api.catalog_schemas import EstimateIn, GpuList, GpuOut
+from gpux_gateway.catalog.schemas import EstimateIn, GpuList, GpuOut
+from gpux_gateway.catalog.service import estimate
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_platform.broker import encode
 from gpux_platform.problems import ProblemError

@@ -7,13 +7,13 @@ from decimal import Decimal
 
 import pytest
 
-from gpux_catalog.specs import load_gpu_catalog
+from gpux_catalog.adapters.files import load_gpu_catalog
 from gpux_contracts.accounts import AccountStatus
 from gpux_devinfra.demo.dataset import BUYER, SELLERS, demo_gpus, offer_spec
-from gpux_gateway.api.schemas import OfferIn
+from gpux_gateway.offers.schemas import OfferIn
 from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.validation import OfferFacts, SellerView, check_offer
-from gpux_pricing.fx_loader import read_rates
+from gpux_pricing.service.fx import read_rates
 
 pytestmark = pytest.mark.unit
 
