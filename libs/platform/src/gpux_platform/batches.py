@@ -23,13 +23,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 import asyncpg
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, Tracer, TracerProvider
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.topics import Topic
@@ -92,6 +94,8 @@ class BatchHandler(Generic[U]):
     handlers: Mapping[type[Payload], Handler[U]]
     unit_of_work: Callable[[], AbstractAsyncContextManager[U]]
     retries: int = RETRIES
+    tracer: Tracer = field(default_factory=lambda: trace.get_tracer("gpux.batches"))
+    """Each event is handled in a span of its own trace (a batch mixes many traces)."""
 
     async def apply(self, events: Sequence[Envelope[Any]]) -> Outcome:
         """Apply the events in order, each once; split a failing batch down to the bad one."""
@@ -132,11 +136,27 @@ class BatchHandler(Generic[U]):
         async with self.unit_of_work() as uow:
             new = await uow.claim(self.topic.name, events)
             for event in new:
-                await self.handlers[type(event.payload)](uow, event)
+                with self._span(event):
+                    await self.handlers[type(event.payload)](uow, event)
             await uow.commit()
         outcome.units += 1
         outcome.applied += len(new)
         outcome.duplicate += len(events) - len(new)
+
+    def _span(self, event: Envelope[Any]) -> AbstractContextManager[Any]:
+        """A consumer span in the event's own trace (the one it was created in)."""
+        carrier = event.trace.carrier() if event.trace is not None else {}
+        return self.tracer.start_as_current_span(
+            f"{self.topic.name} process",
+            context=propagate.extract(carrier),
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.destination.name": self.topic.name,
+                "messaging.message.id": event.event_id,
+                "messaging.operation.type": "process",
+            },
+        )
 
     async def _alone(self, event: Envelope[Any], error: Exception, outcome: Outcome) -> None:
         for _ in range(self.retries - 1):
@@ -173,13 +193,17 @@ def subscribe_batches(
     codec: EventCodec[Any] | None = None,
     max_records: int = MAX_RECORDS,
     wait_ms: int = WAIT_MS,
+    tracer_provider: TracerProvider | None = None,
 ) -> None:
     """Add a batch subscriber of ``batch.topic`` in ``group`` to ``router``.
 
     ``codec`` reads the topic's records (by default: the handlers' payload types); a record of
-    a type it does not know is logged and counted ``skipped``.
+    a type it does not know is logged and counted ``skipped``. ``tracer_provider`` is the
+    service's (the runtime's): each event's span is exported as the service's.
     """
     reader = codec or codec_for(batch.handlers)
+    if tracer_provider is not None:
+        batch = replace(batch, tracer=tracer_provider.get_tracer("gpux.batches"))
     name = batch.topic.name
 
     @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict

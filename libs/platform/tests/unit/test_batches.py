@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
-from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.events import Envelope, Payload, TraceContext, wrap
 from gpux_contracts.smoke import PingSent
 from gpux_contracts.topics import SMOKE_PINGS
 from gpux_platform.batches import BatchHandler, RetryLater
@@ -90,3 +95,31 @@ async def test_a_type_without_a_handler_is_counted_not_applied() -> None:
     pong = wrap(PongSent(ping_id="x"), producer="t", occurred_at=NOW)
     outcome = await handler(unit).apply([pong, ping(1)])
     assert (outcome.unhandled, outcome.applied) == (1, 1)
+
+
+async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    parents = [f"00-{n:032x}-{n:016x}-01" for n in (1, 2)]
+    events = [
+        wrap(
+            PingSent(ping_id=f"p{n}"),
+            producer="t",
+            occurred_at=NOW,
+            trace=TraceContext(traceparent=parent),
+        )
+        for n, parent in enumerate(parents)
+    ]
+    seen: list[int] = []
+
+    async def record(uow: Unit, event: Envelope[PingSent]) -> None:
+        seen.append(trace.get_current_span().get_span_context().trace_id)
+
+    unit = Unit()
+    batch = BatchHandler(SMOKE_PINGS, {PingSent: record}, lambda: unit)
+    await replace(batch, tracer=provider.get_tracer("t")).apply(events)
+    assert seen == [1, 2]
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["smoke.pings process"] * 2
+    assert all(s.kind is SpanKind.CONSUMER for s in spans)
