@@ -43,7 +43,7 @@ async def wire(runtime: Runtime) -> Wiring:
         await loops.rebuild_read_models(unit_of_work, read_models, runtime.clock)
 
     return Wiring(
-        routers=[pricing_router(settings, unit_of_work)],
+        routers=[pricing_router(settings, unit_of_work, runtime.tracer_provider)],
         tasks=[relay.run],
         on_started=[load_rates, rebuild],
     )

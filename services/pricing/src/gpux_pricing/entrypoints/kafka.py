@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 from faststream.kafka import KafkaRouter
+from opentelemetry.trace import TracerProvider
 
 from gpux_platform.batches import BatchHandler, subscribe_batches
 from gpux_platform.settings import GpuxSettings
@@ -24,8 +25,12 @@ def group_of(topic_name: str) -> str:
     return f"pricing.{topic_name}"
 
 
-def pricing_router(settings: GpuxSettings, unit_of_work: UnitOfWorkFactory) -> KafkaRouter:
-    """Every subscriber of the pricing service."""
+def pricing_router(
+    settings: GpuxSettings,
+    unit_of_work: UnitOfWorkFactory,
+    tracer_provider: TracerProvider | None = None,
+) -> KafkaRouter:
+    """Every subscriber of the pricing service (each event traced with ``tracer_provider``)."""
     router = KafkaRouter()
     for topic, handlers in HANDLERS_BY_TOPIC.items():
         subscribe_batches(
@@ -33,5 +38,6 @@ def pricing_router(settings: GpuxSettings, unit_of_work: UnitOfWorkFactory) -> K
             settings,
             group=group_of(topic.name),
             batch=BatchHandler(topic, handlers, unit_of_work),
+            tracer_provider=tracer_provider,
         )
     return router
