@@ -33,8 +33,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gpux_matching.adapters.snapshots import CHUNK, json_parts
-from gpux_matching.adapters.store import decode_command, encode_command
 from gpux_matching.domain import (
     AddOffer,
     CancelOrder,
@@ -42,9 +40,13 @@ from gpux_matching.domain import (
     MatchingEngine,
     PlaceOrder,
     apply,
+    decode_command,
+    encode_command,
+    json_parts,
+    partition_of,
 )
-from gpux_matching.partition import capture as capture_paused
-from gpux_matching.partition import partition_of
+from gpux_matching.domain.snapshot import CHUNK
+from gpux_matching.service.partition import capture as capture_paused
 
 TARGET_S = 10.0
 PARTITIONS = 6

@@ -52,15 +52,15 @@ from gpux_contracts.topics import (
 )
 from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
-from gpux_matching.book import Book
-from gpux_matching.bootstrap import SPEC, wire_book
-from gpux_matching.partition import partition_of
+from gpux_matching.bootstrap import SPEC, wire_partitions
+from gpux_matching.domain import partition_of
+from gpux_matching.service.partitions import Partitions
 from gpux_platform.service import Runtime, Wiring
 from gpux_platform.settings import GpuxSettings
 
 PARTITIONS = PRICING_OFFERS.partitions
 ALL = list(range(PARTITIONS))
-RUN = {"snapshot_every": 4, "expiry_interval_s": 0.2}
+RUN: dict[str, Any] = {"snapshot_every": 4, "expiry_interval_s": 0.2}
 
 
 def gpus_one_per_partition() -> dict[int, str]:
@@ -139,24 +139,113 @@ def trades_key(trades: list[TradeExecuted]) -> Counter[tuple[str, str, int, Deci
     return Counter((t.order_id, t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades)
 
 
+class Scenario:
+    """Per partition: two offers, a market bid that takes both, a limit bid that rests."""
+
+    def __init__(self) -> None:
+        self.gpus = gpus_one_per_partition()
+        self.cheap = {p: offer(g, "0.30", 4) for p, g in self.gpus.items()}
+        self.dear = {p: offer(g, "0.35", 4) for p, g in self.gpus.items()}
+        self.market = {p: order(g, 8, OrderType.MARKET) for p, g in self.gpus.items()}
+        self.limit = {p: order(g, 2, OrderType.LIMIT, "0.20") for p, g in self.gpus.items()}
+
+    def expected(self) -> Counter[tuple[str, str, int, Decimal]]:
+        """The market bids' trades: 4 + 4 at the offers' prices."""
+        expected: Counter[tuple[str, str, int, Decimal]] = Counter()
+        for p in ALL:
+            expected[(self.market[p].order_id, self.cheap[p].offer_id, 4, Decimal("0.30"))] += 1
+            expected[(self.market[p].order_id, self.dear[p].offer_id, 4, Decimal("0.35"))] += 1
+        return expected
+
+    def limit_ids(self) -> set[str]:
+        return {o.order_id for o in self.limit.values()}
+
+
+async def trades(settings: GpuxSettings) -> list[TradeExecuted]:
+    """Each trade once (an outbox row republished after a stop is an exact copy)."""
+    seen = await read_to_end(settings, MARKET_TRADES, EventCodec(TradeExecuted), "matching")
+    return list({t.trade_id: t for t in seen}.values())
+
+
+async def offers_live(settings: GpuxSettings, offers: Sequence[OfferSubmitted]) -> bool:
+    statuses = await read_to_end(
+        settings, OFFERS_STATUS, EventCodec(OfferStatusChanged), "matching"
+    )
+    live = {s.offer_id for s in statuses if s.status.value == "live"}
+    return {o.offer_id for o in offers} <= live
+
+
+async def rested(settings: GpuxSettings, order_ids: set[str]) -> bool:
+    statuses = await read_to_end(
+        settings, ORDERS_STATUS, EventCodec(OrderStatusChanged), "matching"
+    )
+    return order_ids <= {s.order_id for s in statuses if s.status.value == "open"}
+
+
+async def trade_on_both(settings: GpuxSettings, scenario: Scenario) -> None:
+    """Offers live, then the bids: the market bids fill 4 + 4, the limit bids rest."""
+    offers = [*scenario.cheap.values(), *scenario.dear.values()]
+    await accept(settings, offers)
+    await until(lambda: offers_live(settings, offers), "every offer to be live")
+    await fund(settings, [*scenario.market.values(), *scenario.limit.values()])
+    expected = scenario.expected()
+
+    async def traded() -> bool:
+        return trades_key(await trades(settings)) == expected
+
+    await until(traded, "the market bids to fill 4 + 4")
+    await until(lambda: rested(settings, scenario.limit_ids()), "the limit bids to rest")
+
+
+async def each_partition_logs_its_own(settings: GpuxSettings, gpus: dict[int, str]) -> None:
+    """Each partition's commands are in its own log."""
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        for p, gpu in gpus.items():
+            rows = await conn.fetch(
+                "SELECT DISTINCT partition FROM matching.commands WHERE body->>'gpu' = $1",
+                gpu,
+            )
+            assert [r["partition"] for r in rows] == [p]
+    finally:
+        await conn.close()
+
+
+async def fill_the_resting_bids(
+    settings: GpuxSettings, scenario: Scenario, moved: list[int]
+) -> None:
+    """An offer at 0.18 per GPU fills each resting bid at its price; every trade once."""
+    await accept(settings, [offer(g, "0.18", 2) for g in scenario.gpus.values()])
+    by_limit = scenario.limit_ids()
+
+    async def filled_rest() -> bool:
+        got = [t for t in await trades(settings) if t.order_id in by_limit]
+        return {t.order_id for t in got} == by_limit
+
+    await until(filled_rest, "the resting bids to fill on every partition")
+    final = await trades(settings)
+    by_order = {t.order_id: t for t in final}
+    for p in ALL:
+        t = by_order[scenario.limit[p].order_id]
+        assert (t.gpus, t.price_per_gpu_hour) == (2, Decimal("0.20")), (p, p in moved)
+    # Exactly once: 2 trades per market bid and 1 per limit bid, nothing else.
+    assert len(final) == 3 * PARTITIONS
+    assert trades_key([t for t in final if t.order_id not in by_limit]) == scenario.expected()
+
+
 async def test_two_instances_share_the_book_and_one_takes_over_when_the_other_stops(
     module_settings: GpuxSettings,
 ) -> None:
     settings = module_settings
-    books: list[Book] = []
+    books: list[Partitions] = []
 
     async def wire(runtime: Runtime) -> Wiring:
-        book, wiring = await wire_book(runtime)
+        book, wiring = await wire_partitions(runtime)
         books.append(book)
         return wiring
 
     spec = dataclasses.replace(SPEC, wire=wire)
-    gpus = gpus_one_per_partition()
-    cheap = {p: offer(g, "0.30", 4) for p, g in gpus.items()}
-    dear = {p: offer(g, "0.35", 4) for p, g in gpus.items()}
-    market = {p: order(g, 8, OrderType.MARKET) for p, g in gpus.items()}
-    limit = {p: order(g, 2, OrderType.LIMIT, "0.20") for p, g in gpus.items()}
-
+    scenario = Scenario()
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(running(spec, settings, **RUN))
         second = contextlib.AsyncExitStack()
@@ -170,73 +259,10 @@ async def test_two_instances_share_the_book_and_one_takes_over_when_the_other_st
 
         await until(shared, "both instances to hold partitions")
         moved = second_book.owned()
-
-        await accept(settings, [*cheap.values(), *dear.values()])
-
-        async def offers_live() -> bool:
-            live = {
-                s.offer_id
-                for s in await read_to_end(
-                    settings, OFFERS_STATUS, EventCodec(OfferStatusChanged), "matching"
-                )
-                if s.status.value == "live"
-            }
-            return {o.offer_id for o in [*cheap.values(), *dear.values()]} <= live
-
-        await until(offers_live, "every offer to be live")
-        await fund(settings, [*market.values(), *limit.values()])
-
-        expected: Counter[tuple[str, str, int, Decimal]] = Counter()
-        for p in ALL:
-            expected[(market[p].order_id, cheap[p].offer_id, 4, Decimal("0.30"))] += 1
-            expected[(market[p].order_id, dear[p].offer_id, 4, Decimal("0.35"))] += 1
-
-        async def trades() -> list[TradeExecuted]:
-            """Each trade once (an outbox row republished after a stop is an exact copy)."""
-            seen = await read_to_end(settings, MARKET_TRADES, EventCodec(TradeExecuted), "matching")
-            return list({t.trade_id: t for t in seen}.values())
-
-        async def traded(want: Counter[Any]) -> bool:
-            return trades_key(await trades()) == want
-
-        async def rested() -> bool:
-            statuses = await read_to_end(
-                settings, ORDERS_STATUS, EventCodec(OrderStatusChanged), "matching"
-            )
-            opened = {s.order_id for s in statuses if s.status.value == "open"}
-            return {o.order_id for o in limit.values()} <= opened
-
-        await until(lambda: traded(expected), "the market bids to fill 4 + 4")
-        await until(rested, "the limit bids to rest")
-
-        # Each partition's commands are in its own log.
-        conn = await asyncpg.connect(settings.database_url.get_secret_value())
-        try:
-            for p, gpu in gpus.items():
-                rows = await conn.fetch(
-                    "SELECT DISTINCT partition FROM matching.commands WHERE body->>'gpu' = $1",
-                    gpu,
-                )
-                assert [r["partition"] for r in rows] == [p]
-        finally:
-            await conn.close()
+        await trade_on_both(settings, scenario)
+        await each_partition_logs_its_own(settings, scenario.gpus)
 
         # The second instance stops: the first takes its partitions over with their books.
         await second.aclose()
         await until(lambda: first_book.owned() == ALL, "the first instance to hold all")
-        await accept(settings, [offer(g, "0.18", 2) for g in gpus.values()])
-
-        async def filled_rest() -> bool:
-            got = [t for t in await trades() if t.order_id in {o.order_id for o in limit.values()}]
-            return {t.order_id for t in got} == {o.order_id for o in limit.values()}
-
-        await until(filled_rest, "the resting bids to fill on every partition")
-        final = await trades()
-        by_limit = {o.order_id for o in limit.values()}
-        by_order = {t.order_id: t for t in final}
-        for p in ALL:
-            t = by_order[limit[p].order_id]
-            assert (t.gpus, t.price_per_gpu_hour) == (2, Decimal("0.20")), (p, p in moved)
-        # Exactly once: 2 trades per market bid and 1 per limit bid, nothing else.
-        assert len(final) == 3 * PARTITIONS
-        assert trades_key([t for t in final if t.order_id not in by_limit]) == expected
+        await fill_the_resting_bids(settings, scenario, moved)

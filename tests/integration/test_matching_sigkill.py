@@ -1,14 +1,18 @@
-"""Matching survives SIGKILL mid-stream: every trade exactly once, as the pure engine says.
+"""Matching survives SIGKILL inside its batches: every trade exactly once, as the pure engine says.
 
 ``python -m gpux_matching`` runs as a real process (snapshots every 50 commands). Ten offers
-go to ``pricing.offers`` and, once the book has logged them, 300 funded orders (limit and
-market, with and without a cap, 1-6 GPUs) to ``orders.book`` in one go, all keyed by one GPU
-model so that each topic is one ordered partition. While the service consumes, it is killed
-with SIGKILL three times, each a seeded random 0.1-0.6 s after it resumed consuming, and
-restarted each time; then it is left to finish. The expected trades come from the pure
-engine fed the same commands in the same order. ``market.trades`` must hold exactly those
-trades (a republished outbox row may appear twice, but only as an exact copy with the same
-event id), and ``matching.commands`` must hold every input exactly once, in publication order.
+go to ``pricing.offers`` and, once the book has logged them, 3,000 funded orders (limit and
+market, with and without a cap, 1-6 GPUs) to ``orders.book`` in one burst, all keyed by one
+GPU model so that each topic is one ordered partition. The service takes them in batches of
+up to 500 records, each one unit of work (one transaction) and one offset commit. It is killed
+with SIGKILL three times, each when its log has grown past a seeded count of commands (spread
+over the burst) and a seeded 0-40 ms more: just after a unit committed, so that the kill falls
+inside the next batch (its transaction is lost) or between a batch's database commit and its
+offset commit (the whole batch comes again and must change nothing). It is restarted each time,
+then left to finish. The expected trades come from the pure engine fed the same commands in
+the same order. ``market.trades`` must hold exactly those trades (a republished outbox row may
+appear twice, but only as an exact copy with the same event id), and ``matching.commands``
+must hold every input exactly once, in publication order.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import asyncpg
+from aiokafka import TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency, to_micros
@@ -37,19 +44,35 @@ from gpux_contracts.orders import (
 from gpux_contracts.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads, records_to_end
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
-from gpux_matching.domain import AddOffer, Command, MatchingEngine, PlaceOrder, apply
+from gpux_matching.domain import (
+    AddOffer,
+    Command,
+    MatchingEngine,
+    PlaceOrder,
+    apply,
+    partition_of,
+)
+from gpux_matching.entrypoints.kafka import BOOK_GROUP
 from gpux_platform.settings import GpuxSettings
 
 SEED = 20261129
 GPU = "gpu-sigkill"
 OFFERS = 10
-ORDERS = 300
+ORDERS = 3000
+TOTAL = OFFERS + ORDERS
 KILLS = 3
-TEST_DEADLINE_S = 85.0
+TEST_DEADLINE_S = 120.0
 QUIET_S = 3.0
 
 # Trade fields that come from the matching itself (executed_at is the service's clock).
 Key = tuple[str, str, str, int, Decimal]
+
+
+class Kill(NamedTuple):
+    """Where one kill landed: commands logged, and orders whose offsets were committed."""
+
+    logged: int
+    committed: int
 
 
 def _offers(rng: random.Random) -> list[OfferSubmitted]:
@@ -80,7 +103,7 @@ def _orders(rng: random.Random) -> list[OrderPlaced]:
             kind, price = OrderType.MARKET, None
         placed.append(
             OrderPlaced(
-                order_id=f"ord-{i:03d}-{new_id()}",
+                order_id=f"ord-{i:04d}-{new_id()}",
                 buyer_id=f"buyer-{i % 7}",
                 gpu=GPU,
                 gpus=rng.randint(1, 6),
@@ -95,9 +118,8 @@ def _orders(rng: random.Random) -> list[OrderPlaced]:
     return placed
 
 
-def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counter[Key]:
-    """The trades of the pure engine fed the service's commands, in the same order."""
-    engine = MatchingEngine({"EUR": 1_000_000})
+def _commands(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> list[Command]:
+    """The service's commands for these inputs, in publication order."""
     commands: list[Command] = [
         AddOffer(
             now=1,
@@ -130,8 +152,14 @@ def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counte
         )
         for o in orders
     ]
+    return commands
+
+
+def _expected(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> Counter[Key]:
+    """The trades of the pure engine fed the service's commands, in the same order."""
+    engine = MatchingEngine({"EUR": 1_000_000})
     trades: Counter[Key] = Counter()
-    for command in commands:
+    for command in _commands(offers, orders):
         for fill in apply(engine, command).fills:
             price = Decimal(fill.price_micros) / 1_000_000
             trades[(fill.trade_id, fill.order_id, fill.offer_id, fill.gpus, price)] += 1
@@ -146,11 +174,16 @@ async def _read_trades(settings: GpuxSettings) -> list[tuple[str, dict[str, Any]
 
 
 async def _logged(conn: asyncpg.Connection) -> list[tuple[str, dict[str, Any]]]:
-    try:
-        rows = await conn.fetch("SELECT kind, body FROM matching.commands ORDER BY seq")
-    except asyncpg.UndefinedTableError:
-        return []
+    rows = await conn.fetch("SELECT kind, body FROM matching.commands ORDER BY seq")
     return [(row["kind"], json.loads(row["body"])) for row in rows]
+
+
+async def _count(conn: asyncpg.Connection) -> int:
+    """Commands logged so far (0 before the service made its tables)."""
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM matching.commands"))
+    except asyncpg.UndefinedTableError:
+        return 0
 
 
 async def _unpublished(conn: asyncpg.Connection) -> int:
@@ -161,7 +194,103 @@ async def _unpublished(conn: asyncpg.Connection) -> int:
     return int(n)
 
 
-async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
+async def _committed(settings: GpuxSettings) -> int:
+    """The book group's committed offset of the orders' partition (0: none yet)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(settings.group(BOOK_GROUP))
+    finally:
+        await admin.close()
+    partition = partition_of(GPU, ORDERS_BOOK.partitions)
+    meta = offsets.get(TopicPartition(settings.topic(ORDERS_BOOK), partition))
+    return 0 if meta is None or meta.offset < 0 else int(meta.offset)
+
+
+async def _kill_inside_batches(
+    service: ServiceProcess,
+    conn: asyncpg.Connection,
+    settings: GpuxSettings,
+    rng: random.Random,
+    left: Callable[[], float],
+) -> list[Kill]:
+    """Kill the service KILLS times, each just after a unit committed past a seeded count."""
+    span = ORDERS // (KILLS + 1)
+    thresholds = [OFFERS + k * span + rng.randint(-span // 3, span // 3) for k in (1, 2, 3)]
+    kills: list[Kill] = []
+    for threshold in thresholds:
+        before = kills[-1].logged if kills else OFFERS
+        # Progress since the (re)start, past the threshold: a unit just committed.
+        while (logged := await _count(conn)) <= before or logged < threshold:
+            assert left() > 30, f"no progress after a restart:\n{service.tail()}"
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(rng.uniform(0, 0.04))
+        service.kill()
+        kills.append(Kill(await _count(conn), await _committed(settings)))
+        service.start()
+    return kills
+
+
+async def _finish(
+    service: ServiceProcess,
+    conn: asyncpg.Connection,
+    settings: GpuxSettings,
+    left: Callable[[], float],
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every input logged, the outbox drained, and the trades unchanged for QUIET_S: the
+    trade records the service published."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+    quiet_since = time.monotonic()
+    while True:
+        assert left() > 0, (
+            f"not done in time: {await _count(conn)}/{TOTAL} commands logged, "
+            f"{await _unpublished(conn)} unpublished, {len(seen)} trade records\n{service.tail()}"
+        )
+        now_seen = await _read_trades(settings)
+        if len(now_seen) != len(seen):
+            seen, quiet_since = now_seen, time.monotonic()
+        done = await _count(conn) >= TOTAL and await _unpublished(conn) == 0
+        if done and time.monotonic() - quiet_since >= QUIET_S:
+            return seen
+        await asyncio.sleep(0.5)
+
+
+async def _check_log(
+    conn: asyncpg.Connection, offers: list[OfferSubmitted], orders: list[OrderPlaced]
+) -> None:
+    """The service's own record: every input applied exactly once, in publication order."""
+    logged = await _logged(conn)
+    assert [k for k, _ in logged].count("add_offer") == OFFERS
+    assert [b["offer_id"] for k, b in logged if k == "add_offer"] == [o.offer_id for o in offers]
+    placed = [b["order_id"] for k, b in logged if k == "place_order"]
+    assert len(placed) == len(set(placed)), "an order was applied twice"
+    assert placed == [o.order_id for o in orders]
+    assert len(logged) == TOTAL, Counter(k for k, _ in logged)
+    inbox = await conn.fetchval("SELECT count(*) FROM matching.inbox")
+    assert inbox == TOTAL
+
+
+def _check_trades(seen: list[tuple[str, dict[str, Any]]], expected: Counter[Key]) -> int:
+    """market.trades holds exactly the expected trades, duplicates only as exact copies of one
+    outbox row; returns how many distinct trades there are."""
+    by_trade: dict[str, set[tuple[str, str]]] = {}
+    for event_id, payload in seen:
+        copy = (event_id, json.dumps(payload, sort_keys=True))
+        by_trade.setdefault(payload["trade_id"], set()).add(copy)
+    differing = {t: copies for t, copies in by_trade.items() if len(copies) > 1}
+    assert not differing, f"a trade id was published with different contents: {differing}"
+    got: Counter[Key] = Counter()
+    for copies in by_trade.values():
+        ((_, body),) = copies
+        p = json.loads(body)
+        key = (p["trade_id"], p["order_id"], p["offer_id"], p["gpus"])
+        got[(*key, Decimal(p["price_per_gpu_hour"]))] += 1
+    assert set(by_trade) == {k[0] for k in expected}
+    assert got == expected
+    return len(by_trade)
+
+
+async def test_sigkill_inside_batches_loses_and_duplicates_no_trade(
     module_settings: GpuxSettings, tmp_path: Path
 ) -> None:
     settings = module_settings
@@ -183,85 +312,26 @@ async def test_sigkill_mid_stream_loses_and_duplicates_no_trade(
         await publish_payloads(settings, PRICING_OFFERS, "pricing", accepted)
         # Offers and orders are separate topics: let the book log every offer first, so that
         # the order of commands (and so the trades) is defined.
-        while len(await _logged(conn)) < OFFERS:
-            assert left() > 40, f"the offers were never logged:\n{service.tail()}"
+        while await _count(conn) < OFFERS:
+            assert left() > 60, f"the offers were never logged:\n{service.tail()}"
             assert service.alive, service.tail()
             await asyncio.sleep(0.2)
-
+        held, eur = Decimal("1000"), Currency("EUR")
         funded = [
-            OrderFunded(
-                order=o, hold_id=new_id(), held=Decimal("1000"), held_currency=Currency("EUR")
-            )
-            for o in orders
+            OrderFunded(order=o, hold_id=new_id(), held=held, held_currency=eur) for o in orders
         ]
         await publish_payloads(settings, ORDERS_BOOK, "billing", [(GPU, f) for f in funded])
 
-        # Each kill comes a random 0.1-0.6 s after the (re)started service has logged a new
-        # command, so that it lands mid-consumption rather than during start-up.
-        kills_at: list[int] = []
-        for _ in range(KILLS):
-            before = kills_at[-1] if kills_at else OFFERS
-            while len(await _logged(conn)) <= before:
-                assert left() > 45, f"no progress after a restart:\n{service.tail()}"
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(rng.uniform(0.1, 0.6))
-            kills_at.append(len(await _logged(conn)))
-            service.kill()
-            service.start()
-
-        # Let it finish: every input logged, the outbox drained, and the trades on Kafka
-        # unchanged for QUIET_S seconds.
-        total = OFFERS + ORDERS
-        seen: list[tuple[str, dict[str, Any]]] = []
-        quiet_since = time.monotonic()
-        while True:
-            assert left() > 0, (
-                f"not done in time: {len(await _logged(conn))}/{total} commands logged, "
-                f"{await _unpublished(conn)} unpublished, {len(seen)} trade records, "
-                f"kills at {kills_at}\n{service.tail()}"
-            )
-            now_seen = await _read_trades(settings)
-            if len(now_seen) != len(seen):
-                seen, quiet_since = now_seen, time.monotonic()
-            done = len(await _logged(conn)) >= total and await _unpublished(conn) == 0
-            if done and time.monotonic() - quiet_since >= QUIET_S:
-                break
-            await asyncio.sleep(0.5)
-
-        # The service's own record: every input applied exactly once, in publication order.
-        logged = await _logged(conn)
-        assert [k for k, _ in logged].count("add_offer") == OFFERS
-        assert [b["offer_id"] for k, b in logged if k == "add_offer"] == [
-            o.offer_id for o in offers
-        ]
-        placed = [b["order_id"] for k, b in logged if k == "place_order"]
-        assert len(placed) == len(set(placed)), "an order was applied twice"
-        assert placed == [o.order_id for o in orders]
-        assert len(logged) == total, Counter(k for k, _ in logged)
-        inbox = await conn.fetchval("SELECT count(*) FROM matching.inbox")
-        assert inbox == total
-
-        # market.trades: duplicates only as exact copies of one outbox row.
-        by_trade: dict[str, set[tuple[str, str]]] = {}
-        for event_id, payload in seen:
-            copy = (event_id, json.dumps(payload, sort_keys=True))
-            by_trade.setdefault(payload["trade_id"], set()).add(copy)
-        differing = {t: copies for t, copies in by_trade.items() if len(copies) > 1}
-        assert not differing, f"a trade id was published with different contents: {differing}"
-
-        got: Counter[Key] = Counter()
-        for copies in by_trade.values():
-            ((_, body),) = copies
-            p = json.loads(body)
-            key = (p["trade_id"], p["order_id"], p["offer_id"], p["gpus"])
-            got[(*key, Decimal(p["price_per_gpu_hour"]))] += 1
-        assert set(by_trade) == {k[0] for k in expected}
-        assert got == expected
+        kills = await _kill_inside_batches(service, conn, settings, rng, left)
+        seen = await _finish(service, conn, settings, left)
+        await _check_log(conn, offers, orders)
+        trades = _check_trades(seen, expected)
         assert service.starts == KILLS + 1
+        landed = [(k.logged, k.logged - OFFERS - k.committed) for k in kills]
         print(
-            f"\n{len(expected)} trades, {len(seen)} trade records, "
-            f"{len(seen) - len(by_trade)} exact duplicates, kills after {kills_at} commands, "
-            f"{time.monotonic() - begun:.1f} s"
+            f"\n{trades} trades, {len(seen)} trade records, {len(seen) - trades} exact "
+            f"duplicates; kills after (commands logged, orders applied but not yet committed "
+            f"to Kafka) {landed}; {time.monotonic() - begun:.1f} s"
         )
     finally:
         await conn.close()

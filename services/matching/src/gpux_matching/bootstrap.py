@@ -1,14 +1,19 @@
-"""The one place that wires the matching service: consumers, the expiry loop, the relay."""
+"""The one place that wires the matching service: its store, subscribers, loops and relay."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from gpux_contracts.topics import ORDERS_BOOK, PRICING_OFFERS
-from gpux_matching.book import Book
+from gpux_matching.adapters.postgres import SCHEMA
+from gpux_matching.adapters.postgres.unit_of_work import (
+    PostgresMatchingUnitOfWork,
+    PostgresPartitionStore,
+)
 from gpux_matching.config import MatchingSettings
-from gpux_matching.entrypoints.consumers import load_fx_end, matching_router
-from gpux_matching.handlers import SCHEMA
+from gpux_matching.entrypoints.kafka import load_fx_end, matching_router
+from gpux_matching.entrypoints.loops import run_expiry
+from gpux_matching.service.partitions import Partitions
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
@@ -16,26 +21,33 @@ MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """The book (each partition is rebuilt when Kafka assigns it, before its records are
-    fetched), its consumers and loops."""
-    _, wiring = await wire_book(runtime)
+    """The book's partitions (each is rebuilt when Kafka assigns it, before its records are
+    fetched), their subscribers and loops."""
+    _, wiring = await wire_partitions(runtime)
     return wiring
 
 
-async def wire_book(runtime: Runtime) -> tuple[Book, Wiring]:
-    """``wire``, with the book it made (tests look at which partitions it holds)."""
+async def wire_partitions(runtime: Runtime) -> tuple[Partitions, Wiring]:
+    """``wire``, with the partitions it made (tests look at which ones it holds)."""
     settings = runtime.settings
     assert isinstance(settings, MatchingSettings)
     # Co-partitioned inputs: partition p of both topics holds the same GPUs.
     assert PRICING_OFFERS.partitions == ORDERS_BOOK.partitions
-    book = Book(runtime.pool, runtime.clock, settings.snapshot_every, PRICING_OFFERS.partitions)
-    await load_fx_end(settings, book)
-    relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
+    pool = runtime.pool
+    partitions = Partitions(
+        PostgresPartitionStore(pool),
+        runtime.clock,
+        snapshot_every=settings.snapshot_every,
+        partitions=PRICING_OFFERS.partitions,
+    )
+    await load_fx_end(settings, partitions)
+    relay = OutboxRelay(pool, runtime.broker, settings, SCHEMA)
 
     async def expiry() -> None:
-        await book.run_expiry(settings.expiry_interval_s)
+        await run_expiry(partitions, settings.expiry_interval_s)
 
-    return book, Wiring(routers=[matching_router(settings, book)], tasks=[relay.run, expiry])
+    router = matching_router(settings, partitions, lambda: PostgresMatchingUnitOfWork(pool))
+    return partitions, Wiring(routers=[router], tasks=[relay.run, expiry])
 
 
 SPEC = ServiceSpec(

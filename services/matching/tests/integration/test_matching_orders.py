@@ -50,7 +50,7 @@ from gpux_matching.bootstrap import SPEC
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
 
-RUN = {"snapshot_every": 5, "expiry_interval_s": 0.2}
+RUN: dict[str, Any] = {"snapshot_every": 5, "expiry_interval_s": 0.2}
 
 
 def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
@@ -71,6 +71,7 @@ def order(
     gpus: int,
     kind: OrderType,
     price: str | None = None,
+    *,
     tif: TimeInForce = TimeInForce.GTC,
     expires_in_s: float | None = None,
 ) -> OrderPlaced:

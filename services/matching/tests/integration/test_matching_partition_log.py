@@ -26,11 +26,14 @@ from gpux_contracts.offers import (
     OfferWithdrawn,
     Tier,
 )
-from gpux_matching import handlers
-from gpux_matching.adapters import store
+from gpux_contracts.topics import PRICING_OFFERS
+from gpux_matching.adapters.postgres import SCHEMA
+from gpux_matching.adapters.postgres.commands import PostgresCommandLog
+from gpux_matching.adapters.postgres.unit_of_work import PostgresPartitionStore
 from gpux_matching.bootstrap import MIGRATIONS
-from gpux_matching.domain import AddOffer, epoch_micros
-from gpux_matching.partition import Partition, partition_of
+from gpux_matching.domain import AddOffer, epoch_micros, partition_of
+from gpux_matching.service import OFFER_HANDLERS
+from gpux_matching.service.partition import LEGACY, Partition
 from gpux_platform import migrations
 from gpux_platform.clock import SystemClock
 from gpux_platform.db import create_pool
@@ -42,7 +45,7 @@ PARTITIONS = 6
 @pytest.fixture
 async def pool(module_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
     pool = await create_pool(module_settings)
-    await migrations.apply(pool, handlers.SCHEMA, MIGRATIONS)
+    await migrations.apply(pool, SCHEMA, MIGRATIONS)
     try:
         yield pool
     finally:
@@ -74,39 +77,49 @@ def envelope(payload: Any) -> Envelope[Any]:
     return wrap(payload, producer="pricing", occurred_at=SystemClock().now())
 
 
+def partition(number: int, pool: asyncpg.Pool) -> Partition:
+    return Partition(
+        number,
+        store=PostgresPartitionStore(pool),
+        clock=SystemClock(),
+        snapshot_every=1000,
+        partitions=PARTITIONS,
+    )
+
+
+async def consumed(part: Partition, event: Envelope[Any]) -> bool:
+    """Whether the partition applied the input (False: it had seen it before)."""
+    outcome = await part.consume(PRICING_OFFERS, [event], OFFER_HANDLERS)
+    return outcome.applied == 1
+
+
 async def test_a_stale_owner_rebuilds_instead_of_logging_over_the_new_one(
     pool: asyncpg.Pool,
 ) -> None:
     number = 2
     offer = submitted(gpu_in(number))
-    new_owner = Partition(number, pool, SystemClock(), 1000, PARTITIONS)
-    stale = Partition(number, pool, SystemClock(), 1000, PARTITIONS)
+    new_owner = partition(number, pool)
+    stale = partition(number, pool)
     await new_owner.recover()
     await stale.recover()  # built before the new owner logs anything
 
     added = envelope(OfferAccepted(offer=offer, revision=1))
-    assert await new_owner.consume(
-        "pricing.offers", added, lambda conn, part: handlers.plan_accepted(conn, part, added)
-    )
+    assert await consumed(new_owner, added)
     assert stale.engine.offer(offer.offer_id) is None  # it has not seen the offer
 
     # With its stale engine the withdrawal would find nothing to withdraw; fenced, the
     # transaction rolls back, the engine is rebuilt and the offer is withdrawn.
     gone = envelope(OfferWithdrawn(offer_id=offer.offer_id, seller_id="seller-1", gpu=offer.gpu))
-    assert await stale.consume(
-        "pricing.offers", gone, lambda conn, part: handlers.plan_withdrawn(conn, part, gone)
-    )
+    assert await consumed(stale, gone)
     assert stale.engine.offer(offer.offer_id) is None
     async with pool.acquire() as conn:
-        log = await store.commands_after(conn, number, 0)
+        log = await PostgresCommandLog(conn).commands_after(number, 0)
         assert [type(c).__name__ for _, c in log] == ["AddOffer", "WithdrawOffer"]
-        assert await store.head(conn, number) == log[-1][0]
+        assert await PostgresCommandLog(conn).head(number) == log[-1][0]
 
     # The other way round too: the first one is now behind and rebuilds on its next input.
     again = envelope(OfferAccepted(offer=submitted(offer.gpu), revision=1))
-    assert await new_owner.consume(
-        "pricing.offers", again, lambda conn, part: handlers.plan_accepted(conn, part, again)
-    )
+    assert await consumed(new_owner, again)
     assert new_owner.engine.offer(offer.offer_id) is None
     assert new_owner.engine.offer(again.payload.offer.offer_id) is not None
 
@@ -134,11 +147,11 @@ async def test_a_partition_without_a_log_starts_from_its_share_of_the_legacy_boo
                 min_hours=None,
                 available_until=None,
             )
-            await store.append_command(conn, store.LEGACY, command)
-    part = Partition(4, pool, SystemClock(), 1000, PARTITIONS)
+            await PostgresCommandLog(conn).append(LEGACY, [command])
+    part = partition(4, pool)
     await part.recover()
     assert part.engine.offer(ids[mine]) is not None
     assert part.engine.offer(ids[other]) is None
     await part.shutdown_snapshot()  # the legacy start becomes the partition's own snapshot
     async with pool.acquire() as conn:
-        assert await store.latest_snapshot(conn, 4) is not None
+        assert await PostgresCommandLog(conn).latest_snapshot(4) is not None

@@ -15,7 +15,7 @@ import asyncpg
 from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
 from gpux_contracts.offers import OfferWithdrawn
 from gpux_contracts.orders import OrderType
-from gpux_contracts.topics import MARKET_SESSIONS, PRICING_OFFERS
+from gpux_contracts.topics import MARKET_SESSIONS, OFFERS_STATUS, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
@@ -24,7 +24,6 @@ from gpux_platform.settings import GpuxSettings
 
 from .test_matching_orders import (
     OFFER_CODEC,
-    OFFERS_STATUS,
     RUN,
     accept,
     eventually,

@@ -8,12 +8,17 @@ from decimal import Decimal
 import pytest
 
 from gpux_contracts.money import Currency
-from gpux_matching.book_levels import converted, levels_changed
 from gpux_matching.domain import BookLevel, BookLevels
+from gpux_matching.service.publishing import converted, levels_changed
 
 pytestmark = pytest.mark.unit
 
-RATES = {"EUR": 1_000_000, "USD": 900_000, "GBP": Decimal("1150000.5"), "XXX": 7}
+RATES: dict[str, int | Decimal] = {
+    "EUR": 1_000_000,
+    "USD": 900_000,
+    "GBP": Decimal("1150000.5"),
+    "XXX": 7,
+}
 
 
 def test_prices_convert_from_the_reference_half_even_and_skip_unknown_codes() -> None:

@@ -24,7 +24,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpux_matching.adapters.snapshots import json_parts
 from gpux_matching.domain import (
     AddOffer,
     BookLevel,
@@ -47,6 +46,7 @@ from gpux_matching.domain import (
     WithdrawOffer,
     apply,
     books_changed,
+    json_parts,
     snapshot_from,
 )
 
@@ -507,6 +507,25 @@ step = st.tuples(
 Step = tuple[int, int, tuple[Any, ...], tuple[Any, ...], int, int | None, int | None, int]
 
 
+def _add_offer(i: int, now: int, offer: tuple[Any, ...]) -> AddOffer:
+    _, seller, gpu, tier, price, cur, gpus, region, min_hours, until = offer
+    expiry = None if until is None else now + until
+    billing = "second" if i % 2 else "hour"
+    return AddOffer(
+        now, f"f{i}", seller, gpu, tier, price, cur, gpus, billing, region, min_hours, expiry
+    )
+
+
+def _place_order(i: int, now: int, order: tuple[Any, ...]) -> PlaceOrder:
+    _, buyer, gpu, tier, price, cur, gpus, region, hours, otype, tif, ttl = order
+    if otype == "limit" and price is None:
+        price = 1_000_000
+    expires = now + ttl if tif == "gtd" else None
+    return PlaceOrder(
+        now, f"b{i}", buyer, gpu, gpus, cur, otype, price, tier, region, hours, tif, expires
+    )
+
+
 def build(steps: list[Step]) -> list[Command]:
     """Turn specs into commands: unique ids, rising time, references to earlier ids."""
     commands: list[Command] = []
@@ -516,47 +535,11 @@ def build(steps: list[Step]) -> list[Command]:
     for i, (dt, pick, offer, order, which, new_price, new_gpus, fx) in enumerate(steps):
         now += dt
         if pick < 33:
-            _, seller, gpu, tier, price, cur, gpus, region, min_hours, until = offer
             offer_ids.append(f"f{i}")
-            expiry = None if until is None else now + until
-            commands.append(
-                AddOffer(
-                    now,
-                    f"f{i}",
-                    seller,
-                    gpu,
-                    tier,
-                    price,
-                    cur,
-                    gpus,
-                    "second" if i % 2 else "hour",
-                    region,
-                    min_hours,
-                    expiry,
-                )
-            )
+            commands.append(_add_offer(i, now, offer))
         elif pick < 66:
-            _, buyer, gpu, tier, price, cur, gpus, region, hours, otype, tif, ttl = order
-            if otype == "limit" and price is None:
-                price = 1_000_000
             order_ids.append(f"b{i}")
-            commands.append(
-                PlaceOrder(
-                    now,
-                    f"b{i}",
-                    buyer,
-                    gpu,
-                    gpus,
-                    cur,
-                    otype,
-                    price,
-                    tier,
-                    region,
-                    hours,
-                    tif,
-                    now + ttl if tif == "gtd" else None,
-                )
-            )
+            commands.append(_place_order(i, now, order))
         elif pick < 74 and offer_ids:
             offer_id = offer_ids[which % len(offer_ids)]
             commands.append(ChangeOffer(now, offer_id, new_price, new_gpus))
@@ -787,8 +770,8 @@ def test_levels_are_never_crossed_without_constraints(
     for i, (is_offer, tier, price, currency, gpus) in enumerate(specs):
         command: Command
         if is_offer:
-            tier = "on_demand" if tier == "any" else tier
-            command = AddOffer(i, f"f{i}", f"s{i}", "h100", tier, price, currency, gpus)
+            offer_tier = "on_demand" if tier == "any" else tier
+            command = AddOffer(i, f"f{i}", f"s{i}", "h100", offer_tier, price, currency, gpus)
         else:
             command = PlaceOrder(i, f"b{i}", f"u{i}", "h100", gpus, currency, "limit", price, tier)
         apply(engine, command)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import gpux_matching.domain as domain
+from gpux_matching import domain
 
 pytestmark = pytest.mark.unit
 

@@ -2,7 +2,8 @@
 
 No I/O and no clock reads: every command carries its time, FX rates come in as a command,
 and the same commands in the same order always give the same results (trade ids included).
-The Kafka adapter, persistence and funding checks live outside this package.
+Handlers (``gpux_matching.service``), persistence (``adapters``) and transport
+(``entrypoints``) live outside this package.
 """
 
 from gpux_matching.domain.commands import (
@@ -16,13 +17,17 @@ from gpux_matching.domain.commands import (
     WithdrawOffer,
     apply,
     books_changed,
+    decode_command,
+    encode_command,
 )
 from gpux_matching.domain.engine import MatchingEngine
 from gpux_matching.domain.levels import DEPTH, BookLevel, BookLevels, reference_micros
+from gpux_matching.domain.partitioning import partition_of
 from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
 from gpux_matching.domain.snapshot import (
     Capture,
     bid_row_to_plain,
+    json_parts,
     offer_row_to_plain,
     snapshot_from,
 )
@@ -69,8 +74,12 @@ __all__ = [
     "apply",
     "bid_row_to_plain",
     "books_changed",
+    "decode_command",
+    "encode_command",
     "epoch_micros",
+    "json_parts",
     "offer_row_to_plain",
+    "partition_of",
     "reference_micros",
     "reference_price",
     "snapshot_from",

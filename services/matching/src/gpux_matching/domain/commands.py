@@ -1,12 +1,17 @@
 """Commands as data, so a stream can be stored, replayed (recovery) and generated (tests).
 
 ``apply`` feeds one to an engine; it is the same as calling the method of the same name.
+``encode_command`` / ``decode_command`` are the log's form of a command: its fields by name
+as JSON, instants as int epoch microseconds and FX rates as decimal strings, so a replay
+feeds the engine exactly what it was given.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import NamedTuple
+from decimal import Decimal
+from typing import Any, NamedTuple
 
 from gpux_matching.domain.engine import MatchingEngine
 from gpux_matching.domain.levels import changed_books
@@ -94,7 +99,7 @@ def apply(engine: MatchingEngine, command: Command) -> Result:
     """Run one command on the engine."""
     match command:
         case PlaceOrder():
-            return engine.place_order(
+            result = engine.place_order(
                 command.order_id,
                 command.buyer_id,
                 command.gpu,
@@ -110,7 +115,7 @@ def apply(engine: MatchingEngine, command: Command) -> Result:
                 expires_at=command.expires_at,
             )
         case AddOffer():
-            return engine.add_offer(
+            result = engine.add_offer(
                 command.offer_id,
                 command.seller_id,
                 command.gpu,
@@ -125,20 +130,21 @@ def apply(engine: MatchingEngine, command: Command) -> Result:
                 available_until=command.available_until,
             )
         case ChangeOffer():
-            return engine.change_offer(
+            result = engine.change_offer(
                 command.offer_id,
                 now=command.now,
                 price_micros=command.price_micros,
                 gpus=command.gpus,
             )
         case WithdrawOffer():
-            return engine.withdraw_offer(command.offer_id, now=command.now)
+            result = engine.withdraw_offer(command.offer_id, now=command.now)
         case CancelOrder():
-            return engine.cancel_order(command.order_id, now=command.now)
+            result = engine.cancel_order(command.order_id, now=command.now)
         case Expire():
-            return engine.expire(command.now)
+            result = engine.expire(command.now)
         case SetFx():
-            return engine.set_fx(command.rates, now=command.now)
+            result = engine.set_fx(command.rates, now=command.now)
+    return result
 
 
 def books_changed(
@@ -152,3 +158,37 @@ def books_changed(
     if isinstance(command, SetFx) and result.rejection is None:
         return engine.books()
     return changed_books(result.levels)
+
+
+KINDS: dict[str, type[Any]] = {
+    "add_offer": AddOffer,
+    "change_offer": ChangeOffer,
+    "withdraw_offer": WithdrawOffer,
+    "place_order": PlaceOrder,
+    "cancel_order": CancelOrder,
+    "expire": Expire,
+    "set_fx": SetFx,
+}
+"""Each command's kind as the log names it."""
+_KIND_OF = {cls: kind for kind, cls in KINDS.items()}
+
+
+def encode_command(command: Command) -> tuple[str, str]:
+    """(kind, JSON body) of a command whose instants are int epoch microseconds."""
+    body: dict[str, Any] = dict(command._asdict())
+    for name, value in body.items():
+        if value is not None and not isinstance(value, int | str):
+            if name == "rates":
+                body[name] = {c: str(rate) for c, rate in sorted(value.items())}
+            else:
+                raise TypeError(f"{name}: log only int instants, ints and strings")
+    return _KIND_OF[type(command)], json.dumps(body, sort_keys=True)
+
+
+def decode_command(kind: str, body: str | Mapping[str, Any]) -> Command:
+    """The inverse of ``encode_command``."""
+    data = dict(json.loads(body) if isinstance(body, str) else body)
+    if kind == "set_fx":
+        data["rates"] = {c: Decimal(rate) for c, rate in data["rates"].items()}
+    command: Command = KINDS[kind](**data)
+    return command

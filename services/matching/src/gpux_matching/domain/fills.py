@@ -31,7 +31,7 @@ class Filling(EngineState):
 
     __slots__ = ()
 
-    def _take_offers(
+    def _take_offers(  # noqa: C901, PLR0912, PLR0913, PLR0915, PLR0917  # long: the hottest loop (module doc)
         self,
         side: BookSide[OfferEntry],
         bound: int,
@@ -128,7 +128,9 @@ class Filling(EngineState):
                 break
         return wanted - need
 
-    def _take_bids(self, offer: OfferEntry, side: BookSide[BidEntry], bound: int, t: int) -> None:
+    def _take_bids(  # noqa: C901, PLR0912, PLR0915  # long: the hottest loop (module doc)
+        self, offer: OfferEntry, side: BookSide[BidEntry], bound: int, t: int
+    ) -> None:
         """A new offer fills compatible bids of ``side`` in price-time order while their key
         is at most ``bound``, at each bid's limit."""
         fills, out, depth, touched = self._fills, self._order_out, self._depth, self._touched

@@ -14,6 +14,7 @@ import heapq
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from gpux_contracts.offers import Tier as OfferTier
 from gpux_matching.domain.book import BookSide, GpuBook
 from gpux_matching.domain.results import LevelChange
 from gpux_matching.domain.types import Tier
@@ -21,7 +22,7 @@ from gpux_matching.domain.types import Tier
 DEPTH = 20
 """Levels per side a book's view shows by default (best first)."""
 
-BOOK_TIERS = (Tier.ON_DEMAND, Tier.INTERRUPTIBLE)
+BOOK_TIERS = tuple(OfferTier)
 """The tiers a book is kept for (bids for ``any`` show in both)."""
 
 _KEY_SCALE = 1_000_000

@@ -1,11 +1,14 @@
 """Entries as plain data (dicts of str, int, None) for snapshots, and back.
 
 The format is versioned; a snapshot restores to an engine that behaves exactly like the one
-it was taken from (priority sequence, trade-id counters and rates included).
+it was taken from (priority sequence, trade-id counters and rates included). ``json_parts``
+writes a capture's JSON in slices, so a big book can be encoded a piece at a time.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -50,7 +53,7 @@ def offer_from_plain(data: Plain) -> OfferEntry:
         data["gpus"],
         data["billing"],
         data["region"],
-        data["min_hours"],
+        data["min_hours"] or 0,
         data["available_until"],
     )
     offer.sold = data["sold"]
@@ -189,3 +192,27 @@ def snapshot_from(capture: Capture) -> Plain:
 
 _OFFER_SEQ = itemgetter(OFFER_FIELDS.index("seq"))
 _BID_SEQ = itemgetter(BID_FIELDS.index("seq"))
+
+
+CHUNK = 1000
+"""Entries encoded per piece of ``json_parts`` (about 5 ms of work)."""
+
+
+def json_parts(capture: Capture, chunk: int = CHUNK) -> Iterator[str]:
+    """The snapshot's JSON text in pieces of at most ``chunk`` entries each.
+
+    Joined, the pieces parse to ``snapshot_from(capture)`` except for the order of offers and
+    orders (as captured, not by sequence): ``restore`` sorts them itself.
+    """
+    head = {"format": FORMAT, "seq": capture.seq, "rates": capture.rates}
+    yield json.dumps(head)[:-1] + ', "offers": ['
+    for name, rows, to_plain in (
+        ("offers", capture.offers, offer_row_to_plain),
+        ("orders", capture.orders, bid_row_to_plain),
+    ):
+        if name == "orders":
+            yield '], "orders": ['
+        for start in range(0, len(rows), chunk):
+            text = json.dumps([to_plain(row) for row in rows[start : start + chunk]])[1:-1]
+            yield text if start == 0 else "," + text
+    yield "]}"

@@ -1,8 +1,19 @@
-"""The engine's vocabulary: sides, tiers, order kinds, statuses and reasons."""
+"""The engine's vocabulary: sides, tiers, order kinds, statuses and reasons.
+
+Tiers, order types and times in force are the contract's own words (``gpux_contracts``),
+used as they are. Sides, statuses and reasons are the engine's: the statuses are the
+subset of the contract's that the book reports (``tests/unit/test_matching_vocabulary.py``
+checks each value maps onto the contract's).
+"""
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from gpux_contracts.orders import OrderTier as Tier
+from gpux_contracts.orders import OrderType, TimeInForce
+
+__all__ = ["OfferStatus", "OrderStatus", "OrderType", "Reason", "Side", "Tier", "TimeInForce"]
 
 
 class Side(StrEnum):
@@ -12,39 +23,6 @@ class Side(StrEnum):
     """Buyers' orders: they pay at most their limit."""
     ASK = "ask"
     """Sellers' offers: they rest until filled, withdrawn or expired."""
-
-
-class Tier(StrEnum):
-    """How an offered GPU may be taken back; orders may also ask for either."""
-
-    ON_DEMAND = "on_demand"
-    """Runs until the lease ends."""
-    INTERRUPTIBLE = "interruptible"
-    """Cheaper; the seller may reclaim it."""
-    ANY = "any"
-    """Orders only: both tiers' offers in one price-time sequence."""
-
-
-class OrderType(StrEnum):
-    """How a bid prices itself."""
-
-    MARKET = "market"
-    """Takes the best offers now (optionally up to a cap) and never rests."""
-    LIMIT = "limit"
-    """Takes offers at or below its limit; the remainder rests unless IOC or FOK."""
-
-
-class TimeInForce(StrEnum):
-    """How long a bid's remainder may rest."""
-
-    GTC = "gtc"
-    """Good till cancelled."""
-    GTD = "gtd"
-    """Good till ``expires_at`` (exclusive: it is gone at that instant)."""
-    IOC = "ioc"
-    """Immediate or cancel: fills what it can now, never rests."""
-    FOK = "fok"
-    """Fill or kill: the whole quantity now, or nothing."""
 
 
 class OrderStatus(StrEnum):

@@ -35,11 +35,6 @@ def epoch_micros(instant: Instant) -> int:
     return (instant - _EPOCH) // _MICROSECOND
 
 
-def optional_micros(instant: Instant | None) -> int | None:
-    """``epoch_micros`` that lets ``None`` through."""
-    return None if instant is None else epoch_micros(instant)
-
-
 def valid_rate(rate: object) -> Rate | None:
     """The rate in its canonical form (integral Decimals become ints), or None if invalid."""
     if isinstance(rate, bool) or not isinstance(rate, int | Decimal):

@@ -1,9 +1,14 @@
-"""Admission rules for new orders and offers, checked in ``Reason``'s order of precedence."""
+"""Admission rules for new orders and offers, checked in ``Reason``'s order of precedence.
+
+Each kind's rules come in consecutive groups (``*_shape_problem`` first): the engine asks the
+groups in order and reports the first reason found, which is the first in precedence.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpux_contracts.offers import Tier as OfferTier
 from gpux_matching.domain.types import OrderType, Reason, Tier, TimeInForce
 from gpux_matching.domain.units import Rate
 
@@ -22,24 +27,14 @@ _MISSING_EXPIRY = Reason.MISSING_EXPIRY
 _MISSING_PRICE = Reason.MISSING_PRICE
 _UNKNOWN_CURRENCY = Reason.UNKNOWN_CURRENCY
 
-OFFER_TIERS = frozenset({Tier.ON_DEMAND, Tier.INTERRUPTIBLE})
-ORDER_TIERS = frozenset({Tier.ON_DEMAND, Tier.INTERRUPTIBLE, Tier.ANY})
+OFFER_TIERS = frozenset(OfferTier)
+ORDER_TIERS = frozenset(Tier)
 ORDER_TYPES = frozenset(OrderType)
 TIMES_IN_FORCE = frozenset(TimeInForce)
 
 
-def offer_problem(
-    duplicate: bool,
-    tier: str,
-    gpus: int,
-    price_micros: int,
-    currency: str,
-    rates: Mapping[str, Rate],
-    min_hours: int | None,
-    available_until: int | None,
-    now: int,
-) -> Reason | None:
-    """The first reason a new offer may not enter the book, or None."""
+def offer_shape_problem(duplicate: bool, tier: str, gpus: int, price_micros: int) -> Reason | None:
+    """The first of a new offer's rejections that concern the offer itself, or None."""
     if duplicate:
         return _DUPLICATE_ID
     if tier not in OFFER_TIERS:
@@ -48,6 +43,17 @@ def offer_problem(
         return _INVALID_QUANTITY
     if price_micros <= 0:
         return _INVALID_PRICE
+    return None
+
+
+def offer_terms_problem(
+    currency: str,
+    rates: Mapping[str, Rate],
+    min_hours: int | None,
+    available_until: int | None,
+    now: int,
+) -> Reason | None:
+    """The first of a new offer's later rejections (currency, minimum hours, expiry)."""
     if currency not in rates:
         return _UNKNOWN_CURRENCY
     if min_hours is not None and min_hours < 1:
@@ -57,20 +63,10 @@ def offer_problem(
     return None
 
 
-def order_problem(
-    duplicate: bool,
-    tier: str,
-    order_type: str,
-    time_in_force: str,
-    gpus: int,
-    price_micros: int | None,
-    currency: str,
-    rates: Mapping[str, Rate],
-    hours: int | None,
-    expires_at: int | None,
-    now: int,
+def order_shape_problem(
+    duplicate: bool, tier: str, order_type: str, time_in_force: str, gpus: int
 ) -> Reason | None:
-    """The first reason a new order may not enter the engine, or None."""
+    """The first of a new order's rejections that concern its kind and size, or None."""
     if duplicate:
         return _DUPLICATE_ID
     if tier not in ORDER_TIERS:
@@ -81,12 +77,26 @@ def order_problem(
         return _INVALID_TIME_IN_FORCE
     if gpus < 1:
         return _INVALID_QUANTITY
+    return None
+
+
+def order_price_problem(
+    order_type: str, price_micros: int | None, currency: str, rates: Mapping[str, Rate]
+) -> Reason | None:
+    """The first of a new order's rejections about its price and currency, or None."""
     if price_micros is None and order_type == _LIMIT:
         return _MISSING_PRICE
     if price_micros is not None and price_micros <= 0:
         return _INVALID_PRICE
     if currency not in rates:
         return _UNKNOWN_CURRENCY
+    return None
+
+
+def order_terms_problem(
+    time_in_force: str, hours: int | None, expires_at: int | None, now: int
+) -> Reason | None:
+    """The first of a new order's last rejections (rental hours, expiry), or None."""
     if hours is not None and hours < 1:
         return _INVALID_HOURS
     if time_in_force == _GTD:

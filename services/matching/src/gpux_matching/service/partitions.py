@@ -3,7 +3,7 @@
 Instances of matching form one consumer group over ``pricing.offers`` and ``orders.book``
 (one subscriber for both, with the range assignor, so partition p of both topics goes to the
 same instance). ``assign`` rebuilds a partition's engine from its snapshot and log when Kafka
-gives it to this instance; ``revoke`` stops it once the command in flight is done. FX rates
+gives it to this instance; ``revoke`` stops it once the batch in flight is done. FX rates
 are not partitioned: every instance reads ``fx.rates`` whole, without a group (``FxFeed``), and
 each owned partition logs a ``SetFx`` command of its own whenever its engine's rates differ
 from the latest (on a new rate, after it was assigned, and at every expiry tick), so a replay
@@ -12,67 +12,28 @@ of the partition's log alone gives the same results.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import Iterable
-from datetime import datetime
-from decimal import Decimal
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import asyncpg
-
-from gpux_contracts.events import Envelope
-from gpux_contracts.fx import RatePublished
-from gpux_matching.handlers import fx_rates
-from gpux_matching.partition import Partition, Plan, RevokedError
+from gpux_contracts.events import Envelope, Payload
+from gpux_contracts.topics import Topic
+from gpux_matching.service.fx import FxFeed
+from gpux_matching.service.partition import Partition, RevokedError
+from gpux_matching.service.unit_of_work import BookUnitOfWork, PartitionStore
+from gpux_platform.batches import Handler, Outcome
 from gpux_platform.clock import Clock
 
 log = logging.getLogger("gpux.matching")
 
 
-class FxFeed:
-    """The latest rate per currency from ``fx.rates``, newest ``as_of`` wins (so reading the
-    topic again from the start, as every start does, never steps a rate back)."""
-
-    def __init__(self) -> None:
-        self._latest: dict[str, tuple[datetime, Decimal]] = {}
-        self._end: int | None = None
-        self.caught_up = False
-        """True once the records that were on the topic at start have been read."""
-
-    def set_end(self, end: int) -> None:
-        """The topic's end offset at start: until it is reached, rates may still be old."""
-        self._end = end
-        self.caught_up = end == 0
-
-    def apply(self, rate: RatePublished | None, offset: int) -> bool:
-        """Take the record at ``offset`` (None: not a rate); True when the latest rates
-        changed or the feed just caught up."""
-        was = self.caught_up
-        if self._end is not None and offset + 1 >= self._end:
-            self.caught_up = True
-        changed = False
-        if rate is not None and (rates := fx_rates(rate)) is not None:
-            for currency, value in rates.items():
-                known = self._latest.get(currency)
-                if known is None or known[0] < rate.as_of:
-                    self._latest[currency] = (rate.as_of, value)
-                    changed = True
-        return self.caught_up and (changed or not was)
-
-    def rates(self) -> dict[str, Decimal]:
-        """The latest rate of each currency (reference micro-units per unit)."""
-        return {currency: value for currency, (_, value) in self._latest.items()}
-
-
-class Book:
+class Partitions:
     """The partitions this instance owns, each with its engine behind its own lock."""
 
     def __init__(
-        self, pool: asyncpg.Pool, clock: Clock, snapshot_every: int, partitions: int
+        self, store: PartitionStore, clock: Clock, *, snapshot_every: int, partitions: int
     ) -> None:
-        self.pool = pool
+        self.store = store
         self.clock = clock
         self.snapshot_every = snapshot_every
         self.partitions = partitions
@@ -82,7 +43,13 @@ class Book:
         """Partitions Kafka assigned (None until the first assignment: keep what runs)."""
 
     def _new(self, number: int) -> Partition:
-        return Partition(number, self.pool, self.clock, self.snapshot_every, self.partitions)
+        return Partition(
+            number,
+            store=self.store,
+            clock=self.clock,
+            snapshot_every=self.snapshot_every,
+            partitions=self.partitions,
+        )
 
     def owned(self) -> list[int]:
         """The partitions this instance holds now."""
@@ -97,7 +64,7 @@ class Book:
 
         aiokafka rebalances eagerly (every member gives up all its partitions, then receives
         its new share), so a partition it gets back is kept as it is rather than rebuilt: if
-        another instance logged to it in between, the head check of its next command notices
+        another instance logged to it in between, the head check of its next unit notices
         and rebuilds it then.
         """
         numbers = set(numbers)
@@ -116,7 +83,7 @@ class Book:
         log.info("partitions assigned", extra={"partitions": sorted(numbers)})
 
     async def revoke(self, numbers: Iterable[int]) -> None:
-        """These partitions leave this instance: finish the command in flight, stop them
+        """These partitions leave this instance: finish the batch in flight, stop them
         (kept until the next assignment, which may give them back)."""
         numbers = set(numbers)
         if self._owned is not None:
@@ -127,21 +94,27 @@ class Book:
                 await part.revoke()
         log.info("partitions revoked", extra={"partitions": sorted(numbers)})
 
-    async def consume(self, number: int, topic: str, event: Envelope[Any], plan: Plan) -> bool:
-        """Apply one input of partition ``number`` once (False: seen before)."""
+    async def consume(
+        self,
+        number: int,
+        topic: Topic,
+        events: Sequence[Envelope[Any]],
+        handlers: Mapping[type[Payload], Handler[BookUnitOfWork]],
+    ) -> Outcome:
+        """Apply a batch of partition ``number``'s inputs of ``topic``, each once."""
         part = self._parts.get(number)
         if part is None or part.revoked:
-            # A record of a partition this instance does not hold (around a rebalance): a
-            # throwaway engine rebuilt from the database applies it, fenced like any other.
+            # Records of a partition this instance does not hold (around a rebalance): a
+            # throwaway engine rebuilt from the database applies them, fenced like any other.
             part = self._new(number)
             if self._owned is None:
                 self._parts[number] = part
             await part.recover()
             await self._catch_up_fx(part)
         try:
-            return await part.consume(topic, event, plan)
+            return await part.consume(topic, events, handlers)
         except RevokedError:
-            return await self.consume(number, topic, event, plan)
+            return await self.consume(number, topic, events, handlers)
 
     async def rates_changed(self) -> None:
         """A new FX rate: log it in every partition held (one failing does not stop others)."""
@@ -163,16 +136,6 @@ class Book:
                 await part.tick()
             except Exception as exc:  # a database error must not stop the other partitions
                 log.warning("expiry failed; retrying", extra={"p": part.number, "error": repr(exc)})
-
-    async def run_expiry(self, interval_s: float) -> None:
-        """Tick every ``interval_s`` until cancelled; then store final snapshots."""
-        try:
-            while True:
-                await asyncio.sleep(interval_s)
-                await self.tick()
-        finally:
-            with contextlib.suppress(Exception):
-                await self.shutdown_snapshot()
 
     async def shutdown_snapshot(self) -> None:
         """Store a snapshot of each partition held, unless its newest one already is."""

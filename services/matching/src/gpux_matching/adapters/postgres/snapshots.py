@@ -1,53 +1,29 @@
 """Snapshots written off the command path, so a big book never stalls consumption.
 
-The book takes a ``Capture`` under its lock right after a command committed (rows of values,
+The partition takes a ``Capture`` under its lock right after a unit committed (rows of values,
 copied in a few tens of milliseconds for 100,000 orders: the only pause consumers see). A
-background task then turns it into JSON in slices of ``CHUNK`` entries, yielding to the
-event loop between slices, and stores it in a transaction of its own. Recovery stays exact:
-the capture is the state after logged command ``seq`` (the log's sequence, not the engine's
-own entry counter) and nothing else, and a rebuild replays the partition's log after its
-newest stored snapshot, whichever that is. One write at a time: while one is in
-flight, a due snapshot waits for the next command. A failed write is logged; the next due
-snapshot tries again (the log still holds every command since the last stored one).
+background task then turns it into JSON in slices (``gpux_matching.domain.json_parts``),
+yielding to the event loop between slices, and stores it in a transaction of its own.
+Recovery stays exact: the capture is the state after logged command ``seq`` (the log's
+sequence, not the engine's own entry counter) and nothing else, and a rebuild replays the
+partition's log after its newest stored snapshot, whichever that is. One write at a time:
+while one is in flight, a due snapshot waits for the next unit. A failed write is logged; the
+next due snapshot tries again (the log still holds every command since the last stored one).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import asyncpg
 
-from gpux_matching.adapters import store
-from gpux_matching.domain import Capture, bid_row_to_plain, offer_row_to_plain
-from gpux_matching.domain.snapshot import FORMAT
-
-CHUNK = 1000
-"""Entries encoded between two yields to the event loop (about 5 ms of work)."""
+from gpux_matching.adapters.postgres.commands import PostgresCommandLog
+from gpux_matching.domain import Capture, json_parts
+from gpux_matching.domain.snapshot import CHUNK
 
 log = logging.getLogger("gpux.matching")
-
-
-def json_parts(capture: Capture, chunk: int = CHUNK) -> Iterator[str]:
-    """The snapshot's JSON text in pieces of at most ``chunk`` entries each.
-
-    Joined, the pieces parse to ``snapshot_from(capture)`` except for the order of offers and
-    orders (as captured, not by sequence): ``restore`` sorts them itself.
-    """
-    head = {"format": FORMAT, "seq": capture.seq, "rates": capture.rates}
-    yield json.dumps(head)[:-1] + ', "offers": ['
-    for name, rows, to_plain in (
-        ("offers", capture.offers, offer_row_to_plain),
-        ("orders", capture.orders, bid_row_to_plain),
-    ):
-        if name == "orders":
-            yield '], "orders": ['
-        for start in range(0, len(rows), chunk):
-            text = json.dumps([to_plain(row) for row in rows[start : start + chunk]])[1:-1]
-            yield text if start == 0 else "," + text
-    yield "]}"
 
 
 async def encode(capture: Capture, chunk: int = CHUNK) -> str:
@@ -94,7 +70,7 @@ class SnapshotWriter:
         try:
             body = await encode(capture)
             async with self.pool.acquire() as conn:
-                await store.save_snapshot_json(conn, self.partition, seq, body)
+                await PostgresCommandLog(conn).save_snapshot(self.partition, seq, body)
         except Exception as exc:  # the next due snapshot tries again
             log.warning(
                 "snapshot not stored",

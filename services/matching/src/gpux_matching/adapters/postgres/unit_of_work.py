@@ -1,0 +1,104 @@
+"""Matching's units of work on PostgreSQL, and the store its partitions are built on.
+
+``PostgresMatchingUnitOfWork``: one transaction over every repository (``market.sessions``
+uses it as it is). ``PostgresBookUnitOfWork``: a unit of one partition of the book; its
+``commit`` first logs the journal's commands and queues their events (``journal.seal``),
+then writes the outbox and commits, then tells the partition what it committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+import asyncpg
+
+from gpux_matching.adapters.postgres import SCHEMA
+from gpux_matching.adapters.postgres.commands import PostgresCommandLog
+from gpux_matching.adapters.postgres.market import PostgresMarketStates
+from gpux_matching.adapters.postgres.offers import PostgresOffers
+from gpux_matching.adapters.postgres.orders import PostgresOrders
+from gpux_matching.adapters.postgres.snapshots import SnapshotWriter
+from gpux_matching.service.journal import Journal, seal
+from gpux_matching.service.partition import Partition
+from gpux_matching.service.unit_of_work import (
+    CommandLog,
+    MarketStates,
+    Offers,
+    Orders,
+)
+from gpux_platform.unit_of_work import PostgresUnitOfWork
+
+
+class PostgresMatchingUnitOfWork(PostgresUnitOfWork):
+    """One transaction over matching's repositories."""
+
+    offers: Offers
+    orders: Orders
+    market: MarketStates
+    commands: CommandLog
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        super().__init__(pool, SCHEMA)
+
+    def _begun(self) -> None:
+        self.offers = PostgresOffers(self.conn)
+        self.orders = PostgresOrders(self.conn)
+        self.market = PostgresMarketStates(self.conn)
+        self.commands = PostgresCommandLog(self.conn)
+
+
+class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
+    """A unit of work of one partition of the book."""
+
+    def __init__(self, pool: asyncpg.Pool, partition: Partition) -> None:
+        super().__init__(pool)
+        self._partition = partition
+        self._journal = Journal()
+
+    @property
+    def partition(self) -> Partition:
+        """The partition this unit applies commands to."""
+        return self._partition
+
+    @property
+    def journal(self) -> Journal:
+        """The commands applied in this unit."""
+        return self._journal
+
+    def _begun(self) -> None:
+        super()._begun()
+        self._journal = Journal()
+
+    async def commit(self) -> None:
+        """Log the unit's commands and queue their events, then commit everything at once."""
+        await seal(self)
+        await super().commit()
+
+    async def after_commit(self) -> None:
+        """The partition's engine now is the database's state again."""
+        self._partition.committed(self._journal.seqs)
+
+
+class PostgresPartitionStore:
+    """Units, consistent reads and snapshot writers of the book's partitions, on one pool."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    def unit(self, partition: Partition) -> PostgresBookUnitOfWork:
+        """A unit of work of ``partition``."""
+        return PostgresBookUnitOfWork(self.pool, partition)
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[CommandLog]:
+        """The command log as of one moment (a read-only, repeatable-read transaction)."""
+        async with (
+            self.pool.acquire() as conn,
+            conn.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            yield PostgresCommandLog(conn)
+
+    def snapshots(self, partition: int, saved: Callable[[int], None]) -> SnapshotWriter:
+        """The snapshot writer of ``partition``."""
+        return SnapshotWriter(self.pool, partition, saved)

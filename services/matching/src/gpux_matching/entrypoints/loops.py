@@ -1,0 +1,20 @@
+"""Matching's timer: the expiry tick of every partition held."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from gpux_matching.service.partitions import Partitions
+
+
+async def run_expiry(partitions: Partitions, interval_s: float) -> None:
+    """Tick every ``interval_s`` until cancelled (rates to the latest, then expire what is
+    due); then store final snapshots."""
+    try:
+        while True:
+            await asyncio.sleep(interval_s)
+            await partitions.tick()
+    finally:
+        with contextlib.suppress(Exception):
+            await partitions.shutdown_snapshot()

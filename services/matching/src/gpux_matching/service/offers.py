@@ -1,0 +1,64 @@
+"""Sellers' offers on the book: accepted by pricing (new or changed), or withdrawn.
+
+Revision 1 of an accepted offer adds it to the book; a later revision changes its price or
+GPU count (an older one than the book holds changes nothing). A withdrawal takes an offer
+that is on the book off it.
+"""
+
+from __future__ import annotations
+
+from gpux_contracts.events import Envelope
+from gpux_contracts.money import to_micros
+from gpux_contracts.offers import OfferAccepted, OfferWithdrawn
+from gpux_matching.domain import AddOffer, ChangeOffer, Command, WithdrawOffer, epoch_micros
+from gpux_matching.service.partition import execute
+from gpux_matching.service.unit_of_work import BookUnitOfWork
+
+
+async def on_accepted(uow: BookUnitOfWork, event: Envelope[OfferAccepted]) -> None:
+    """Add the offer (revision 1) or change it (a later revision than the book holds)."""
+    command = await _plan_accepted(uow, event.payload)
+    if command is not None:
+        execute(uow, command, event)
+
+
+async def _plan_accepted(uow: BookUnitOfWork, accepted: OfferAccepted) -> Command | None:
+    offer = accepted.offer
+    now = epoch_micros(uow.partition.clock.now())
+    revision = await uow.offers.revision(offer.offer_id)
+    price = to_micros(offer.price_per_gpu_hour)
+    if accepted.revision == 1:
+        if revision is not None:
+            return None  # already given to the book
+        await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, 1)
+        return AddOffer(
+            now=now,
+            offer_id=offer.offer_id,
+            seller_id=offer.seller_id,
+            gpu=offer.gpu,
+            tier=str(offer.tier),
+            price_micros=price,
+            currency=str(offer.currency),
+            gpus=offer.gpus,
+            billing=str(offer.billing),
+            region=offer.region,
+            min_hours=offer.min_hours,
+            available_until=(
+                None if offer.available_until is None else epoch_micros(offer.available_until)
+            ),
+        )
+    if revision is None or revision >= accepted.revision:
+        return None  # unknown to the book, or an older revision than the one it holds
+    await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, accepted.revision)
+    if uow.partition.engine.offer(offer.offer_id) is None:
+        return None  # no longer on the book
+    return ChangeOffer(now=now, offer_id=offer.offer_id, price_micros=price, gpus=offer.gpus)
+
+
+async def on_withdrawn(uow: BookUnitOfWork, event: Envelope[OfferWithdrawn]) -> None:
+    """Withdraw an offer that is on the book."""
+    offer_id = event.payload.offer_id
+    if uow.partition.engine.offer(offer_id) is None:
+        return
+    now = epoch_micros(uow.partition.clock.now())
+    execute(uow, WithdrawOffer(now=now, offer_id=offer_id), event)

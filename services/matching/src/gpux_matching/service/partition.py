@@ -1,0 +1,312 @@
+"""One partition's book: its engine, log position and snapshots, behind a lock of its own.
+
+``pricing.offers`` and ``orders.book`` are both keyed by GPU id with the same partition count,
+so partition p of each holds the offers and orders of the same GPUs: the book of partition p
+is everything about those GPUs. Under the partition's lock, a batch of its inputs is applied
+through units of work (``gpux_platform.batches.BatchHandler``): each unit claims its inputs
+in the inbox, applies their commands to the engine, and at commit logs the commands to the
+partition's log (``matching.commands``, one insert) and writes their events and changed book
+levels to the outbox, in one transaction. Entering a unit locks the partition's head row
+(``matching.heads``) and checks it is the command the engine reflects: if another instance
+logged to the partition meanwhile (a rebalance this one has not noticed yet), the unit is
+refused, the engine is rebuilt from the database (latest snapshot + the log after it) and the
+batch runs again. A unit that rolls back leaves the engine dirty; it is rebuilt before the
+next unit. Every ``snapshot_every`` commands, after a commit and still under the lock, the
+state is captured and written in the background. Expiry and FX rates are commands of their
+own, logged with their ``now``, so a replay gives the same results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from gpux_contracts.events import Envelope, Payload
+from gpux_contracts.money import MICROS_PER_UNIT, REFERENCE_CURRENCY
+from gpux_contracts.topics import Topic
+from gpux_matching.domain import (
+    AddOffer,
+    Capture,
+    Command,
+    Expire,
+    MatchingEngine,
+    PlaceOrder,
+    Result,
+    SetFx,
+    apply,
+    epoch_micros,
+    partition_of,
+)
+from gpux_matching.service.unit_of_work import BookUnitOfWork, CommandLog, PartitionStore
+from gpux_platform.batches import BatchHandler, Handler, Outcome, RetryLater
+from gpux_platform.clock import Clock
+
+STALE_RETRIES = 5
+"""Rebuilds in a row before a batch is given back to Kafka (another instance keeps logging)."""
+LEGACY = -1
+"""The partition of what the single engine logged before the book was kept per partition."""
+
+log = logging.getLogger("gpux.matching")
+
+
+class NotYetError(RetryLater):
+    """An input that cannot be applied yet (its currency has no FX rate); retried later."""
+
+
+class StaleError(RetryLater):
+    """Another instance logged to the partition since this engine was built: rebuild."""
+
+
+class RevokedError(RuntimeError):
+    """The partition was revoked from this instance while the input waited for its lock."""
+
+
+def fresh_engine() -> MatchingEngine:
+    """An empty book that knows only the reference currency."""
+    return MatchingEngine({str(REFERENCE_CURRENCY): MICROS_PER_UNIT})
+
+
+def capture(engine: MatchingEngine) -> Capture:
+    """The engine's state copied at this point, with the cyclic GC paused meanwhile: the copy
+    makes one tuple per entry, and collections over a big book would lengthen the pause."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return engine.capture()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+async def legacy_engine(
+    commands: CommandLog, partition: int, partitions: int
+) -> tuple[int, MatchingEngine]:
+    """The state the single pre-partition engine left for ``partition``'s GPUs, at its last
+    logged command (``(0, empty)`` when it left nothing)."""
+    snapshot = await commands.latest_snapshot(LEGACY)
+    seq, engine = 0, fresh_engine()
+    if snapshot is not None:
+        seq, engine = snapshot[0], MatchingEngine.restore(snapshot[1])
+    logged = await commands.commands_after(LEGACY, seq)
+    if snapshot is None and not logged:
+        return 0, engine
+    for seq, command in logged:  # noqa: B007 - seq is the last one afterwards
+        apply(engine, command)
+    body = engine.snapshot()
+    for side in ("offers", "orders"):
+        body[side] = [e for e in body[side] if partition_of(e["gpu"], partitions) == partition]
+    return seq, MatchingEngine.restore(body)
+
+
+def execute(uow: BookUnitOfWork, command: Command, cause: Envelope[Any]) -> Result:
+    """Apply an input's command to the unit's engine and note it in the unit's journal."""
+    part = uow.partition
+    if isinstance(command, AddOffer | PlaceOrder) and command.currency not in part.engine.rates:
+        raise NotYetError(f"no FX rate for {command.currency} yet")
+    result = part.apply(command)
+    uow.journal.note(
+        part.engine,
+        command,
+        result,
+        cause=cause,
+        now=part.clock.now(),
+        position=len(uow.outbox.messages),
+    )
+    return result
+
+
+class Partition:
+    """The book of one partition: its engine, log position and snapshots, behind one lock."""
+
+    def __init__(
+        self,
+        number: int,
+        *,
+        store: PartitionStore,
+        clock: Clock,
+        snapshot_every: int,
+        partitions: int,
+    ) -> None:
+        self.number = number
+        self.store = store
+        self.clock = clock
+        self.snapshot_every = snapshot_every
+        self.partitions = partitions
+        """How many partitions the input topics have (to split a legacy book by GPU)."""
+        self.engine = fresh_engine()
+        self.lock = asyncio.Lock()
+        self.revoked = False
+        """Set while the partition is not this instance's: no command runs on it."""
+        self._dirty = True
+        """The engine may not be the database's state (not built yet, or a change that was
+        not committed): rebuild before going on."""
+        self._seq = 0
+        """The last logged command the engine reflects (for snapshots)."""
+        self._head = 0
+        """The partition's head (``matching.heads``) as of that command."""
+        self._snapshot_seq = 0
+        self._since_snapshot = 0
+        self.snapshots = store.snapshots(number, self._snapshot_stored)
+
+    # Recovery -------------------------------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Rebuild the engine from the database: latest snapshot, then the log after it."""
+        async with self.lock:
+            await self._rebuild()
+
+    async def _rebuild(self) -> None:
+        self._dirty = True
+        p = self.number
+        # One consistent read: the snapshot, the log after it and the head of the same moment.
+        async with self.store.reading() as commands:
+            head = await commands.head(p)
+            snapshot = await commands.latest_snapshot(p)
+            if snapshot is not None:
+                seq, engine = snapshot[0], MatchingEngine.restore(snapshot[1])
+                snapshot_seq = seq
+            else:
+                seq, engine = await legacy_engine(commands, p, self.partitions)
+                snapshot_seq = 0  # a legacy start is stored as this partition's first snapshot
+            logged = await commands.commands_after(p, seq)
+        for _, command in logged:
+            apply(engine, command)
+        if logged:
+            seq = logged[-1][0]
+        self.engine = engine
+        self._seq = seq
+        self._head = head
+        self._snapshot_seq = snapshot_seq
+        self._since_snapshot = len(logged)
+        self._dirty = False
+        log.info(
+            "partition restored",
+            extra={"partition": p, "snapshot_seq": snapshot_seq, "replayed": len(logged)},
+        )
+
+    async def revoke(self) -> None:
+        """The partition left this instance: wait for the batch in flight, then stop."""
+        async with self.lock:
+            self.revoked = True
+            await self.snapshots.drain()
+
+    async def shutdown_snapshot(self) -> None:
+        """Store a snapshot of the committed state, unless the newest one already is."""
+        async with self.lock:
+            await self.snapshots.drain()
+            if self._dirty or self.revoked or self._seq <= self._snapshot_seq:
+                return
+            self.snapshots.start(self._seq, capture(self.engine))
+            self._since_snapshot = 0
+            await self.snapshots.drain()
+
+    def _snapshot_stored(self, seq: int) -> None:
+        self._snapshot_seq = max(self._snapshot_seq, seq)
+
+    # Units of work --------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def unit(self) -> AsyncIterator[BookUnitOfWork]:
+        """A unit of work of this partition (call under the lock): the engine rebuilt first
+        if it is dirty, the head locked and checked (``StaleError`` if it moved elsewhere)."""
+        if self._dirty:
+            await self._rebuild()
+        async with self._fenced() as uow:
+            yield uow
+
+    @contextlib.asynccontextmanager
+    async def _fenced(self) -> AsyncIterator[BookUnitOfWork]:
+        async with self.store.unit(self) as uow:
+            if await uow.commands.lock_head(self.number) != self._head:
+                self._dirty = True
+                raise StaleError(f"partition {self.number} was logged to elsewhere")
+            yield uow
+
+    def apply(self, command: Command) -> Result:
+        """Apply a command to the engine; it is dirty until the unit commits."""
+        self._dirty = True
+        return apply(self.engine, command)
+
+    def committed(self, seqs: Sequence[int]) -> None:
+        """A unit that logged ``seqs`` committed and the engine holds exactly its result: the
+        consistent point to capture a due snapshot at (written in the background)."""
+        if not seqs:
+            return
+        seq = seqs[-1]
+        self._dirty = False
+        self._seq = self._head = seq
+        self._since_snapshot += len(seqs)
+        if self._since_snapshot >= self.snapshot_every and not self.snapshots.busy:
+            self.snapshots.start(seq, capture(self.engine))
+            self._since_snapshot = 0
+
+    # Inputs ---------------------------------------------------------------------------------
+
+    async def consume(
+        self,
+        topic: Topic,
+        events: Sequence[Envelope[Any]],
+        handlers: Mapping[type[Payload], Handler[BookUnitOfWork]],
+    ) -> Outcome:
+        """Apply a batch of this partition's inputs of ``topic``, each once, in order."""
+        batch = BatchHandler(topic, handlers, self.unit)
+        for _ in range(STALE_RETRIES):
+            try:
+                async with self.lock:
+                    if self.revoked:
+                        raise RevokedError(f"partition {self.number} is no longer ours")
+                    return await batch.apply(events)
+            except StaleError:
+                log.info("partition moved on elsewhere; rebuilding", extra={"p": self.number})
+        raise StaleError(f"partition {self.number} keeps changing elsewhere")
+
+    # The book's own commands ----------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Expire what is due now; logged only when something expired."""
+        await self._own_command(lambda: Expire(epoch_micros(self.clock.now())))
+
+    async def set_rates(self, rates: Mapping[str, Decimal]) -> None:
+        """Bring the engine to ``rates`` (the latest known), logged only when one differs."""
+
+        def changed() -> Command | None:
+            current = self.engine.rates
+            diff = {c: r for c, r in rates.items() if current.get(c) != r}
+            return SetFx(epoch_micros(self.clock.now()), diff) if diff else None
+
+        await self._own_command(changed)
+
+    async def _own_command(self, make: Callable[[], Command | None]) -> None:
+        """Apply a command of the book's own (no input event) and log it if it changed
+        anything visible."""
+        async with self.lock:
+            if self.revoked:
+                return
+            if self._dirty:
+                await self._rebuild()
+            command = make()
+            if command is None:
+                return
+            result = self.apply(command)
+            visible = result.offers or result.orders or result.fills or result.levels
+            if not visible and not isinstance(command, SetFx):  # a new rate is always logged
+                self._dirty = False  # nothing visible changed: no need to log it
+                return
+            try:
+                async with self._fenced() as uow:
+                    uow.journal.note(
+                        self.engine,
+                        command,
+                        result,
+                        cause=None,
+                        now=self.clock.now(),
+                        position=len(uow.outbox.messages),
+                    )
+                    await uow.commit()
+            except StaleError:
+                return  # dirty: the next command rebuilds first (the new state decides)

@@ -1,0 +1,252 @@
+"""What a command's result announces: trades, order and offer statuses, book levels.
+
+Per result: ``trade.executed`` per fill, ``order.status_changed`` per order update and
+``offer.status_changed`` per offer update (``status_messages``), then ``book.levels_changed``
+once per book the command changed, with at most ``BOOK_DEPTH`` levels per side
+(``book_messages``). Event ids derive from the command's cause (or, for the book's own
+commands, from the command's sequence), so a redelivered input announces nothing new;
+``sequence`` of a book's levels is the command's log sequence, so readers can drop an older
+state of a book that reaches them after a newer one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TYPE_CHECKING, Any
+
+from gpux_contracts.book import BOOK_DEPTH, BookLevel, BookLevelsChanged, book_key
+from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.ids import stable_id
+from gpux_contracts.money import (
+    MICROS_PER_UNIT,
+    REFERENCE_CURRENCY,
+    Currency,
+    canonical,
+    from_micros,
+)
+from gpux_contracts.offers import OfferStatus, OfferStatusChanged, Tier
+from gpux_contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
+from gpux_contracts.topics import MARKET_BOOK, MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
+from gpux_matching.domain import BookLevel as EngineLevel
+from gpux_matching.domain import BookLevels, Fill, OfferUpdate, OrderUpdate, Rate, Reason, Result
+from gpux_matching.domain import OfferStatus as BookOfferStatus
+from gpux_matching.domain import OrderStatus as BookOrderStatus
+from gpux_platform.broker import Outgoing
+
+if TYPE_CHECKING:
+    from gpux_matching.service.journal import Logged
+
+PRODUCER = "matching"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROS = Decimal(MICROS_PER_UNIT)
+
+Owners = Mapping[str, tuple[str, str]]
+"""Order id -> (buyer id, gpu), or offer id -> (seller id, gpu)."""
+Enveloper = Callable[[Any, str], Envelope[Any]]
+
+
+def enveloper(cause: Envelope[Any] | None, command_id: str, now: datetime) -> Enveloper:
+    """Wraps a payload of one command's result, caused by its input (or by the command)."""
+
+    def envelope(payload: Any, event_id: str) -> Envelope[Any]:
+        return wrap(
+            payload,
+            producer=PRODUCER,
+            occurred_at=now,
+            event_id=event_id,
+            correlation_id=cause.correlation_id if cause is not None else None,
+            causation_id=cause.event_id if cause is not None else command_id,
+            trace=cause.trace if cause is not None else None,
+        )
+
+    return envelope
+
+
+def announce(entry: Logged, seq: int, buyers: Owners, sellers: Owners) -> list[Outgoing]:
+    """Every event of one logged command, now that it has its sequence number."""
+    command_id = f"matching-command-{seq}"  # seq is global: unique across partitions
+    cause, now = entry.cause, entry.now
+    messages = status_messages(entry.result, cause, command_id, now, buyers=buyers, sellers=sellers)
+    if entry.books:
+        base = cause.event_id if cause is not None else command_id
+        envelope = enveloper(cause, command_id, now)
+        messages += book_messages(entry.books, entry.rates, seq, now, envelope=envelope, base=base)
+    return messages
+
+
+# Statuses and trades ---------------------------------------------------------------------------
+
+
+def order_status(update: OrderUpdate) -> OrderStatus | None:
+    """The contract status of an engine order update (None: nothing to report)."""
+    if update.status == BookOrderStatus.REJECTED:
+        if update.reason == Reason.DUPLICATE_ID:
+            return None  # the order is already on the book; it stays as it is
+        if update.reason == Reason.EXPIRED_ON_ARRIVAL:
+            return OrderStatus.EXPIRED  # a GTD order whose time ran out before it was funded
+    return OrderStatus(str(update.status))
+
+
+def offer_status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
+    """The contract status and reason of an engine offer update (None: nothing to report)."""
+    if update.status == BookOfferStatus.REJECTED:
+        if update.reason == Reason.DUPLICATE_ID:
+            return None  # the offer is already on the book; it stays as it is
+        if update.reason == Reason.EXPIRED_ON_ARRIVAL:
+            return OfferStatus.EXPIRED, None
+        return OfferStatus.REJECTED, str(update.reason) if update.reason else None
+    return OfferStatus(str(update.status)), None
+
+
+def trade(fill: Fill) -> TradeExecuted:
+    """The contract event of one fill (its id is the engine's deterministic trade id)."""
+    return TradeExecuted(
+        trade_id=fill.trade_id,
+        order_id=fill.order_id,
+        offer_id=fill.offer_id,
+        buyer_id=fill.buyer_id,
+        seller_id=fill.seller_id,
+        gpu=fill.gpu,
+        tier=fill.tier,
+        gpus=fill.gpus,
+        price_per_gpu_hour=from_micros(fill.price_micros),
+        currency=Currency(fill.currency),
+        billing=fill.billing,
+        hours=fill.hours,
+        executed_at=_EPOCH + timedelta(microseconds=fill.at_micros),
+    )
+
+
+def status_messages(
+    result: Result,
+    cause: Envelope[Any] | None,
+    command_id: str,
+    now: datetime,
+    *,
+    buyers: Owners,
+    sellers: Owners,
+) -> list[Outgoing]:
+    """The trades and statuses of one result, with ids derived from its input (or the
+    command); an update of an order or offer whose owner is unknown is not reported."""
+    if not (result.fills or result.orders or result.offers):
+        return []
+    base = cause.event_id if cause is not None else command_id
+    envelope = enveloper(cause, command_id, now)
+    messages = [
+        Outgoing(
+            MARKET_TRADES, fill.gpu, envelope(trade(fill), stable_id(base, "trade", fill.trade_id))
+        )
+        for fill in result.fills
+    ]
+    messages += _order_messages(result.orders, base, envelope, buyers)
+    messages += _offer_messages(result.offers, base, envelope, sellers)
+    return messages
+
+
+def _order_messages(
+    updates: Sequence[OrderUpdate], base: str, envelope: Enveloper, buyers: Owners
+) -> list[Outgoing]:
+    messages = []
+    for index, update in enumerate(updates):
+        status = order_status(update)
+        buyer = buyers.get(update.order_id)
+        if status is None or buyer is None:
+            continue
+        buyer_id, gpu = buyer
+        changed = OrderStatusChanged(
+            order_id=update.order_id,
+            buyer_id=buyer_id,
+            gpu=gpu,
+            status=status,
+            filled_gpus=update.filled,
+            remaining_gpus=update.remaining,
+            reason=None if update.reason is None else str(update.reason),
+        )
+        event_id = stable_id(base, "order", update.order_id, str(index))
+        messages.append(Outgoing(ORDERS_STATUS, gpu, envelope(changed, event_id)))
+    return messages
+
+
+def _offer_messages(
+    updates: Sequence[OfferUpdate], base: str, envelope: Enveloper, sellers: Owners
+) -> list[Outgoing]:
+    messages = []
+    for index, update in enumerate(updates):
+        status = offer_status(update)
+        owner = sellers.get(update.offer_id)
+        if status is None or owner is None:
+            continue
+        seller_id, gpu = owner
+        changed = OfferStatusChanged(
+            offer_id=update.offer_id,
+            seller_id=seller_id,
+            gpu=gpu,
+            status=status[0],
+            remaining_gpus=update.remaining,
+            reason=status[1],
+        )
+        event_id = stable_id(base, update.offer_id, str(index))
+        messages.append(Outgoing(OFFERS_STATUS, gpu, envelope(changed, event_id)))
+    return messages
+
+
+# Book levels -----------------------------------------------------------------------------------
+
+
+def converted(price_micros: int, rates: Mapping[str, Rate]) -> dict[Currency, Decimal]:
+    """A reference price in every known currency (half-to-even to the micro-unit)."""
+    out: dict[Currency, Decimal] = {}
+    for code, rate in sorted(rates.items()):
+        if code not in Currency.__members__:
+            continue
+        micros = (Decimal(price_micros) * _MICROS / Decimal(rate)).to_integral_value(
+            rounding=ROUND_HALF_EVEN
+        )
+        out[Currency(code)] = canonical(from_micros(int(micros)))
+    return out
+
+
+def _level(level: EngineLevel, rates: Mapping[str, Rate]) -> BookLevel:
+    return BookLevel(
+        price=canonical(from_micros(level.price_micros)),
+        currency=REFERENCE_CURRENCY,
+        prices=converted(level.price_micros, rates),
+        gpus=level.gpus,
+        orders=level.entries,
+    )
+
+
+def levels_changed(
+    levels: BookLevels, rates: Mapping[str, Rate], sequence: int, now: datetime
+) -> BookLevelsChanged:
+    """The contract event of one book's levels."""
+    return BookLevelsChanged(
+        gpu=levels.gpu,
+        tier=Tier(levels.tier),
+        bids=[_level(level, rates) for level in levels.bids],
+        asks=[_level(level, rates) for level in levels.asks],
+        depth=BOOK_DEPTH,
+        sequence=sequence,
+        as_of=now,
+    )
+
+
+def book_messages(
+    books: Sequence[BookLevels],
+    rates: Mapping[str, Rate],
+    sequence: int,
+    now: datetime,
+    *,
+    envelope: Enveloper,
+    base: str,
+) -> list[Outgoing]:
+    """The ``market.book`` records of the given books' levels; ``envelope`` wraps a payload
+    with an event id, derived here from ``base`` and the book."""
+    messages = []
+    for levels in books:
+        payload = levels_changed(levels, rates, sequence, now)
+        key = book_key(levels.gpu, levels.tier)
+        messages.append(Outgoing(MARKET_BOOK, key, envelope(payload, stable_id(base, "book", key))))
+    return messages
