@@ -24,7 +24,7 @@ from gpux_contracts.leases import (
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity
 from gpux_contracts.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
-from gpux_devinfra.testing.http import eventually
+from gpux_devinfra.testing.http import get_until
 from gpux_devinfra.testing.kafka import published
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
@@ -141,34 +141,17 @@ def _low_balance(lease: LeaseOpened, as_of: datetime) -> LeaseLowBalance:
     )
 
 
-async def test_a_lease_shows_to_its_buyer_and_seller_with_its_cost_so_far(
-    gateway: Any, sign_up: Any
-) -> None:
-    buyer, seller, other = (
-        await sign_up(["buyer"]),
-        await sign_up(["seller"]),
-        await sign_up(["buyer", "seller"]),
-    )
-    lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC) - timedelta(hours=1))
-    await _publish(gateway, _envelope(lease), _envelope(_charged(lease, 1, "0.5", "0.05")))
-    path = f"/v1/leases/{lease.lease_id}"
-    async with gateway.client(buyer["key"]) as client:
-        before = datetime.now(UTC)
-        seen = await eventually(client, path, lambda b: b.get("total_charged") == "0.50")
-        after = datetime.now(UTC)
-        listing = (await client.get("/v1/leases")).json()
-        running = (await client.get("/v1/leases?status=running&role=buyer")).json()
-        ended = (await client.get("/v1/leases?status=ended")).json()
-        as_seller = await client.get("/v1/leases?role=seller")
-    assert {k: v for k, v in seen.items() if k != "cost_so_far"} == {
+def _shown_running(lease: LeaseOpened, buyer_id: str, seller_id: str) -> dict[str, Any]:
+    """What the API shows of the lease after its first charge (its cost aside)."""
+    return {
         "lease_id": lease.lease_id,
         "order_id": lease.order_id,
         "offer_id": lease.offer_id,
         "gpu": "rtx-4090",
         "tier": "on_demand",
         "gpus": 2,
-        "buyer_id": buyer["id"],
-        "seller_id": seller["id"],
+        "buyer_id": buyer_id,
+        "seller_id": seller_id,
         "price_per_gpu_hour": "0.50",
         "currency": "USD",
         "wallet_currency": "EUR",
@@ -189,6 +172,30 @@ async def test_a_lease_shows_to_its_buyer_and_seller_with_its_cost_so_far(
         "unpaid": "0.00",
         "low_balance_at": None,
     }
+
+
+async def test_a_lease_shows_to_its_buyer_and_seller_with_its_cost_so_far(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller, other = (
+        await sign_up(["buyer"]),
+        await sign_up(["seller"]),
+        await sign_up(["buyer", "seller"]),
+    )
+    lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC) - timedelta(hours=1))
+    await _publish(gateway, _envelope(lease), _envelope(_charged(lease, 1, "0.5", "0.05")))
+    path = f"/v1/leases/{lease.lease_id}"
+    async with gateway.client(buyer["key"]) as client:
+        before = datetime.now(UTC)
+        seen = await get_until(client, path, lambda b: b.get("total_charged") == "0.50")
+        after = datetime.now(UTC)
+        listing = (await client.get("/v1/leases")).json()
+        running = (await client.get("/v1/leases?status=running&role=buyer")).json()
+        ended = (await client.get("/v1/leases?status=ended")).json()
+        as_seller = await client.get("/v1/leases?role=seller")
+    assert {k: v for k, v in seen.items() if k != "cost_so_far"} == _shown_running(
+        lease, buyer["id"], seller["id"]
+    )
     # 2 GPUs at 0.50 accrue 1.00 an hour, per whole second since the start.
     low = accrued_micros(1_000_000, (before - lease.started_at) // timedelta(seconds=1))
     high = accrued_micros(1_000_000, (after - lease.started_at) // timedelta(seconds=1))
@@ -233,10 +240,10 @@ async def test_out_of_order_and_replayed_events_keep_the_latest_totals_and_the_e
     )
     path = f"/v1/leases/{lease.lease_id}"
     async with gateway.client(buyer["key"]) as client:
-        seen = await eventually(client, path, lambda b: b.get("status") == "ended")
+        seen = await get_until(client, path, lambda b: b.get("status") == "ended")
         # Every event of the lease shares one partition: once the last is in, all are.
         earliest = (low - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
-        seen = await eventually(client, path, lambda b: b.get("low_balance_at") == earliest)
+        seen = await get_until(client, path, lambda b: b.get("low_balance_at") == earliest)
     assert seen["status"] == "ended"
     assert (seen["end_reason"], seen["unpaid"]) == ("stopped", "0.25")
     assert seen["ended_at"] == (start + timedelta(minutes=30)).isoformat().replace("+00:00", "Z")
@@ -278,7 +285,7 @@ async def test_a_charge_read_before_its_opening_is_kept_and_the_lease_shows_once
         async with gateway.client(seller["key"]) as as_seller:
             assert (await as_seller.get("/v1/accounts/me/earnings")).json() == {"items": []}
         await _publish(gateway, _envelope(lease))
-        seen = await eventually(client, path, lambda b: b.get("status") == "running")
+        seen = await get_until(client, path, lambda b: b.get("status") == "running")
     assert (seen["total_charged"], seen["cost_so_far"], seen["gpus"]) == ("1.00", "1.00", 2)
 
 
@@ -296,10 +303,8 @@ async def test_the_buyer_stops_a_lease_with_one_command_for_billing(
     stop = f"/v1/leases/{lease.lease_id}/stop"
     headers = {"Idempotency-Key": "stop-0001"}
     async with gateway.client(buyer["key"]) as client:
-        await eventually(
-            client, f"/v1/leases/{done.lease_id}", lambda b: b.get("status") == "ended"
-        )
-        await eventually(client, f"/v1/leases/{lease.lease_id}", lambda b: "status" in b)
+        await get_until(client, f"/v1/leases/{done.lease_id}", lambda b: b.get("status") == "ended")
+        await get_until(client, f"/v1/leases/{lease.lease_id}", lambda b: "status" in b)
         first = await client.post(stop, headers=headers)
         again = await client.post(stop, headers=headers)
         closed = await client.post(f"/v1/leases/{done.lease_id}/stop")
@@ -377,7 +382,7 @@ async def test_the_statement_lists_the_accounts_lines_newest_first_once_each(
     # A replay: the same transfer again under a new event id adds no line.
     await _publish(gateway, *(_envelope(p) for p in (fx, topup, hold, hold, fx)))
     async with gateway.client(buyer["key"]) as client:
-        page = await eventually(client, "/v1/ledger", lambda body: len(body["items"]) >= 4)
+        page = await get_until(client, "/v1/ledger", lambda body: len(body["items"]) >= 4)
         first = (await client.get("/v1/ledger?limit=3")).json()
         rest = (await client.get(f"/v1/ledger?limit=3&cursor={first['next_cursor']}")).json()
         usd = (await client.get("/v1/ledger?currency=USD")).json()
@@ -406,7 +411,7 @@ async def test_the_statement_lists_the_accounts_lines_newest_first_once_each(
     assert rest["next_cursor"] is None
     assert usd["items"] == []
     async with gateway.client(seller["key"]) as client:
-        theirs = await eventually(client, "/v1/ledger", lambda body: len(body["items"]) >= 1)
+        theirs = await get_until(client, "/v1/ledger", lambda body: len(body["items"]) >= 1)
     assert [(i["transfer_id"], i["amount"], i["currency"]) for i in theirs["items"]] == [
         (fx.transfer_id, "0.90", "USD")
     ]
@@ -432,7 +437,7 @@ async def test_earnings_sum_the_sellers_leases_per_currency_to_the_unit(
         _envelope(_charged(theirs, 1, "100", "10")),
     )
     async with gateway.client(seller["key"]) as client:
-        body = await eventually(
+        body = await get_until(
             client,
             "/v1/accounts/me/earnings",
             lambda body: [i["gross"] for i in body["items"]] == ["0.70", "4.000001"],

@@ -152,6 +152,25 @@ async def test_replay_returns_the_same_order_and_publishes_once(gateway: Any, si
     assert len(await _commands_for(gateway, first.json()["id"])) == 1
 
 
+def _fill_of(order: dict[str, Any], buyer_id: str) -> TradeExecuted:
+    """A trade of 3 GPUs at 0.41 EUR for the order."""
+    return TradeExecuted(
+        trade_id=f"{order['id']}:b1",
+        order_id=order["id"],
+        offer_id="offer-1",
+        buyer_id=buyer_id,
+        seller_id="seller-1",
+        gpu=order["gpu"],
+        tier="on_demand",
+        gpus=3,
+        price_per_gpu_hour=Decimal("0.4100"),
+        currency=Currency("EUR"),
+        billing="hour",
+        hours=24,
+        executed_at=datetime.now(UTC),
+    )
+
+
 async def test_cancel_sends_one_command_and_status_comes_from_orders_status(
     gateway: Any, sign_up: Any
 ) -> None:
@@ -175,21 +194,7 @@ async def test_cancel_sends_one_command_and_status_comes_from_orders_status(
                 reason="cancel_requested" if status == OrderStatus.CANCELLED else None,
             )
 
-        trade = TradeExecuted(
-            trade_id=f"{order['id']}:b1",
-            order_id=order["id"],
-            offer_id="offer-1",
-            buyer_id=buyer["id"],
-            seller_id="seller-1",
-            gpu=order["gpu"],
-            tier="on_demand",
-            gpus=3,
-            price_per_gpu_hour=Decimal("0.4100"),
-            currency=Currency("EUR"),
-            billing="hour",
-            hours=24,
-            executed_at=datetime.now(UTC),
-        )
+        trade = _fill_of(order, buyer["id"])
         await _publish(gateway, MARKET_TRADES, order["gpu"], trade, trade)  # once, though twice
         await _report(gateway, change(OrderStatus.PARTIALLY_FILLED, 3, 5))
         seen = await _status_becomes(client, order["id"], "partially_filled")

@@ -1,0 +1,256 @@
+"""Leases and statement lines on memory and on PostgreSQL: billing's events, in any order."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+
+from gpux_contracts.events import Payload
+from gpux_contracts.ids import new_id
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseEndReason,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseTotals,
+    LedgerLine,
+    LedgerPosted,
+)
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import BillingGranularity
+from gpux_gateway.adapters.memory.unit_of_work import EPOCH
+from gpux_gateway.leases.repository import LeaseRow
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+
+from .conftest import Units
+
+pytestmark = pytest.mark.integration
+
+MONEY = {"currency": Currency.USD, "wallet_currency": Currency.EUR}
+
+
+def totals(period: int) -> LeaseTotals:
+    return LeaseTotals(
+        period=period,
+        charged_through=EPOCH + timedelta(hours=period),
+        total_charged=Decimal(period),
+        total_paid=Decimal("0.9") * period,
+        total_fee=Decimal("0.1") * period,
+        total_seller=Decimal("0.9") * period,
+    )
+
+
+def life(lease_id: str, buyer: str, seller: str) -> list[Payload]:
+    """A lease's events: opened, charged twice, a low-balance warning (twice), ended."""
+    parties = {"lease_id": lease_id, "buyer_id": buyer}
+
+    def charged(period: int) -> LeaseCharged:
+        return LeaseCharged(
+            **parties,
+            **MONEY,
+            seller_id=seller,
+            transfer_id=f"{lease_id}:c{period}",
+            period_start=EPOCH,
+            period_end=EPOCH + timedelta(hours=period),
+            amount=Decimal(1),
+            paid=Decimal("0.9"),
+            fee=Decimal("0.1"),
+            seller_amount=Decimal("0.9"),
+            totals=totals(period),
+        )
+
+    def warned(minutes: int) -> LeaseLowBalance:
+        return LeaseLowBalance(
+            **parties,
+            wallet_currency=Currency.EUR,
+            funds=Decimal(0),
+            runway_seconds=60,
+            as_of=EPOCH + timedelta(minutes=minutes),
+        )
+
+    return [
+        LeaseOpened(
+            **parties,
+            **MONEY,
+            order_id="o",
+            offer_id="f",
+            seller_id=seller,
+            gpu="rtx-4090",
+            tier="on_demand",
+            gpus=1,
+            price_per_gpu_hour=Decimal(1),
+            billing=BillingGranularity.HOUR,
+            hours=3,
+            started_at=EPOCH,
+            ends_at=EPOCH + timedelta(hours=3),
+        ),
+        charged(1),
+        charged(2),
+        warned(100),
+        warned(90),
+        LeaseEnded(
+            **parties,
+            **MONEY,
+            seller_id=seller,
+            reason=LeaseEndReason.INSUFFICIENT_FUNDS,
+            ended_at=EPOCH + timedelta(hours=2),
+            unpaid=Decimal("0.25"),
+            totals=totals(2),
+        ),
+    ]
+
+
+async def apply(uow: GatewayUnitOfWork, payload: Payload) -> None:
+    if isinstance(payload, LeaseOpened):
+        await uow.leases.apply_opened(payload, uow.now)
+    elif isinstance(payload, LeaseCharged):
+        await uow.leases.apply_charged(payload, uow.now)
+    elif isinstance(payload, LeaseLowBalance):
+        await uow.leases.apply_low_balance(payload, uow.now)
+    else:
+        assert isinstance(payload, LeaseEnded)
+        await uow.leases.apply_ended(payload, uow.now)
+
+
+def final(row: LeaseRow | None) -> tuple[object, ...]:
+    assert row is not None
+    return (
+        row.opened,
+        row.status,
+        row.end_reason,
+        row.ended_at,
+        row.unpaid_micros,
+        row.period,
+        row.charged_through,
+        row.total_charged_micros,
+        row.total_paid_micros,
+        row.seller_id,
+        row.currency,
+        row.low_balance_at,
+        row.gpus,
+    )
+
+
+EXPECTED = (
+    True,
+    "ended",
+    "insufficient_funds",
+    EPOCH + timedelta(hours=2),
+    250_000,
+    2,
+    EPOCH + timedelta(hours=2),
+    2_000_000,
+    1_800_000,
+    None,  # replaced by the seller below
+    "USD",
+    EPOCH + timedelta(minutes=90),
+    1,
+)
+
+
+# Every order of a few interesting ones (the whole set of 720 would take a while on PostgreSQL).
+ORDERS = [
+    (0, 1, 2, 3, 4, 5),
+    (5, 4, 3, 2, 1, 0),
+    (2, 5, 1, 3, 0, 4),
+    (1, 5, 3, 0, 2, 4),
+    *itertools.islice(itertools.permutations(range(6)), 100, 700, 150),
+]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+async def test_a_leases_events_in_any_order_and_in_one_batch_give_the_same_lease(
+    units: Units, order: tuple[int, ...]
+) -> None:
+    lease_id, buyer, seller = new_id(), new_id(), new_id()
+    events = life(lease_id, buyer, seller)
+    async with units() as uow:
+        for index in order:
+            await apply(uow, events[index])
+        await uow.commit()
+    async with units() as uow:
+        row = await uow.leases.get(buyer, lease_id)
+        assert await uow.leases.get(seller, lease_id) == row
+        assert await uow.leases.get(new_id(), lease_id) is None
+    assert final(row)[:9] == EXPECTED[:9]
+    assert final(row)[9:] == (seller, *EXPECTED[10:])
+
+
+async def test_a_lease_is_not_shown_before_its_lease_opened(units: Units) -> None:
+    lease_id, buyer, seller = new_id(), new_id(), new_id()
+    charge = life(lease_id, buyer, seller)[1]
+    async with units() as uow:
+        await apply(uow, charge)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.leases.get(buyer, lease_id) is None
+        found = await uow.leases.page(buyer, role=None, status=None, after=None, limit=5)
+        assert found == []
+        assert await uow.leases.earnings(seller) == []
+
+
+async def test_pages_by_side_and_status_and_earnings_per_currency(units: Units) -> None:
+    buyer, seller = new_id(), new_id()
+    first, second = sorted(new_id() for _ in range(2))
+    async with units() as uow:
+        for lease_id in (first, second):
+            for event in life(lease_id, buyer, seller)[:3]:
+                await apply(uow, event)
+        await apply(uow, life(second, buyer, seller)[5])
+        await uow.commit()
+    async with units() as uow:
+        rented = await uow.leases.page(buyer, role="buyer", status=None, after=None, limit=5)
+        provided = await uow.leases.page(seller, role=None, status="running", after=None, limit=5)
+        after = await uow.leases.page(seller, role="seller", status=None, after=first, limit=5)
+        none = await uow.leases.page(buyer, role="seller", status=None, after=None, limit=5)
+        (earned,) = await uow.leases.earnings(seller)
+    assert [r.id for r in rented] == [first, second]
+    assert [r.id for r in provided] == [first]
+    assert [r.id for r in after] == [second]
+    assert none == []
+    assert (earned.currency, earned.gross_micros, earned.leases, earned.running) == (
+        "USD",
+        4_000_000,
+        2,
+        1,
+    )
+
+
+async def test_statement_lines_are_kept_once_newest_first_by_cursor(units: Units) -> None:
+    owner = new_id()
+
+    def posted(n: int, currency: Currency) -> LedgerPosted:
+        return LedgerPosted(
+            transfer_id=f"{owner}:{n}",
+            kind="fx" if currency is Currency.USD else "topup",
+            created_at=EPOCH + timedelta(seconds=n // 2),  # two lines per instant
+            fx_rate=Decimal("1.0850") if currency is Currency.USD else None,
+            fx_base=Currency.EUR if currency is Currency.USD else None,
+            fx_quote=Currency.USD if currency is Currency.USD else None,
+            lines=[
+                LedgerLine(owner=owner, currency=currency, kind="available", amount=Decimal(n)),
+                LedgerLine(owner="platform", currency=currency, kind="cash", amount=-Decimal(n)),
+            ],
+        )
+
+    events = [posted(n, Currency.USD if n % 3 == 0 else Currency.EUR) for n in range(6)]
+    async with units() as uow:
+        for event in (*events, events[2]):
+            await uow.ledger.add_posted(event)
+        await uow.commit()
+    async with units() as uow:
+        newest = await uow.ledger.page(owner, currency=None, before=None, limit=4)
+        rest = await uow.ledger.page(owner, currency=None, before=newest[-1].seq, limit=4)
+        usd = await uow.ledger.page(owner, currency="USD", before=None, limit=4)
+        gone = await uow.ledger.page(owner, currency=None, before=-1, limit=4)
+    amounts = [line.amount_micros // 1_000_000 for line in newest + rest]
+    assert amounts == [5, 4, 3, 2, 1, 0]
+    assert [(line.transfer_kind, line.fx_rate) for line in usd] == [
+        ("fx", Decimal("1.0850")),
+        ("fx", Decimal("1.0850")),
+    ]
+    assert gone == []
