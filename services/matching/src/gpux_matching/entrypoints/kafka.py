@@ -1,11 +1,14 @@
 """Matching's subscribers: thin adapters from Kafka records to the handlers of ``service``.
 
-``pricing.offers`` and ``orders.book`` are read by ONE subscriber (one consumer in the
+``pricing.offers`` and ``orders.book`` are read by ONE batch subscriber (one consumer in the
 group ``matching.book``) with Kafka's range assignor: both topics are keyed by GPU id with the
 same partition count, and the range assignor gives each member the same partition numbers of
 both, so an instance owns partition p of both topics, i.e. every offer and order of p's GPUs.
-The rebalance listener tells the partitions which ones this instance owns (``Ownership``).
-Each record is applied under its partition's lock through a unit of work of its own.
+The rebalance listener tells the partitions which ones this instance owns (``Ownership``). A
+batch (up to ``MAX_RECORDS`` records, or what came within ``WAIT_MS``) is split by partition;
+each partition applies its records under its lock through units of work
+(``gpux_platform.batches.BatchHandler``: one unit for the lot unless one fails, which is split
+down to the bad record); the offsets are committed once, after every unit committed.
 ``fx.rates`` is read whole by every instance, without a group (``FxFeed``);
 ``market.sessions`` keeps a group of its own (its state goes to the database, shared by every
 instance).
@@ -15,30 +18,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from aiokafka import ConsumerRebalanceListener, ConsumerRecord, TopicPartition
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from faststream.kafka import KafkaRouter
 from faststream.kafka.annotations import KafkaMessage
 
-from gpux_contracts.events import EventCodec, Payload, decode_or_none
+from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.topics import FX_RATES, MARKET_SESSIONS, Topic
 from gpux_matching.service import BOOK_HANDLERS, SESSION_HANDLERS
 from gpux_matching.service.partitions import Partitions
 from gpux_matching.service.unit_of_work import BookUnitOfWork, MatchingUnitOfWork
 from gpux_platform.batches import (
+    MAX_RECORDS,
     RETRY_LATER_WAIT_S,
+    WAIT_MS,
     BatchHandler,
     Handler,
     RetryLater,
     subscribe_batches,
 )
-from gpux_platform.broker import subscriber_options
+from gpux_platform.broker import observe_batch_lag, subscriber_options
 from gpux_platform.compacted import end_offsets, subscribe_whole
+from gpux_platform.metrics import BATCH_RECORDS, HANDLER_SECONDS, RECORDS
 from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.matching")
@@ -80,8 +89,81 @@ def matching_router(
     return router
 
 
+class Run(NamedTuple):
+    """The records of one topic-partition in a batch, decoded, in offset order."""
+
+    partition: int
+    topic: Topic
+    handlers: BookHandlers
+    events: list[Envelope[Any]]
+
+
+def book_runs(
+    records: Sequence[ConsumerRecord], inputs: Mapping[str, Input]
+) -> tuple[list[Run], Counter[str]]:
+    """A batch's records by partition (in the order partitions first appear) and, within a
+    partition, by topic, each in offset order; and how many could not be read, per topic."""
+    runs: dict[int, dict[str, list[ConsumerRecord]]] = {}
+    for record in records:
+        runs.setdefault(record.partition, {}).setdefault(record.topic, []).append(record)
+    out: list[Run] = []
+    skipped: Counter[str] = Counter()
+    for partition, by_topic in runs.items():
+        for name, chunk in by_topic.items():
+            topic, codec, handlers = inputs[name]
+            events = []
+            for record in sorted(chunk, key=attrgetter("offset")):
+                envelope = decode_or_none(codec, record.value or b"", log)
+                if envelope is None:
+                    skipped[topic.name] += 1
+                else:
+                    events.append(envelope)
+            if events:
+                out.append(Run(partition, topic, handlers, events))
+    return out, skipped
+
+
+async def apply_book_batch(
+    partitions: Partitions, inputs: Mapping[str, Input], records: Sequence[ConsumerRecord]
+) -> None:
+    """Apply a batch, partition by partition (each under its lock, through units of work).
+
+    A partition that must wait (``RetryLater``: no FX rate yet, or another instance keeps
+    logging to it) does not hold the others up; the batch is given back once they are done,
+    and what they applied is recognised in the inbox when it comes again.
+    """
+    runs, skipped = book_runs(records, inputs)
+    for name, count in skipped.items():
+        RECORDS.labels(name, "skipped").inc(count)
+    later: RetryLater | None = None
+    for run in runs:
+        name = run.topic.name
+        BATCH_RECORDS.labels(name).observe(len(run.events))
+        try:
+            outcome = await partitions.consume(run.partition, run.topic, run.events, run.handlers)
+        except RetryLater as exc:
+            RECORDS.labels(name, "retry_later").inc(len(run.events))
+            later = later or exc
+            continue
+        except BaseException:
+            RECORDS.labels(name, "failed").inc(len(run.events))
+            raise
+        for label, count in (
+            ("applied", outcome.applied),
+            ("duplicate", outcome.duplicate),
+            ("set_aside", outcome.set_aside),
+            ("unhandled", outcome.unhandled),
+        ):
+            if count:
+                RECORDS.labels(name, label).inc(count)
+    if later is not None:
+        await asyncio.sleep(RETRY_LATER_WAIT_S)  # then the batch comes again
+        raise later
+
+
 def subscribe_book(router: KafkaRouter, settings: GpuxSettings, partitions: Partitions) -> None:
-    """The one subscriber of the book's co-partitioned inputs (see the module doc)."""
+    """The one batch subscriber of the book's co-partitioned inputs (see the module doc):
+    faststream commits the batch's offsets once ``apply_book_batch`` returned."""
     inputs: dict[str, Input] = {
         settings.topic(topic): (topic, EventCodec(*handlers), handlers)
         for topic, handlers in BOOK_HANDLERS.items()
@@ -89,22 +171,22 @@ def subscribe_book(router: KafkaRouter, settings: GpuxSettings, partitions: Part
 
     @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
         *inputs,
+        batch=True,
+        max_records=MAX_RECORDS,
+        batch_timeout_ms=WAIT_MS,
         **subscriber_options(settings, BOOK_GROUP),
         partition_assignment_strategy=(RangePartitionAssignor,),
         listener=Ownership(partitions),
     )
     async def consume(message: KafkaMessage) -> None:
-        record = message.raw_message
-        assert not isinstance(record, tuple)  # not a batch subscriber
-        topic, codec, handlers = inputs[record.topic]
-        envelope = decode_or_none(codec, message.body, log)
-        if envelope is None:
-            return
+        raw = message.raw_message
+        records = raw if isinstance(raw, tuple) else (raw,)
+        started = time.perf_counter()
         try:
-            await partitions.consume(record.partition, topic, [envelope], handlers)
-        except RetryLater:
-            await asyncio.sleep(RETRY_LATER_WAIT_S)  # then the record comes again
-            raise
+            await apply_book_batch(partitions, inputs, records)
+        finally:
+            HANDLER_SECONDS.labels(BOOK_GROUP, "batch").observe(time.perf_counter() - started)
+        observe_batch_lag(message)
 
 
 def subscribe_fx(router: KafkaRouter, settings: GpuxSettings, partitions: Partitions) -> None:
