@@ -248,10 +248,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    """``run``, cancelled cleanly by SIGTERM as by Ctrl-C."""
+    """``run``, cancelled by the first Ctrl-C or SIGTERM; later ones are ignored so that the
+    clean-up (stopping what we started, dropping the database) is not cut short. Installed on
+    the loop because a launcher may have started us with SIGINT ignored (a background job)."""
     task = asyncio.current_task()
     assert task is not None
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if not task.cancelling():
+            print("stopping everything the benchmark started…", file=sys.stderr, flush=True)
+            task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
     return await run(args)
 
 

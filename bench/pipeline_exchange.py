@@ -2,9 +2,9 @@
 
 ``started`` runs every service as its own process (``python -m gpux_<name>``, the order and
 environment of ``gpux_devinfra.exchange``) on free loopback ports, with a fresh database and
-namespace of its own (``gpux_devinfra.testing.plugin.isolated_settings``: removed afterwards,
-with the namespace's topics and Redis keys), so it never meets ``make up`` or a test session
-running on the same machine. Rate limits are raised (the only setting changed). The local
+namespace of its own (removed afterwards with the namespace's topics and Redis keys, also on
+error and Ctrl-C), so it never meets ``make up`` or a test session running on the same
+machine. Rate limits are raised (the only setting changed). The local
 infrastructure is reused when it answers and started (``infra.up``) only when it does not;
 it is never stopped.
 
@@ -23,10 +23,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from pipeline_http import HttpClient, HttpError
+from redis.asyncio import Redis
 
 from gpux_contracts.ids import new_id
 from gpux_contracts.topics import REGISTRY
@@ -34,7 +37,6 @@ from gpux_devinfra import exchange as make_up
 from gpux_devinfra import infra, kafka, postgres, redis
 from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.testing.endpoints import from_environment
-from gpux_devinfra.testing.plugin import isolated_settings
 from gpux_devinfra.testing.processes import ServiceProcess
 from gpux_devinfra.testing.services import free_port
 
@@ -85,40 +87,84 @@ async def wait_ready(name: str, url: str, process: ServiceProcess, timeout_s: fl
     raise RuntimeError(f"{name} was not ready within {timeout_s:.0f} s")
 
 
+def _with_database(url: str, database: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+@contextlib.asynccontextmanager
+async def scratch_database(server_url: str, prefix: str) -> AsyncIterator[str]:
+    """A new empty database ``<prefix><random>`` on the same server; dropped afterwards, also
+    when the body fails or is cancelled."""
+    name = f"{prefix}{new_id()[-10:].lower()}"
+    admin = await asyncpg.connect(_with_database(server_url, "postgres"))
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield _with_database(server_url, name)
+    finally:
+        admin = await asyncpg.connect(_with_database(server_url, "postgres"))
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+async def drop_namespace(endpoints: Endpoints, namespace: str) -> None:
+    """Delete the namespace's topics and Redis keys."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=endpoints.kafka_bootstrap)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(namespace)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
+    redis = Redis.from_url(endpoints.redis_url)
+    try:
+        keys = [k async for k in redis.scan_iter(match=f"{namespace}*", count=1000)]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+
+
 @contextlib.asynccontextmanager
 async def started(endpoints: Endpoints, log_dir: Path) -> AsyncIterator[Exchange]:
-    """Every service as its own process on a fresh database and namespace; all stopped after."""
-    tag = "b" + new_id()[-10:].lower()
-    async with isolated_settings(endpoints, tag) as settings:
-        env = make_up.service_env(os.environ, endpoints)
-        env.update(
-            GPUX_NAMESPACE=settings.namespace,
-            GPUX_DATABASE_URL=settings.database_url.get_secret_value(),
-            GPUX_RATE_LIMIT=RAISED_LIMIT,
-            GPUX_ANONYMOUS_RATE_LIMIT=RAISED_LIMIT,
-        )
-        await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
-        ports = {name: free_port() for name, _ in make_up.SERVICES}
-        running = Exchange(
-            f"http://127.0.0.1:{ports['gateway']}",
-            settings.namespace,
-            endpoints,
-            database_url=settings.database_url.get_secret_value(),
-        )
-        try:
-            for name, _ in make_up.SERVICES:
-                process = ServiceProcess(
-                    f"gpux_{name}",
-                    {**env, "GPUX_HTTP_PORT": str(ports[name])},
-                    log_dir / f"{name}.log",
-                )
-                running.processes[name] = process
-                process.start()
-            for name, process in running.processes.items():
-                await wait_ready(name, f"http://127.0.0.1:{ports[name]}", process, 120)
-            yield running
-        finally:
-            await asyncio.to_thread(_stop_all, list(running.processes.values()))
+    """Every service as its own process on a fresh database and namespace; all stopped, and
+    the database, topics and Redis keys removed, after (also on error and Ctrl-C)."""
+    namespace = "b" + new_id()[-10:].lower() + "."
+    env = make_up.service_env(os.environ, endpoints)
+    await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
+    ports = {name: free_port() for name, _ in make_up.SERVICES}
+    try:
+        async with scratch_database(endpoints.database_url, "gpux_bench_") as database_url:
+            env.update(
+                GPUX_NAMESPACE=namespace,
+                GPUX_DATABASE_URL=database_url,
+                GPUX_RATE_LIMIT=RAISED_LIMIT,
+                GPUX_ANONYMOUS_RATE_LIMIT=RAISED_LIMIT,
+            )
+            running = Exchange(
+                f"http://127.0.0.1:{ports['gateway']}", namespace, endpoints, {}, database_url
+            )
+            try:
+                for name, _ in make_up.SERVICES:
+                    process = ServiceProcess(
+                        f"gpux_{name}",
+                        {**env, "GPUX_HTTP_PORT": str(ports[name])},
+                        log_dir / f"{name}.log",
+                    )
+                    running.processes[name] = process
+                    process.start()
+                for name, process in running.processes.items():
+                    await wait_ready(name, f"http://127.0.0.1:{ports[name]}", process, 120)
+                yield running
+            finally:
+                await asyncio.to_thread(_stop_all, list(running.processes.values()))
+    finally:
+        await drop_namespace(endpoints, namespace)
 
 
 def _stop_all(processes: list[ServiceProcess]) -> None:

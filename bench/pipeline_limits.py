@@ -23,11 +23,11 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from pipeline_exchange import scratch_database
 from pipeline_http import HttpClient, HttpError
 from pipeline_limit_app import SCRATCH_TABLE
 from pipeline_load import Job, encode, split
@@ -174,29 +174,6 @@ async def _burst(producer: Any, consumer: Any, topic: str, count: int) -> tuple[
     return produced, received
 
 
-def _with_database(url: str, database: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
-
-
-@contextlib.asynccontextmanager
-async def scratch_database(server_url: str) -> AsyncIterator[str]:
-    """A new empty database on the same server; dropped afterwards."""
-    name = f"gpux_bench_limit_{new_id()[-10:].lower()}"
-    admin = await asyncpg.connect(_with_database(server_url, "postgres"))
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield _with_database(server_url, name)
-    finally:
-        admin = await asyncpg.connect(_with_database(server_url, "postgres"))
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
-
-
 async def front_door(bench: Bench, url: str, pid: int, duration_s: float) -> dict[str, Any]:
     """The limit app's most POST/s, in a closed loop from the client processes."""
     workers = bench.workers.count
@@ -237,7 +214,7 @@ async def limits_section(
     log = state_dir() / "logs" / "bench" / "limit-app.log"
     await asyncio.to_thread(log.parent.mkdir, parents=True, exist_ok=True)
     async with (
-        scratch_database(endpoints.database_url) as dsn,
+        scratch_database(endpoints.database_url, "gpux_bench_limit_") as dsn,
         limit_app(free_port(), dsn, log) as (url, pid),
     ):
         door = await front_door(bench, url, pid, duration_s)

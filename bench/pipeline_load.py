@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pipeline_http import HttpClient, HttpError, Response
 
+FIRST_POLL_S = 0.002
 FINAL_ORDER = frozenset({"filled", "cancelled", "expired", "rejected"})
 Call = tuple[str, str, bytes | None]
 """method, path, body: one request; a job's calls are cycled."""
@@ -74,6 +75,8 @@ class LoadResult:
     """(key index, id) of each 2xx answer, with ``collect_ids``."""
     follow_s: list[float] = field(default_factory=list)
     follow_outcomes: Counter[str] = field(default_factory=Counter)
+    follow_polls: int = 0
+    """GETs the followed requests took (load they added)."""
     errors: Counter[str] = field(default_factory=Counter)
     cpu_s: float = 0.0
     wall_s: float = 0.0
@@ -90,6 +93,7 @@ class LoadResult:
             accepted=self.accepted + other.accepted,
             follow_s=self.follow_s + other.follow_s,
             follow_outcomes=self.follow_outcomes + other.follow_outcomes,
+            follow_polls=self.follow_polls + other.follow_polls,
             errors=self.errors + other.errors,
             cpu_s=self.cpu_s + other.cpu_s,
             wall_s=max(self.wall_s, other.wall_s),
@@ -153,11 +157,14 @@ class _Runner:
         else:
             target = path
             wanted = Decimal(json.loads(body or b"{}")["price_per_gpu_hour"])
-        delay = 0.005
+        delay = FIRST_POLL_S
         deadline = due + self.job.follow_timeout_s
         while time.monotonic() < deadline:
             await asyncio.sleep(delay)
-            delay = min(delay * 1.5, 0.2)
+            # Resolution within 20 % of the time so far, so that slow changes are not
+            # polled hard: reads are load on the gateway too.
+            delay = max(FIRST_POLL_S, min(delay * 1.5, 0.2 * (time.monotonic() - due)))
+            self.result.follow_polls += 1
             try:
                 seen = await self.client.request("GET", target, headers=headers)
             except HttpError:

@@ -17,6 +17,7 @@ from typing import Any
 from pipeline_http import HttpClient, HttpError
 
 RETRY = frozenset({429, 503})
+UNREACHABLE_S = 15.0
 CURRENCY = "EUR"
 REGION = "eu-west"
 LIQUIDITY_PRICE = "0.50"
@@ -61,14 +62,18 @@ class Api:
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         deadline = time.monotonic() + retry_for_s
+        unreachable_since: float | None = None
         while True:
             try:
                 response = await self.http.request(method, path, json_body=body, headers=headers)
             except HttpError as exc:
-                if time.monotonic() > deadline:
+                # A gateway that does not answer for long has stopped: end the run soon.
+                unreachable_since = unreachable_since or time.monotonic()
+                if time.monotonic() - unreachable_since > UNREACHABLE_S:
                     raise SetupError(f"{method} {path}: {exc}") from None
                 await asyncio.sleep(0.5)
                 continue
+            unreachable_since = None
             if response.status < 300:
                 return response.json() if response.body else None
             if response.status in RETRY and time.monotonic() < deadline:

@@ -37,7 +37,7 @@ from pipeline_report import percentiles
 LATENCY_GPU = "rtx-4090"
 OPEN_GPUS = ("h100-sxm", "a100-sxm-80gb", "h200", "rtx-5090")
 POLL_S = 0.002
-SAMPLES_PER_S = 20
+SAMPLES_PER_S = 10
 
 
 @dataclass

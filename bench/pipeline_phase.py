@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +55,7 @@ async def measured(
     jobs = [dataclasses.replace(job, start_at=start_epoch) for job in jobs]
     trace = LagTrace()
     tracer = asyncio.create_task(trace_lag(bench.lag, trace, origin, 1.0 if bench.quick else 2.0))
-    meter = CpuMeter(dict(bench.pids if pids is None else pids))
+    meter = CpuMeter({**(bench.pids if pids is None else pids), "bench": os.getpid()})
     cpu: dict[str, float] = {}
 
     async def meter_window() -> None:
@@ -109,6 +110,7 @@ def load_figures(load: LoadResult, duration_s: float) -> dict[str, Any]:
         "accepted_per_s": round(accepted / duration_s, 1),
         "response_latency": percentiles(load.latency_s),
         "followed": dict(load.follow_outcomes),
+        "follow_polls_per_s": round(load.follow_polls / max(1e-9, load.wall_s), 1),
         "follow_latency": percentiles(load.follow_s),
         "generator": generator_cpu(load),
     }

@@ -159,7 +159,7 @@ def _reprice_jobs(
             start_at=0.0,
             rate=rate / workers,
             follow="offer_price",
-            sample_every=max(1, round(rate / 20)),
+            sample_every=max(1, round(rate / 10)),
             follow_timeout_s=follow_s,
         )
         for w, share in enumerate(split(count, workers))
@@ -198,7 +198,7 @@ async def sellers_section(
             "probe_best_ask_stream": percentiles(v for v in column[1] if v is not None),
             "probe_own_view": percentiles(v for v in column[2] if v is not None),
             "probes_not_seen": dict(zip(("get", "stream", "own"), missed, strict=True)),
-            "lag": lag_summary(phase.lag, duration_s, len(jobs) and sum(j.count for j in jobs)),
+            "lag": lag_summary(phase.lag, duration_s, sum(j.count for j in jobs)),
             "cpu_pct": phase.cpu,
         },
     }

@@ -131,7 +131,8 @@ def _phase_notes(p: dict[str, Any]) -> str:
         f" (groups still over 100: {lagging})\n"
         f"  after the window: {p['final']:,}/{p['accepted']:,} final"
         f" ({counts(p['final_statuses'])}), last fill {p['last_fill_after_window_s']} s after"
-        f" the window; sampled fills {counts(p['followed'])}\n"
+        f" the window; sampled fills {counts(p['followed'])}"
+        f" ({p['follow_polls_per_s']} GET/s to see them)\n"
         f"  CPU % of a core: {_cpu(p['cpu_pct'])}\n  load generator: {_generator(p['generator'])}"
     )
 
@@ -178,7 +179,8 @@ def sellers_tables(figures: dict[str, Any]) -> str:
             )
         )
         out.append(
-            f"statuses {counts(again['statuses'])}; followed {counts(again['followed'])};"
+            f"statuses {counts(again['statuses'])}; followed {counts(again['followed'])}"
+            f" ({again['follow_polls_per_s']} GET/s);"
             f" probes {again['probes']}, not seen in 10 s: {counts(again['probes_not_seen'])}\n"
             f"  lag (mid→end): {_lags(again['lag'])}\n"
             f"  CPU % of a core: {_cpu(again['cpu_pct'])}\n"
