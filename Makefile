@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 UV = $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 
-.PHONY: help bootstrap up test test-unit lint asyncapi format infra-up infra-down infra-status bench
+.PHONY: help bootstrap up test test-unit lint asyncapi format infra-up infra-down infra-status bench bench-quick
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -40,11 +40,16 @@ format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .
 	@$(UV) run --frozen ruff check --fix .
 
-bench: bootstrap  ## benchmarks (matching engine vs lightmatchingengine, matching recovery, billing settlement); see docs/PERFORMANCE.md
+bench: bootstrap  ## benchmarks (the whole exchange through its API, matching engine, matching recovery, billing settlement); see docs/PERFORMANCE.md
 	@$(UV) run --frozen python bench/matching.py
 	@$(UV) run --frozen gpux infra up
 	@$(UV) run --frozen python bench/matching_recovery.py --db
 	@$(UV) run --frozen python bench/billing.py
+	@$(UV) run --frozen python bench/pipeline.py --json .gpux/bench-pipeline.json
+
+bench-quick: bootstrap  ## the pipeline benchmark in ~3 minutes (smaller rates and counts): a smoke run
+	@$(UV) run --frozen gpux infra up
+	@$(UV) run --frozen python bench/pipeline.py --quick
 
 infra-up: bootstrap  ## start local Kafka, PostgreSQL, Redis
 	@$(UV) run --frozen gpux infra up
