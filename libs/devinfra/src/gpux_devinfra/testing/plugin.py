@@ -102,8 +102,10 @@ async def isolated_settings(infra_endpoints: Endpoints, tag: str) -> AsyncIterat
         namespace=f"{tag}.",
         connect_timeout_s=10,
     )
-    yield settings
-    await _cleanup(infra_endpoints, settings, database)
+    try:
+        yield settings
+    finally:  # a failing body must not leave its database, topics and keys behind
+        await _cleanup(infra_endpoints, settings, database)
 
 
 async def _cleanup(endpoints: Endpoints, settings: GpuxSettings, database: str) -> None:
