@@ -74,6 +74,10 @@ class Ledger(Protocol):
         """Lock the wallets' available balances for this unit (in key order); 0 if none yet."""
         ...
 
+    async def lock_owners(self, owners: Sequence[str]) -> None:
+        """Lock every available balance of these owners for this unit, in key order."""
+        ...
+
     async def wallets(self) -> list[Wallet]:
         """Every wallet that has an available or a held account."""
         ...
@@ -145,6 +149,10 @@ class Leases(Protocol):
 
     async def get(self, lease_id: str) -> Lease | None:
         """A lease, locked for this unit, or None."""
+        ...
+
+    async def lock(self, lease_ids: Sequence[str]) -> None:
+        """Lock these leases for this unit, in key order (unknown ones are passed over)."""
         ...
 
     async def due(self, now: datetime, limit: int) -> list[Lease]:

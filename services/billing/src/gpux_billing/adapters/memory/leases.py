@@ -39,6 +39,9 @@ class MemoryLeases:
         found = self._leases.get(lease_id)
         return None if found is None else found.lease
 
+    async def lock(self, lease_ids: Sequence[str]) -> None:
+        """Nothing to lock: one memory unit runs at a time."""
+
     async def due(self, now: datetime, limit: int) -> list[Lease]:
         """Running leases due by ``now``, oldest first (ties: by id)."""
         due = sorted(

@@ -86,6 +86,9 @@ class MemoryLedger:
             for owner, c in keys
         }
 
+    async def lock_owners(self, owners: Sequence[str]) -> None:
+        """Nothing to lock: one memory unit runs at a time."""
+
     async def wallets(self) -> list[Wallet]:
         """Every wallet that has an available or a held account."""
         kinds = (AccountKind.AVAILABLE, AccountKind.HELD)

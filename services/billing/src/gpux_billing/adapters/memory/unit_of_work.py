@@ -7,8 +7,10 @@ Redis read model (once per unit, like the real one).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from gpux_billing.adapters.memory.best_asks import Book, MemoryBestAsks, Quote
 from gpux_billing.adapters.memory.holds import MemoryHolds
@@ -21,6 +23,8 @@ from gpux_billing.domain.holds import Hold
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
+from gpux_billing.service.locking import lock_first
+from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
 from gpux_platform.clock import Clock
 from gpux_platform.unit_of_work import MemoryUnitOfWork
@@ -69,6 +73,12 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.leases = MemoryLeases(state.leases)
         self.rates = MemoryRates(state.rates)
         self.best_asks = MemoryBestAsks(state.best_asks)
+
+    async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
+        """Claim the events, then take the batch's locks as the real unit does."""
+        new = await super().claim(topic, events)
+        await lock_first(self, new)
+        return new
 
     async def after_commit(self) -> None:
         """Record the wallets the read model would refresh now."""

@@ -156,6 +156,15 @@ class PostgresLeases:
         )
         return None if row is None else _lease(row)
 
+    async def lock(self, lease_ids: Sequence[str]) -> None:
+        """Lock these leases for this transaction, in key order."""
+        if lease_ids:
+            await self.conn.execute(
+                "SELECT 1 FROM billing.leases WHERE id = ANY($1::text[])"
+                ' ORDER BY id COLLATE "C" FOR UPDATE',
+                list(lease_ids),
+            )
+
     async def due(self, now: datetime, limit: int) -> list[Lease]:
         """Running leases due by ``now``, oldest first, locked (others' locked ones skipped)."""
         rows = await self.conn.fetch(

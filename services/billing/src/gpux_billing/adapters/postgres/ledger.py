@@ -147,6 +147,11 @@ SELECT a.owner, a.currency, a.balance_micros FROM billing.accounts a
     ON a.owner = k.owner AND a.currency = k.currency AND a.kind = 'available'
  ORDER BY a.owner COLLATE "C", a.currency COLLATE "C" FOR UPDATE OF a
 """
+_LOCK_OWNERS = """
+SELECT 1 FROM billing.accounts
+ WHERE owner = ANY($1::text[]) AND kind = 'available'
+ ORDER BY owner COLLATE "C", currency COLLATE "C" FOR UPDATE
+"""
 _STATEMENT = """
 SELECT e.seq, e.transfer_id, t.kind AS transfer_kind, t.created_at, e.kind, e.amount_micros,
        t.reference
@@ -273,6 +278,11 @@ class PostgresLedger:
         rows = await self.conn.fetch(_LOCK_AVAILABLE, [k[0] for k in keys], [k[1] for k in keys])
         found = {(r["owner"], r["currency"]): int(r["balance_micros"]) for r in rows}
         return {(owner, Currency(c)): found.get((owner, c), 0) for owner, c in keys}
+
+    async def lock_owners(self, owners: Sequence[str]) -> None:
+        """Lock every available balance of these owners (key order, as ``lock_available``)."""
+        if owners:
+            await self.conn.execute(_LOCK_OWNERS, list(owners))
 
     async def wallets(self) -> list[Wallet]:
         """Every wallet that has an available or a held account."""

@@ -1,0 +1,61 @@
+"""The locks a batch takes first: the leases it stops, then its wallets' owners, in key order.
+
+A unit of work applies a batch's records one after the other, and each record's posting
+locks the accounts it touches. Records in arbitrary order would lock owners in arbitrary
+order, and two units (a batch of records and a settlement batch, which locks its buyers in
+key order) could each wait for the other: a deadlock, which PostgreSQL breaks after a second
+by failing one of them. A unit that first takes every owner its batch may post for, in key
+order as settlement does, leaves no such cycle among wallets; the leases its stops charge
+are taken before them, as settlement takes its leases before its buyers. (Accounts shared
+by everybody, sellers' and the platform's, are still locked per posting: a cycle through
+them is rare, and PostgreSQL's deadlock detection turns it into a retried batch.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpux_billing.domain.holds import RELEASING
+from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_contracts.billing import CreditRequested, TopupRequested
+from gpux_contracts.events import Envelope, Payload
+from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
+
+
+def _releasing(change: OrderStatusChanged) -> str | None:
+    return change.buyer_id if change.status in RELEASING else None
+
+
+OWNER: Mapping[type[Payload], Callable[[Any], str | None]] = {
+    CreditRequested: lambda p: p.account_id,
+    TopupRequested: lambda p: p.account_id,
+    LeaseStopRequested: lambda p: p.buyer_id,
+    OrderPlaced: lambda p: p.buyer_id,
+    OrderStatusChanged: _releasing,
+    TradeExecuted: lambda p: p.buyer_id,
+}
+"""Whose wallet an event may post for (None: it posts for nobody)."""
+
+
+def owners(events: Sequence[Envelope[Any]]) -> list[str]:
+    """The owners a batch may post for, in key order."""
+    found = set()
+    for event in events:
+        owner_of = OWNER.get(type(event.payload))
+        owner = None if owner_of is None else owner_of(event.payload)
+        if owner is not None:
+            found.add(owner)
+    return sorted(found)
+
+
+def stopped(events: Sequence[Envelope[Any]]) -> list[str]:
+    """The leases a batch stops, in key order."""
+    return sorted({e.payload.lease_id for e in events if isinstance(e.payload, LeaseStopRequested)})
+
+
+async def lock_first(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
+    """Take the batch's leases, then its owners' available balances, each in key order."""
+    await uow.leases.lock(stopped(events))
+    await uow.ledger.lock_owners(owners(events))
