@@ -18,7 +18,6 @@ import pytest
 
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
-from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.domain import transfers
 from gpux_billing.domain.ledger import (
     AccountKey,
@@ -35,23 +34,11 @@ from gpux_billing.domain.transfers import Sale
 from gpux_billing.service.unit_of_work import Ledger
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_platform import migrations
-from gpux_platform.settings import GpuxSettings
 
 pytestmark = pytest.mark.integration  # the PostgreSQL side needs the database
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR = Currency.USD, Currency.EUR
-
-
-@pytest.fixture(scope="module")
-async def billing_pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(
-        gpux_settings.database_url.get_secret_value(), min_size=1, max_size=2
-    )
-    await migrations.apply(pool, "billing", MIGRATIONS)
-    yield pool
-    await pool.close()
 
 
 @dataclass
