@@ -260,10 +260,23 @@ class Partition:
                 async with self.lock:
                     if self.revoked:
                         raise RevokedError(f"partition {self.number} is no longer ours")
-                    return await batch.apply(events)
+                    return await self._apply(batch, events)
             except StaleError:
                 log.info("partition moved on elsewhere; rebuilding", extra={"p": self.number})
         raise StaleError(f"partition {self.number} keeps changing elsewhere")
+
+    async def _apply(
+        self, batch: BatchHandler[BookUnitOfWork], events: Sequence[Envelope[Any]]
+    ) -> Outcome:
+        try:
+            return await batch.apply(events)
+        except StaleError:
+            raise  # dirty already: the retry rebuilds first
+        except BaseException:
+            if self._dirty:  # a unit rolled back: the engine is the database's again at once
+                with contextlib.suppress(Exception):
+                    await self._rebuild()
+            raise
 
     # The book's own commands ----------------------------------------------------------------
 

@@ -30,6 +30,16 @@ class MatchingState:
     last_seq: int = 0
 
 
+def store_snapshot(
+    state: MatchingState, partition: int, seq: int, body: str | Mapping[str, Any], keep: int = 2
+) -> None:
+    """Keep the state after ``seq`` as JSON; the partition's older snapshots beyond ``keep`` go."""
+    kept = state.snapshots.setdefault(partition, {})
+    kept.setdefault(seq, body if isinstance(body, str) else json.dumps(body))
+    for old in sorted(kept)[:-keep]:
+        del kept[old]
+
+
 class MemoryCommandLog:
     """The command log, heads and snapshots of a ``MatchingState``."""
 
@@ -68,10 +78,7 @@ class MemoryCommandLog:
         self, partition: int, seq: int, body: str | Mapping[str, Any], keep: int = 2
     ) -> None:
         """Store the state after ``seq``; the partition's older snapshots beyond ``keep`` go."""
-        kept = self.state.snapshots.setdefault(partition, {})
-        kept.setdefault(seq, body if isinstance(body, str) else json.dumps(body))
-        for old in sorted(kept)[:-keep]:
-            del kept[old]
+        store_snapshot(self.state, partition, seq, body, keep)
 
     async def latest_snapshot(self, partition: int) -> tuple[int, dict[str, Any]] | None:
         """The newest snapshot of ``partition`` as (seq, body), or None."""

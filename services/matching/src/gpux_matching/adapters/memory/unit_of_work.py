@@ -18,6 +18,7 @@ from gpux_matching.adapters.memory.repositories import (
     MemoryMarketStates,
     MemoryOffers,
     MemoryOrders,
+    store_snapshot,
 )
 from gpux_matching.domain import Capture, json_parts
 from gpux_matching.service.journal import Journal, seal
@@ -93,11 +94,7 @@ class MemorySnapshots:
 
     def start(self, seq: int, capture: Capture) -> None:
         """Store ``capture``, the state after logged command ``seq``."""
-        body = "".join(json_parts(capture))
-        kept = self.uow.state.snapshots.setdefault(self.partition, {})
-        kept.setdefault(seq, body)
-        for old in sorted(kept)[:-2]:
-            del kept[old]
+        store_snapshot(self.uow.state, self.partition, seq, "".join(json_parts(capture)))
         self.stored.append(seq)
         self.saved(seq)
 
