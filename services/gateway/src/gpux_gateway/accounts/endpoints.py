@@ -17,7 +17,8 @@ from gpux_gateway.platform.dependencies import (
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.idempotency import check_key
+from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
 
 router = APIRouter(prefix="/v1/accounts", tags=["accounts"])
 

@@ -12,7 +12,8 @@ from gpux_gateway.admin import service
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
 from gpux_gateway.platform.access import admin_only
 from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.platform.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.platform.idempotency import check_key
+from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
 from gpux_gateway.platform.schemas import ResourceId
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])

@@ -7,14 +7,14 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from gpux_gateway.adapters.redis.balances import Balances
-from gpux_gateway.adapters.redis.market_data import MarketData
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
+from gpux_gateway.market.repository import MarketDataRepository
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_gateway.wallets.repository import BalancesRepository
 from gpux_platform.clock import Clock
 
 UnitOfWorkFactory = Callable[[], AbstractAsyncContextManager[GatewayUnitOfWork]]
@@ -38,8 +38,8 @@ class Gateway:
     clock: Clock
     unit_of_work: UnitOfWorkFactory
     limiter: RateLimiter
-    market_data: MarketData
-    balances: Balances
+    market_data: MarketDataRepository
+    balances: BalancesRepository
     views: Views
 
     @property

@@ -13,27 +13,13 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Protocol
-
-from fastapi import Header, Request
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from typing import Any, Protocol
 
 from gpux_platform.problems import ProblemError
 
-HEADER = "Idempotency-Key"
 PATTERN = r"^[\x21-\x7e]{1,255}$"
+"""What an Idempotency-Key may be: 1 to 255 visible ASCII characters."""
 _VALID = re.compile(PATTERN)
-
-IdemKey = Annotated[
-    str | None,
-    Header(
-        alias=HEADER,
-        pattern=PATTERN,
-        description="Makes a retried POST safe: 1 to 255 visible ASCII characters.",
-    ),
-]
-"""The optional Idempotency-Key header of a creating request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,14 +104,6 @@ def fingerprint(method: str, path: str, canonical_body: str) -> str:
     return hashlib.sha256(f"{method}\x1f{path}\x1f{canonical_body}".encode()).hexdigest()
 
 
-def once_for(
-    request: Request, body: BaseModel, *, scope: str, key: str | None, ttl: timedelta
-) -> Once:
-    """The idempotency of a request: its key in ``scope`` and the fingerprint of its body."""
-    print_ = fingerprint(request.method, request.url.path, body.model_dump_json())
-    return Once(scope=scope, key=key, fingerprint=print_, ttl=ttl)
-
-
 async def run_once(uow: UnitWithResponses, once: Once, create: Create) -> Outcome:
     """Run ``create`` once per (scope, key) in the unit of work; replay its response after."""
     if once.key is None:
@@ -146,16 +124,3 @@ async def run_once(uow: UnitWithResponses, once: Once, create: Create) -> Outcom
     response = StoredResponse(once.fingerprint, status, body)
     await uow.idempotency.store(once.scope, once.key, response, uow.now)
     return Outcome(status, body, replayed=False)
-
-
-def answer(outcome: Outcome, reveal: dict[str, Any] | None = None) -> JSONResponse:
-    """The HTTP answer of a creating request (``Idempotent-Replayed`` on a replay).
-
-    ``reveal`` holds fields added to a successful response each time it is sent but never
-    stored (a new API key's secret).
-    """
-    headers = {"Idempotent-Replayed": "true"} if outcome.replayed else {}
-    content = outcome.body
-    if reveal and 200 <= outcome.status_code < 300:
-        content = {**reveal, **content}
-    return JSONResponse(content, status_code=outcome.status_code, headers=headers)

@@ -11,7 +11,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gpux_gateway.adapters.redis.market_data import MarketData
+from gpux_gateway.market.repository import MarketDataRepository
 
 _ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 BLOCK_MS = 15_000
@@ -24,7 +24,7 @@ def start_after(last_event_id: str | None) -> str:
 
 
 async def best_ask_events(
-    market_data: MarketData, start: str, block_ms: int = BLOCK_MS
+    market_data: MarketDataRepository, start: str, block_ms: int = BLOCK_MS
 ) -> AsyncIterator[dict[str, Any]]:
     """The SSE events of the price stream from ``start`` on, forever."""
     async for entry_id, data in market_data.price_updates(start, block_ms):

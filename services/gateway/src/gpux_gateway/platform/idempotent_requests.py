@@ -1,0 +1,46 @@
+"""The HTTP side of idempotent creation: the Idempotency-Key header, a request's ``Once``,
+and the answer, replayed or not (``platform.idempotency`` holds the rule)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any
+
+from fastapi import Header, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from gpux_gateway.platform.idempotency import PATTERN, Once, Outcome, fingerprint
+
+HEADER = "Idempotency-Key"
+
+IdemKey = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        pattern=PATTERN,
+        description="Makes a retried POST safe: 1 to 255 visible ASCII characters.",
+    ),
+]
+"""The optional Idempotency-Key header of a creating request."""
+
+
+def once_for(
+    request: Request, body: BaseModel, *, scope: str, key: str | None, ttl: timedelta
+) -> Once:
+    """The idempotency of a request: its key in ``scope`` and the fingerprint of its body."""
+    print_ = fingerprint(request.method, request.url.path, body.model_dump_json())
+    return Once(scope=scope, key=key, fingerprint=print_, ttl=ttl)
+
+
+def answer(outcome: Outcome, reveal: dict[str, Any] | None = None) -> JSONResponse:
+    """The HTTP answer of a creating request (``Idempotent-Replayed`` on a replay).
+
+    ``reveal`` holds fields added to a successful response each time it is sent but never
+    stored (a new API key's secret).
+    """
+    headers = {"Idempotent-Replayed": "true"} if outcome.replayed else {}
+    content = outcome.body
+    if reveal and 200 <= outcome.status_code < 300:
+        content = {**reveal, **content}
+    return JSONResponse(content, status_code=outcome.status_code, headers=headers)
