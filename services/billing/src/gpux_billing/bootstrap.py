@@ -36,7 +36,7 @@ async def wire(runtime: Runtime) -> Wiring:
 
     settler = Settler(unit_of_work, batch=settings.settle_batch, tick_s=settings.settle_tick_s)
     return Wiring(
-        routers=[billing_router(settings, unit_of_work)],
+        routers=[billing_router(settings, unit_of_work, runtime.tracer_provider)],
         tasks=[relay.run, settler.run],
         on_started=[rebuild_read_model],
     )
