@@ -60,6 +60,24 @@ async def test_an_order_is_known_once_saved_and_its_first_owner_stays(units: Uni
         assert await uow.orders.owners([order, new_id()]) == {order: ("buyer-1", "h100")}
 
 
+async def test_a_unit_reads_its_own_saves(units: Units) -> None:
+    offer, order = new_id(), new_id()
+    async with units() as uow:
+        await uow.offers.save(offer, "seller-1", "h100", 1)
+        await uow.offers.save(offer, "seller-2", "a100", 2)
+        await uow.orders.save(order, "buyer-1", "h100")
+        await uow.orders.save(order, "buyer-2", "a100")
+        assert await uow.offers.revision(offer) == 2
+        assert await uow.orders.known(order)
+        assert await uow.offers.owners([offer]) == {offer: ("seller-1", "h100")}
+        assert await uow.orders.owners([order]) == {order: ("buyer-1", "h100")}
+        await uow.offers.save(offer, "seller-3", "l40s", 3)  # after a read, before the commit
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.revision(offer) == 3
+        assert await uow.offers.owners([offer]) == {offer: ("seller-1", "h100")}
+
+
 async def test_what_a_unit_did_not_commit_is_gone(units: Units) -> None:
     offer, order, partition = new_id(), new_id(), fresh_partition()
     async with units() as uow:

@@ -1,18 +1,25 @@
 """Matching's units of work on PostgreSQL, and the store its partitions are built on.
 
 ``PostgresMatchingUnitOfWork``: one transaction over every repository (``market.sessions``
-uses it as it is). ``PostgresBookUnitOfWork``: a unit of one partition of the book; its
-``commit`` first logs the journal's commands and queues their events (``journal.seal``),
-then writes the outbox and commits, then tells the partition what it committed.
+uses it as it is); the order and offer repositories write their saves in one insert each at
+commit. ``PostgresBookUnitOfWork``: a unit of one partition of the book; claiming its inputs
+also reads what the book knows of their orders and offers (one query each), so the handlers
+ask no per-record questions; its ``commit`` first logs the journal's commands and queues their
+events (``journal.seal``), then writes the outbox and commits, then tells the partition what
+it committed.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 import asyncpg
 
+from gpux_contracts.events import Envelope
+from gpux_contracts.offers import OfferAccepted
+from gpux_contracts.orders import OrderFunded
 from gpux_matching.adapters.postgres import SCHEMA
 from gpux_matching.adapters.postgres.commands import PostgresCommandLog
 from gpux_matching.adapters.postgres.market import PostgresMarketStates
@@ -42,10 +49,18 @@ class PostgresMatchingUnitOfWork(PostgresUnitOfWork):
         super().__init__(pool, SCHEMA)
 
     def _begun(self) -> None:
-        self.offers = PostgresOffers(self.conn)
-        self.orders = PostgresOrders(self.conn)
+        self._offers = PostgresOffers(self.conn)
+        self._orders = PostgresOrders(self.conn)
+        self.offers = self._offers
+        self.orders = self._orders
         self.market = PostgresMarketStates(self.conn)
         self.commands = PostgresCommandLog(self.conn)
+
+    async def commit(self) -> None:
+        """Write the saved orders and offers (one insert each), the outbox, and commit."""
+        await self._orders.flush()
+        await self._offers.flush()
+        await super().commit()
 
 
 class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
@@ -69,6 +84,15 @@ class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
     def _begun(self) -> None:
         super()._begun()
         self._journal = Journal()
+
+    async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
+        """Claim the inputs, and read what the book knows of their orders and offers."""
+        new = await super().claim(topic, events)
+        payloads = [event.payload for event in new]
+        await self._orders.preload(p.order.order_id for p in payloads if isinstance(p, OrderFunded))
+        offers = (p.offer.offer_id for p in payloads if isinstance(p, OfferAccepted))
+        await self._offers.preload(offers)
+        return new
 
     async def commit(self) -> None:
         """Log the unit's commands and queue their events, then commit everything at once."""
