@@ -94,6 +94,9 @@ class BatchHandler(Generic[U]):
     handlers: Mapping[type[Payload], Handler[U]]
     unit_of_work: Callable[[], AbstractAsyncContextManager[U]]
     retries: int = RETRIES
+    prepare: Callable[[U, Sequence[Envelope[Any]]], Awaitable[None]] | None = None
+    """Runs once per unit on the events it claimed, before their handlers (e.g. to take the
+    unit's row locks in one order, so concurrent units cannot deadlock)."""
     tracer: Tracer = field(default_factory=lambda: trace.get_tracer("gpux.batches"))
     """Each event is handled in a span of its own trace (a batch mixes many traces)."""
 
@@ -135,6 +138,8 @@ class BatchHandler(Generic[U]):
     async def _unit(self, events: Sequence[Envelope[Any]], outcome: Outcome) -> None:
         async with self.unit_of_work() as uow:
             new = await uow.claim(self.topic.name, events)
+            if self.prepare is not None:
+                await self.prepare(uow, new)
             for event in new:
                 with self._span(event):
                     await self.handlers[type(event.payload)](uow, event)

@@ -122,7 +122,12 @@ class PostgresUnitOfWork:
             topic,
         )
         new = {row["event_id"] for row in rows}
-        return [e for e in events if e.event_id in new]
+        claimed = []
+        for event in events:  # a copy of an event within the batch is not new either
+            if event.event_id in new:
+                new.discard(event.event_id)
+                claimed.append(event)
+        return claimed
 
     async def set_aside(self, topic: str, event: Envelope[Any], error: str) -> None:
         """Claim the event and keep it in ``<schema>.set_aside`` with the error, for a person."""

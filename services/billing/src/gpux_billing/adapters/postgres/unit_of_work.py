@@ -7,9 +7,7 @@ query and one pipeline for the whole unit, a batch of records or a settlement ba
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import asyncpg
 from redis.asyncio import Redis
@@ -24,8 +22,6 @@ from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
-from gpux_billing.service.locking import lock_first
-from gpux_contracts.events import Envelope
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.unit_of_work import PostgresUnitOfWork
@@ -71,18 +67,6 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.leases = PostgresLeases(conn)
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
-
-    async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
-        """Claim the events in one statement (a copy of an event within the batch is not new),
-        then take the batch's locks in key order (``service.locking``)."""
-        seen: set[str] = set()
-        new = []
-        for event in await super().claim(topic, events):
-            if event.event_id not in seen:
-                seen.add(event.event_id)
-                new.append(event)
-        await lock_first(self, new)
-        return new
 
     async def after_commit(self) -> None:
         """Refresh the touched wallets in Redis (a failure is logged: the next change repairs)."""
