@@ -35,7 +35,7 @@ async def wire_partitions(runtime: Runtime) -> tuple[Partitions, Wiring]:
     assert PRICING_OFFERS.partitions == ORDERS_BOOK.partitions
     pool = runtime.pool
     partitions = Partitions(
-        PostgresPartitionStore(pool),
+        PostgresPartitionStore(pool, runtime.tracer_provider.get_tracer("gpux.matching")),
         runtime.clock,
         snapshot_every=settings.snapshot_every,
         partitions=PRICING_OFFERS.partitions,

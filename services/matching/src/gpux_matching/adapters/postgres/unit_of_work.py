@@ -6,16 +6,22 @@ commit. ``PostgresBookUnitOfWork``: a unit of one partition of the book; claimin
 also reads what the book knows of their orders and offers (one query each), so the handlers
 ask no per-record questions; its ``commit`` first logs the journal's commands and queues their
 events (``journal.seal``), then writes the outbox and commits, then tells the partition what
-it committed.
+it committed. With a tracer, a unit runs in a consumer span ``<topic> process`` that continues
+the trace of its first input and links the others', so an order stays one trace (its SQL in
+it) although the book consumes in batches.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from types import TracebackType
 from typing import Any
 
 import asyncpg
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, SpanKind, Tracer
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.offers import OfferAccepted
@@ -63,13 +69,21 @@ class PostgresMatchingUnitOfWork(PostgresUnitOfWork):
         await super().commit()
 
 
+def _context(event: Envelope[Any]) -> Context | None:
+    return None if event.trace is None else propagate.extract(event.trace.carrier())
+
+
 class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
     """A unit of work of one partition of the book."""
 
-    def __init__(self, pool: asyncpg.Pool, partition: Partition) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, partition: Partition, tracer: Tracer | None = None
+    ) -> None:
         super().__init__(pool)
         self._partition = partition
         self._journal = Journal()
+        self._tracer = tracer
+        self._span: contextlib.ExitStack | None = None
 
     @property
     def partition(self) -> Partition:
@@ -87,12 +101,33 @@ class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
         """Claim the inputs, and read what the book knows of their orders and offers."""
+        self._trace(topic, events)
         new = await super().claim(topic, events)
         payloads = [event.payload for event in new]
         await self._orders.preload(p.order.order_id for p in payloads if isinstance(p, OrderFunded))
         offers = (p.offer.offer_id for p in payloads if isinstance(p, OfferAccepted))
         await self._offers.preload(offers)
         return new
+
+    def _trace(self, topic: str, events: Sequence[Envelope[Any]]) -> None:
+        """Run the rest of the unit in a consumer span of its inputs' trace."""
+        if self._tracer is None or self._span is not None or not events:
+            return
+        first, *others = [_context(event) for event in events]
+        links = [
+            Link(trace.get_current_span(context).get_span_context())
+            for context in others
+            if context is not None
+        ]
+        stack = contextlib.ExitStack()
+        span = stack.enter_context(
+            self._tracer.start_as_current_span(
+                f"{topic} process", context=first, kind=SpanKind.CONSUMER, links=links
+            )
+        )
+        span.set_attribute("messaging.batch.message_count", len(events))
+        span.set_attribute("gpux.partition", self._partition.number)
+        self._span = stack
 
     async def commit(self) -> None:
         """Log the unit's commands and queue their events, then commit everything at once."""
@@ -103,16 +138,31 @@ class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
         """The partition's engine now is the database's state again."""
         self._partition.committed(self._journal.seqs)
 
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace_back: TracebackType | None,
+    ) -> None:
+        try:
+            await super().__aexit__(kind, error, trace_back)
+        finally:
+            span, self._span = self._span, None
+            if span is not None:
+                span.__exit__(kind, error, trace_back)
+
 
 class PostgresPartitionStore:
     """Units, consistent reads and snapshot writers of the book's partitions, on one pool."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, tracer: Tracer | None = None) -> None:
         self.pool = pool
+        self.tracer = tracer
+        """Traces each unit that consumes inputs (None: no spans of matching's own)."""
 
     def unit(self, partition: Partition) -> PostgresBookUnitOfWork:
         """A unit of work of ``partition``."""
-        return PostgresBookUnitOfWork(self.pool, partition)
+        return PostgresBookUnitOfWork(self.pool, partition, self.tracer)
 
     @contextlib.asynccontextmanager
     async def reading(self) -> AsyncIterator[CommandLog]:
