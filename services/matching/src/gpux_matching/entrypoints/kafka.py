@@ -128,9 +128,10 @@ async def apply_book_batch(
 ) -> None:
     """Apply a batch, partition by partition (each under its lock, through units of work).
 
-    A partition that must wait (``RetryLater``: no FX rate yet, or another instance keeps
-    logging to it) does not hold the others up; the batch is given back once they are done,
-    and what they applied is recognised in the inbox when it comes again.
+    Records of a topic-partition that must wait (``RetryLater``: no FX rate yet, or another
+    instance keeps logging to the partition) do not hold the others up: the batch is given
+    back once the others are applied, and those are recognised in the inbox when it comes
+    again.
     """
     runs, skipped = book_runs(records, inputs)
     for name, count in skipped.items():
