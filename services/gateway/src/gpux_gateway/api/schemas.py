@@ -1,5 +1,0 @@
-"""Deprecated: ``gpux_gateway.offers.schemas``."""
-
-from gpux_gateway.offers.schemas import OfferIn
-
-__all__ = ["OfferIn"]
