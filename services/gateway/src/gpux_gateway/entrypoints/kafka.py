@@ -10,13 +10,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from faststream.kafka import KafkaRouter
-from opentelemetry import propagate
-from opentelemetry.trace import SpanKind, TracerProvider
+from opentelemetry.trace import TracerProvider
 
-from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.topics import (
     BILLING_LEASES,
     BILLING_LEDGER,
@@ -35,7 +32,7 @@ from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
 from gpux_gateway.service import HANDLERS_BY_TOPIC
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.batches import BatchHandler, Handler, subscribe_batches
+from gpux_platform.batches import BatchHandler, subscribe_batches
 from gpux_platform.compacted import view_router
 from gpux_platform.settings import GpuxSettings
 
@@ -52,37 +49,18 @@ GROUPS: Mapping[Topic, str] = {
 def views_router(
     settings: GpuxSettings, unit_of_work: UnitOfWorkFactory, tracer_provider: TracerProvider
 ) -> KafkaRouter:
-    """The batched subscribers that keep the gateway's PostgreSQL views."""
+    """The batched subscribers that keep the gateway's PostgreSQL views.
+
+    Each event is handled in a consumer span of its own trace, exported by the gateway's
+    ``tracer_provider`` (a batch mixes the traces of many requests).
+    """
     router = KafkaRouter()
     for topic, handlers in HANDLERS_BY_TOPIC.items():
-        traced = traced_handlers(settings.topic(topic), handlers, tracer_provider)
-        batch = BatchHandler[GatewayUnitOfWork](topic, traced, unit_of_work)
-        subscribe_batches(router, settings, group=GROUPS[topic], batch=batch)
+        batch = BatchHandler[GatewayUnitOfWork](topic, handlers, unit_of_work)
+        subscribe_batches(
+            router, settings, group=GROUPS[topic], batch=batch, tracer_provider=tracer_provider
+        )
     return router
-
-
-def traced_handlers(
-    topic: str,
-    handlers: Mapping[type[Payload], Handler[GatewayUnitOfWork]],
-    tracer_provider: TracerProvider,
-) -> dict[type[Payload], Handler[GatewayUnitOfWork]]:
-    """The handlers, each run in a consumer span that continues its event's trace.
-
-    A batch's own span (faststream's) starts a trace of its own that only links the
-    records'; this keeps every event in the trace of the request that caused it.
-    """
-    tracer = tracer_provider.get_tracer("gpux.gateway.consumers")
-    name = f"{topic} process"
-
-    def traced(handler: Handler[GatewayUnitOfWork]) -> Handler[GatewayUnitOfWork]:
-        async def run(uow: GatewayUnitOfWork, event: Envelope[Any]) -> None:
-            parent = propagate.extract(event.trace.carrier()) if event.trace else None
-            with tracer.start_as_current_span(name, context=parent, kind=SpanKind.CONSUMER):
-                await handler(uow, event)
-
-        return run
-
-    return {payload: traced(handler) for payload, handler in handlers.items()}
 
 
 def memory_views(settings: GpuxSettings) -> Views:
