@@ -1,10 +1,10 @@
 """Transactional outbox and inbox: no dual writes between PostgreSQL and Kafka.
 
-A handler that changes state calls ``outbox.add`` on the same connection, inside
-the same transaction; ``OutboxRelay`` publishes the committed rows in order and
-marks them published. A crash between publishing and marking publishes a row
-again with the same ``event_id``, which consumers recognise in their inbox
-(``inbox.claim``), so the effect happens once.
+A unit of work writes its queued events with ``add`` on its connection, inside its
+transaction (``gpux_platform.unit_of_work``); ``OutboxRelay`` publishes the committed rows
+in order and marks them published. A crash between publishing and marking publishes a row
+again with the same ``event_id``, which consumers recognise in their inbox (the unit of
+work's ``claim``), so the effect happens once.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
@@ -64,35 +64,6 @@ async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing
         bodies,
         headers,
     )
-
-
-async def claim(conn: asyncpg.Connection, schema: str, event_id: str, topic: str) -> bool:
-    """Record an event as consumed; False when it was already (then skip its effect)."""
-    inserted = await conn.fetchval(
-        f"INSERT INTO {schema}.inbox (event_id, topic) VALUES ($1, $2)"  # noqa: S608
-        " ON CONFLICT (event_id) DO NOTHING RETURNING true",
-        event_id,
-        topic,
-    )
-    return bool(inserted)
-
-
-async def consume_once(
-    pool: asyncpg.Pool,
-    schema: str,
-    topic: str,
-    event_id: str,
-    apply: Callable[[asyncpg.Connection], Awaitable[None]],
-) -> bool:
-    """Apply an event's effect and record it in the inbox in one transaction, once.
-
-    Returns False when the event was consumed before (its effect is not applied again).
-    """
-    async with pool.acquire() as conn, conn.transaction():
-        if not await claim(conn, schema, event_id, topic):
-            return False
-        await apply(conn)
-    return True
 
 
 class OutboxRelay:

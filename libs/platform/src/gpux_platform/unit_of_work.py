@@ -214,7 +214,10 @@ class MemoryUnitOfWork:
     async def commit(self) -> None:
         """Keep the state and publish the queued events."""
         seen = {m.envelope.event_id for m in self.published}
-        self.published.extend(m for m in self.outbox.messages if m.envelope.event_id not in seen)
+        for message in self.outbox.messages:  # as the outbox table: an event id once
+            if message.envelope.event_id not in seen:
+                seen.add(message.envelope.event_id)
+                self.published.append(message)
         self.outbox = Outbox()
         self._saved = None
         self.commits += 1
