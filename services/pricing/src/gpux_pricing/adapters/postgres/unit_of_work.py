@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 
 import asyncpg
 
@@ -17,16 +16,15 @@ from gpux_pricing.adapters.postgres.repositories import (
     PostgresRates,
     PostgresSellers,
 )
-from gpux_pricing.domain.candles import Snapshot
 from gpux_pricing.domain.validation import Band
-from gpux_pricing.service.history import HistoryMarks
-from gpux_pricing.service.market import BookCache, Books
+from gpux_pricing.service.market import BookCache
 from gpux_pricing.service.unit_of_work import ReadModels
+from gpux_pricing.service.unit_steps import PricingUnitSteps
 
 SCHEMA = "pricing"
 
 
-class PostgresPricingUnitOfWork(PostgresUnitOfWork):
+class PostgresPricingUnitOfWork(PricingUnitSteps, PostgresUnitOfWork):
     """Pricing's tables, inbox and outbox in one transaction.
 
     Just before the commit, the books the unit changed become their changed quotes (one
@@ -41,8 +39,6 @@ class PostgresPricingUnitOfWork(PostgresUnitOfWork):
     book_versions: PostgresBookVersions
     trades: PostgresTrades
     candles: PostgresCandles
-    books: Books
-    history: HistoryMarks
 
     def __init__(
         self,
@@ -54,11 +50,7 @@ class PostgresPricingUnitOfWork(PostgresUnitOfWork):
         band_for: Callable[[str], Band],
     ) -> None:
         super().__init__(pool, SCHEMA)
-        self._cache = cache
-        self._read_models = read_models
-        self._clock = clock
-        self._band_for = band_for
-        self._histories: list[Snapshot] = []
+        self._keep(cache=cache, read_models=read_models, clock=clock, band_for=band_for)
 
     def _begun(self) -> None:
         conn = self.conn
@@ -69,42 +61,4 @@ class PostgresPricingUnitOfWork(PostgresUnitOfWork):
         self.book_versions = PostgresBookVersions(conn)
         self.trades = PostgresTrades(conn)
         self.candles = PostgresCandles(conn)
-        self.books = Books(
-            self._cache,
-            offers=self.offers,
-            versions=self.book_versions,
-            rates=self.rates,
-            now=self.now,
-        )
-        self.history = HistoryMarks(trades=self.trades, candles=self.candles, rates=self.rates)
-        self._histories = []
-
-    def now(self) -> datetime:
-        """The service's time."""
-        return self._clock.now()
-
-    def band_for(self, gpu: str) -> Band:
-        """The sanity band of one GPU model."""
-        return self._band_for(gpu)
-
-    async def commit(self) -> None:
-        """Queue the changed quotes, read the changed histories, then commit."""
-        self.outbox.add(*await self.books.flush())
-        self._histories = await self.history.snapshots()
-        await super().commit()
-
-    async def rollback(self) -> None:
-        """Roll back; the books this unit changed in memory are loaded again when next used."""
-        try:
-            await super().rollback()
-        finally:
-            self.books.rolled_back()
-
-    async def after_commit(self) -> None:
-        """Write what the unit changed to the read models."""
-        quotes = self.books.committed()
-        try:
-            await self._read_models.write_quotes(quotes, stream=True)
-            await self._read_models.write_histories(self._histories)
-        finally:
-            self.books.release()
+        self._mark_books()
