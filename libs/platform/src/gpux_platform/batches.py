@@ -13,8 +13,9 @@ waiting at most ``wait_ms`` when nothing is buffered) and hands the batch to ``a
 A batch that fails is rolled back and split in halves, each applied in a unit of its own,
 down to the one record that fails alone; that one is retried ``RETRIES`` times and then set
 aside (kept in ``<schema>.set_aside`` and claimed, counted ``set_aside``). Errors of the
-infrastructure (a lost connection, a deadlock) and ``RetryLater`` are never set aside: they
-end the batch, which Kafka delivers again.
+infrastructure (a lost connection, a deadlock), ``RetryLater`` and defects of the code (an
+``AttributeError``, a ``TypeError``...) are never set aside: they end the batch, which Kafka
+delivers again.
 """
 
 from __future__ import annotations
@@ -72,6 +73,18 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 )
 """Failures of the moment, not of the record: the batch is given back to Kafka."""
 
+DEFECTS: tuple[type[BaseException], ...] = (
+    AttributeError,
+    TypeError,
+    NameError,
+    ImportError,
+    NotImplementedError,
+    AssertionError,
+)
+"""Failures of the code, not of the record: setting records aside would empty the topic into
+``set_aside`` after a bad deploy, so they stop the consumer instead (the batch comes again,
+nothing is lost) until the code is fixed."""
+
 
 @dataclass
 class Outcome:
@@ -121,7 +134,7 @@ class BatchHandler(Generic[U]):
         try:
             await self._unit(events, outcome)
             return
-        except TRANSIENT:
+        except TRANSIENT + DEFECTS:
             raise
         except Exception as exc:
             if len(events) == 1:
@@ -169,7 +182,7 @@ class BatchHandler(Generic[U]):
             try:
                 await self._unit([event], outcome)
                 return
-            except TRANSIENT:
+            except TRANSIENT + DEFECTS:
                 raise
             except Exception as exc:
                 error = exc

@@ -48,6 +48,8 @@ async def on_ping(uow: Unit, event: Envelope[PingSent]) -> None:
         raise ValueError("this one never applies")
     if event.payload.note == "later":
         raise RetryLater("not yet")
+    if event.payload.note == "defect":
+        raise AttributeError("a bug, not a bad record")
     uow.state.notes.append(event.payload.ping_id)
     pong = wrap(PongSent(ping_id=event.payload.ping_id), producer="t", occurred_at=NOW)
     uow.outbox.add(Outgoing(SMOKE_PINGS, event.payload.ping_id, pong))
@@ -123,3 +125,10 @@ async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
     spans = exporter.get_finished_spans()
     assert [s.name for s in spans] == ["smoke.pings process"] * 2
     assert all(s.kind is SpanKind.CONSUMER for s in spans)
+
+
+async def test_a_defect_of_the_code_sets_nothing_aside_and_gives_the_batch_back() -> None:
+    unit = Unit()
+    with pytest.raises(AttributeError):
+        await handler(unit).apply([ping(1), ping(2, "defect"), ping(3)])
+    assert (unit.state.notes, unit.set_aside_events, unit.published) == ([], [], [])
