@@ -136,8 +136,9 @@ async def test_a_burst_of_funded_orders_is_one_unit_of_work_and_one_offset_commi
         assert counted.offset_commits == 1
         assert await logged(conn, gpu) == BURST
         assert await conn.fetchval("SELECT count(*) FROM matching.inbox") == BURST
-        # Per order: its open status and the levels of both books (a bid for any tier).
-        assert await outbox_rows(conn) == 3 * BURST
+        # Per order its open status; then, once for the unit, the levels of both books (bids
+        # for any tier show in both).
+        assert await outbox_rows(conn) == BURST + 2
     finally:
         await conn.close()
 

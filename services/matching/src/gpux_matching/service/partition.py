@@ -5,8 +5,9 @@ so partition p of each holds the offers and orders of the same GPUs: the book of
 is everything about those GPUs. Under the partition's lock, a batch of its inputs is applied
 through units of work (``gpux_platform.batches.BatchHandler``): each unit claims its inputs
 in the inbox, applies their commands to the engine, and at commit logs the commands to the
-partition's log (``matching.commands``, one insert) and writes their events and changed book
-levels to the outbox, in one transaction. Entering a unit locks the partition's head row
+partition's log (``matching.commands``, one insert) and writes their events, then the levels
+of each book the unit changed (once per book, as the unit left it), to the outbox, in one
+transaction. Entering a unit locks the partition's head row
 (``matching.heads``) and checks it is the command the engine reflects: if another instance
 logged to the partition meanwhile (a rebalance this one has not noticed yet), the unit is
 refused, the engine is rebuilt from the database (latest snapshot + the log after it) and the
@@ -42,6 +43,7 @@ from gpux_matching.domain import (
     epoch_micros,
     partition_of,
 )
+from gpux_matching.service.publishing import Shown
 from gpux_matching.service.unit_of_work import BookUnitOfWork, CommandLog, PartitionStore
 from gpux_platform.batches import BatchHandler, Handler, Outcome, RetryLater
 from gpux_platform.clock import Clock
@@ -151,6 +153,10 @@ class Partition:
         """The partition's head (``matching.heads``) as of that command."""
         self._snapshot_seq = 0
         self._since_snapshot = 0
+        self.shown: dict[tuple[str, str], Shown] = {}
+        """What this partition last published of each book (gpu, tier) since it was built:
+        a unit does not publish a book's levels again unchanged. Forgotten at a rebuild
+        (another instance may have published since), so the next unit publishes again."""
         self.snapshots = store.snapshots(number, self._snapshot_stored)
 
     # Recovery -------------------------------------------------------------------------------
@@ -162,6 +168,7 @@ class Partition:
 
     async def _rebuild(self) -> None:
         self._dirty = True
+        self.shown = {}
         p = self.number
         # One consistent read: the snapshot, the log after it and the head of the same moment.
         async with self.store.reading() as commands:
@@ -232,11 +239,15 @@ class Partition:
         self._dirty = True
         return apply(self.engine, command)
 
-    def committed(self, seqs: Sequence[int]) -> None:
-        """A unit that logged ``seqs`` committed and the engine holds exactly its result: the
-        consistent point to capture a due snapshot at (written in the background)."""
+    def committed(
+        self, seqs: Sequence[int], shown: Mapping[tuple[str, str], Shown] | None = None
+    ) -> None:
+        """A unit that logged ``seqs`` and published ``shown`` (the books' levels) committed
+        and the engine holds exactly its result: the consistent point to capture a due
+        snapshot at (written in the background)."""
         if not seqs:
             return
+        self.shown.update(shown or {})
         seq = seqs[-1]
         self._dirty = False
         self._seq = self._head = seq

@@ -1,12 +1,13 @@
-"""What a command's result announces: trades, order and offer statuses, book levels.
+"""What a unit's commands announce: trades, order and offer statuses, book levels.
 
-Per result: ``trade.executed`` per fill, ``order.status_changed`` per order update and
-``offer.status_changed`` per offer update (``status_messages``), then ``book.levels_changed``
-once per book the command changed, with at most ``BOOK_DEPTH`` levels per side
-(``book_messages``). Event ids derive from the command's cause (or, for the book's own
-commands, from the command's sequence), so a redelivered input announces nothing new;
-``sequence`` of a book's levels is the command's log sequence, so readers can drop an older
-state of a book that reaches them after a newer one.
+Per command's result: ``trade.executed`` per fill, ``order.status_changed`` per order update
+and ``offer.status_changed`` per offer update (``announce``, ``status_messages``). Per book a
+unit changed: one ``book.levels_changed`` with its levels as the unit left them, at most
+``BOOK_DEPTH`` per side (``announce_book``; the journal decides which books). Event ids derive
+from the command's cause (or, for the book's own commands, from the command's sequence) and,
+for a book, from the unit's last command that changed it, so a redelivered or replayed input
+announces nothing new; ``sequence`` of a book's levels is that command's log sequence, so
+readers can drop an older state of a book that reaches them after a newer one.
 """
 
 from __future__ import annotations
@@ -65,15 +66,23 @@ def enveloper(cause: Envelope[Any] | None, command_id: str, now: datetime) -> En
 
 
 def announce(entry: Logged, seq: int, buyers: Owners, sellers: Owners) -> list[Outgoing]:
-    """Every event of one logged command, now that it has its sequence number."""
+    """The trades and statuses of one logged command, now that it has its sequence number."""
     command_id = f"matching-command-{seq}"  # seq is global: unique across partitions
-    cause, now = entry.cause, entry.now
-    messages = status_messages(entry.result, cause, command_id, now, buyers=buyers, sellers=sellers)
-    if entry.books:
-        base = cause.event_id if cause is not None else command_id
-        envelope = enveloper(cause, command_id, now)
-        messages += book_messages(entry.books, entry.rates, seq, now, envelope=envelope, base=base)
-    return messages
+    return status_messages(
+        entry.result, entry.cause, command_id, entry.now, buyers=buyers, sellers=sellers
+    )
+
+
+def announce_book(
+    entry: Logged, seq: int, levels: BookLevels, rates: Mapping[str, Rate]
+) -> Outgoing:
+    """The ``market.book`` record of a book's levels, caused by ``entry`` (the last command
+    of the unit that changed the book, logged as ``seq``)."""
+    command_id = f"matching-command-{seq}"
+    base = entry.cause.event_id if entry.cause is not None else command_id
+    envelope = enveloper(entry.cause, command_id, entry.now)
+    (message,) = book_messages([levels], rates, seq, entry.now, envelope=envelope, base=base)
+    return message
 
 
 # Statuses and trades ---------------------------------------------------------------------------
@@ -206,6 +215,16 @@ def converted(price_micros: int, rates: Mapping[str, Rate]) -> dict[Currency, De
         )
         out[Currency(code)] = canonical(from_micros(int(micros)))
     return out
+
+
+Shown = tuple[BookLevels, Mapping[str, Rate] | None]
+"""What a book's published levels say: the levels, and the rates their prices were converted
+at (None for an empty book, whose record no rate changes)."""
+
+
+def shown(levels: BookLevels, rates: Mapping[str, Rate]) -> Shown:
+    """What a ``book.levels_changed`` of ``levels`` at ``rates`` says (to compare cheaply)."""
+    return levels, rates if levels.bids or levels.asks else None
 
 
 def _level(level: EngineLevel, rates: Mapping[str, Rate]) -> BookLevel:

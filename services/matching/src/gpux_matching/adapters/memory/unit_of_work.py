@@ -74,7 +74,7 @@ class MemoryMatching(MemoryUnitOfWork):
     async def after_commit(self) -> None:
         """The partition's engine now is the committed state again."""
         if self._partition is not None:
-            self._partition.committed(self._journal.seqs)
+            self._partition.committed(self._journal.seqs, self._journal.shown)
 
 
 class MemorySnapshots:

@@ -136,7 +136,7 @@ class PostgresBookUnitOfWork(PostgresMatchingUnitOfWork):
 
     async def after_commit(self) -> None:
         """The partition's engine now is the database's state again."""
-        self._partition.committed(self._journal.seqs)
+        self._partition.committed(self._journal.seqs, self._journal.shown)
 
     async def __aexit__(
         self,
