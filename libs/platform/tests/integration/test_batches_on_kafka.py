@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
 from faststream.kafka import KafkaBroker, KafkaRouter
 
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.smoke import PingSent
 from gpux_contracts.topics import Cleanup, Topic
-from gpux_platform import migrations
+from gpux_devinfra.testing.database import migrated_pool
+from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.batches import BatchHandler, subscribe_batches
 from gpux_platform.broker import Outgoing, ensure_topics, make_broker, publish_many
-from gpux_platform.db import create_pool
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.unit_of_work import PostgresUnitOfWork
 
@@ -44,32 +42,9 @@ async def on_ping(uow: Unit, event: Envelope[PingSent]) -> None:
 @pytest.fixture
 async def pool(gpux_settings: GpuxSettings, tmp_path: Path) -> AsyncIterator[asyncpg.Pool]:
     (tmp_path / "0001_pings.sql").write_text("CREATE TABLE pings (id text PRIMARY KEY);")
-    pool = await create_pool(gpux_settings)
-    await migrations.apply(pool, SCHEMA, tmp_path)
-    await pool.execute(f"TRUNCATE {SCHEMA}.pings, {SCHEMA}.inbox, {SCHEMA}.set_aside")
-    yield pool
-    await pool.close()
-
-
-@pytest.fixture
-def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the offset commits of every consumer of this process."""
-    calls: list[int] = []
-    original = AIOKafkaConsumer.commit
-
-    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
-        calls.append(1)
-        await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
-    return calls
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+    async with migrated_pool(gpux_settings, SCHEMA, tmp_path) as pool:
+        await pool.execute(f"TRUNCATE {SCHEMA}.pings, {SCHEMA}.inbox, {SCHEMA}.set_aside")
+        yield pool
 
 
 async def run_burst(
@@ -95,7 +70,7 @@ async def run_burst(
             count: int = await pool.fetchval(f"SELECT count(*) FROM {SCHEMA}.pings")
             return count == done
 
-        await eventually(applied)
+        await eventually(applied, what=f"{done} pings applied")
         await asyncio.sleep(0.5)  # the offset commit follows the transaction's
     finally:
         await receiver.stop()
@@ -114,7 +89,7 @@ def pings(count: int, poison: int | None = None) -> list[Envelope[PingSent]]:
 
 
 async def test_a_burst_is_one_transaction_and_one_offset_commit(
-    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[int]
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
 ) -> None:
     Unit.commits = 0
     await run_burst(gpux_settings, pool, pings(BURST), "batchtest.burst")
@@ -124,7 +99,7 @@ async def test_a_burst_is_one_transaction_and_one_offset_commit(
 
 
 async def test_a_poisoned_burst_is_split_and_the_bad_record_set_aside(
-    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[int]
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
 ) -> None:
     Unit.commits = 0
     events = pings(64, poison=41)

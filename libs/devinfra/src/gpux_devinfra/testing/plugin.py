@@ -1,4 +1,5 @@
-"""pytest plugin (entry point ``gpux``): tier markers by folder and per-session infrastructure.
+"""pytest plugin (entry point ``gpux``): tier markers by folder, per-session infrastructure, and
+``offset_commits`` (the offset commits of a test's consumers).
 
 Each test session gets a fresh PostgreSQL database and a unique namespace that
 prefixes its topics, consumer groups and Redis keys, so runs never see each
@@ -11,10 +12,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import SecretStr
 from redis.asyncio import Redis
@@ -78,6 +81,21 @@ async def second_module_settings(infra_endpoints: Endpoints) -> AsyncIterator[Gp
     (for a reference run that gets the same input as the run under test)."""
     async with isolated_settings(infra_endpoints, _module_tag()) as settings:
         yield settings
+
+
+@pytest.fixture
+def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The consumer group of every offset commit made in this process during the test, in
+    order (for showing that a batch's offsets are committed once)."""
+    groups: list[str] = []
+    original = AIOKafkaConsumer.commit
+
+    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
+        groups.append(str(self._group_id))
+        await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
+    return groups
 
 
 def _module_tag() -> str:
