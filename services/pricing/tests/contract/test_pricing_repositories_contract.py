@@ -17,8 +17,9 @@ import pytest
 
 from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import BillingGranularity, OfferStatus, OfferSubmitted, Tier
+from gpux_contracts.offers import OfferStatus, OfferSubmitted, Tier
 from gpux_contracts.orders import TradeExecuted
+from gpux_devinfra.testing.payloads import offer_submitted, trade_executed
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
@@ -60,33 +61,12 @@ def units(request: pytest.FixtureRequest) -> Units:
 
 
 def offer(offer_id: str, tier: Tier = Tier.ON_DEMAND, gpu: str = "rtx-4090") -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=offer_id,
-        seller_id="s1",
-        gpu=gpu,
-        gpus=4,
-        price_per_gpu_hour=Decimal("0.40"),
-        currency=Currency.USD,
-        tier=tier,
-        billing=BillingGranularity.HOUR,
-        region="eu-west",
-    )
+    return offer_submitted(offer_id, tier=tier, gpu=gpu, region="eu-west")
 
 
 def trade(trade_id: str, price: str, at: datetime, gpus: int = 1) -> TradeExecuted:
-    return TradeExecuted(
-        trade_id=trade_id,
-        order_id="o",
-        offer_id="x",
-        buyer_id="b",
-        seller_id="s",
-        gpu="rtx-4090",
-        tier="on_demand",
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency.EUR,
-        billing="hour",
-        executed_at=at,
+    return trade_executed(
+        trade_id=trade_id, price=price, gpus=gpus, currency=Currency.EUR, executed_at=at
     )
 
 

@@ -5,31 +5,26 @@ applies it in one unit of work (one transaction), commits the offsets once, and 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis
 
 from gpux_contracts.events import Envelope, EventCodec, wrap
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferStatus,
-    OfferStatusChanged,
-    OfferSubmitted,
-    Tier,
-)
+from gpux_contracts.offers import OfferStatus, OfferSubmitted, Tier
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.topics import OFFERS_STATUS, PRICING_BEST_ASKS, REGISTRY
-from gpux_platform import migrations
-from gpux_platform.broker import Outgoing, ensure_topics, make_broker, publish_many
+from gpux_devinfra.testing.database import migrated_pool
+from gpux_devinfra.testing.kafka import publish
+from gpux_devinfra.testing.payloads import GPU, offer_status, offer_submitted
+from gpux_devinfra.testing.waiting import eventually
+from gpux_platform.broker import ensure_topics, make_broker
 from gpux_platform.clock import SystemClock
-from gpux_platform.db import create_pool
 from gpux_platform.redis_keys import BEST_ASKS, PRICES_STREAM
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWork
@@ -40,7 +35,6 @@ from gpux_pricing.domain.fx import Rate
 from gpux_pricing.entrypoints.kafka import pricing_router
 from gpux_pricing.service.market import BookCache
 
-GPU = "rtx-4090"
 PER_BOOK = 30
 """Offers per book; each is reported live, then partly filled: 2 x 30 x 2 = 120 records."""
 ON_DEMAND, INTERRUPTIBLE = f"{GPU}|on_demand|*", f"{GPU}|interruptible|*"
@@ -58,55 +52,22 @@ class CountedUnit(PostgresPricingUnitOfWork):
 
 @pytest.fixture
 async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(gpux_settings)
-    await migrations.apply(pool, "pricing", MIGRATIONS)
-    yield pool
-    await pool.close()
-
-
-@pytest.fixture
-def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the offset commits of every consumer of this process."""
-    calls: list[int] = []
-    original = AIOKafkaConsumer.commit
-
-    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
-        calls.append(1)
-        await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
-    return calls
+    async with migrated_pool(gpux_settings, "pricing", MIGRATIONS) as pool:
+        yield pool
 
 
 def offer(n: int, tier: Tier) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=f"{tier.value}-{n:03d}",
-        seller_id="s1",
-        gpu=GPU,
-        gpus=4,
-        price_per_gpu_hour=Decimal("0.30") + Decimal(n) / 100,
+    return offer_submitted(
+        f"{tier.value}-{n:03d}",
+        price=Decimal("0.30") + Decimal(n) / 100,
         currency=Currency.EUR if n % 2 else Currency.USD,
         tier=tier,
-        billing=BillingGranularity.HOUR,
     )
 
 
 def report(offer: OfferSubmitted, left: int) -> Envelope[Any]:
-    payload = OfferStatusChanged(
-        offer_id=offer.offer_id,
-        seller_id=offer.seller_id,
-        gpu=offer.gpu,
-        status=OfferStatus.LIVE,
-        remaining_gpus=left,
-    )
+    payload = offer_status(offer.offer_id, OfferStatus.LIVE, left)
     return wrap(payload, producer="matching", occurred_at=SystemClock().now())
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 async def seed(unit: CountedUnit, offers: list[OfferSubmitted]) -> None:
@@ -131,10 +92,7 @@ async def consume(
     # Every report is on the broker before the subscriber starts: its first fetch has them all
     # (one key, so one partition, in order).
     await ensure_topics(settings, REGISTRY)
-    sender = make_broker(settings, "matching")
-    await sender.start()
-    await publish_many(sender, settings, [Outgoing(OFFERS_STATUS, GPU, e) for e in reports])
-    await sender.stop()
+    await publish(settings, OFFERS_STATUS, [(GPU, e) for e in reports])
     receiver = make_broker(settings, "pricing")
     receiver.include_router(pricing_router(settings, unit))
     await receiver.start()
@@ -146,14 +104,14 @@ async def consume(
             )
             return bool(claimed == len(reports))
 
-        await eventually(applied)
+        await eventually(applied, what="every report claimed")
         await asyncio.sleep(0.5)  # the offset commit follows the transaction's
     finally:
         await receiver.stop()
 
 
 async def test_a_burst_of_reports_is_one_transaction_one_offset_commit_one_quote_per_book(
-    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[int]
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
 ) -> None:
     settings = PricingSettings(
         **{**gpux_settings.model_dump(), "database_url": gpux_settings.database_url}

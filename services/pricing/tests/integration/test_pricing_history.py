@@ -7,8 +7,7 @@ model and the gateway's history endpoint are real.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -18,88 +17,46 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency, quantize
 from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.topics import MARKET_TRADES
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing import kafka, waiting
+from gpux_devinfra.testing.http import get_until
+from gpux_devinfra.testing.payloads import GPU
+from gpux_devinfra.testing.services import Running, running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
-from gpux_platform.broker import Outgoing, make_broker, publish_many
 from gpux_platform.redis_keys import CANDLES
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import SPEC as PRICING
 
-GPU = "rtx-4090"
+from ..history_trades import TRADES, trade
+
 # Default FX file: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
-TRADES: list[Row] = [
-    ("t1", "0.40", Currency.USD, 2, datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)),  # 0.368 EUR
-    ("t2", "0.50", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 20, tzinfo=UTC)),
-    ("t3", "0.30", Currency.GBP, 1, datetime(2026, 11, 28, 10, 0, 40, tzinfo=UTC)),  # 0.354 EUR
-    ("t4", "0.46", Currency.EUR, 2, datetime(2026, 11, 28, 10, 1, 10, tzinfo=UTC)),
-]
 IN_EUR = [Decimal("0.368"), Decimal("0.50"), Decimal("0.354"), Decimal("0.46")]
 
 
 @pytest.fixture(scope="module")
-async def stack(module_settings: GpuxSettings) -> AsyncIterator[tuple[str, GpuxSettings]]:
-    async with (
-        running(PRICING, module_settings),
-        running(GATEWAY, module_settings, anonymous_rate_limit="10000/minute") as (url, _),
-    ):
-        yield url, module_settings
-
-
-Row = tuple[str, str, Currency, int, datetime]
-"""trade id, price, currency, GPUs, executed at"""
-
-
-def trade(row: Row, tier: str) -> Envelope[TradeExecuted]:
-    trade_id, price, currency, gpus, at = row
-    payload = TradeExecuted(
-        trade_id=trade_id,
-        order_id=f"order-{trade_id}",
-        offer_id=f"offer-{trade_id}",
-        buyer_id="buyer",
-        seller_id="seller",
-        gpu=GPU,
-        tier=tier,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=currency,
-        billing="hour",
-        executed_at=at,
-    )
-    return wrap(payload, producer="matching", occurred_at=at)
+async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
+    """Pricing and the gateway in this process; the gateway."""
+    async with stack(module_settings, PRICING, GATEWAY) as served:
+        yield served[GATEWAY.name]
 
 
 async def publish(settings: GpuxSettings, envelopes: list[Envelope[TradeExecuted]]) -> None:
-    broker = make_broker(settings, "matching")
-    await broker.start()
-    try:
-        await publish_many(broker, settings, [Outgoing(MARKET_TRADES, GPU, e) for e in envelopes])
-    finally:
-        await broker.stop()
+    await kafka.publish(settings, MARKET_TRADES, [(GPU, e) for e in envelopes])
 
 
-async def eventually(
-    client: httpx.AsyncClient, path: str, check: Callable[[Any], bool], timeout_s: float = 20
-) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        body = (await client.get(path)).json()
-        if check(body) or asyncio.get_running_loop().time() > deadline:
-            return body
-        await asyncio.sleep(0.2)
-
-
-async def rates_loaded(settings: GpuxSettings, timeout_s: float = 20) -> None:
+async def rates_loaded(settings: GpuxSettings) -> None:
     """Pricing publishes its FX file at start and consumes it; trades need those rates."""
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        while await conn.fetchval("SELECT count(*) FROM pricing.fx_rates") < 2:
-            assert asyncio.get_running_loop().time() < deadline, "no FX rates in pricing"
-            await asyncio.sleep(0.2)
+
+        async def rates() -> int:
+            count: int = await conn.fetchval("SELECT count(*) FROM pricing.fx_rates")
+            return count
+
+        await waiting.eventually(rates, lambda n: n >= 2, what="FX rates in pricing", timeout_s=20)
     finally:
         await conn.close()
 
@@ -116,7 +73,7 @@ def ohlc(candle: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, Decimal, in
 
 async def first_history(client: httpx.AsyncClient, minute: str, hour: str) -> tuple[Any, Any]:
     """The history of the first four trades, checked; returns the hourly and minute bodies."""
-    body = await eventually(
+    body = await get_until(
         client, hour, lambda b: bool(b["candles"]) and b["candles"][-1]["gpus"] == 6
     )
     assert (body["gpu"], body["tier"], body["interval"]) == (GPU, "on_demand", "1h")
@@ -172,8 +129,8 @@ async def check_stored_trades(settings: GpuxSettings) -> None:
     assert (rows[1]["traded_price"], rows[1]["traded_currency"]) == (Decimal("0.40"), "USD")
 
 
-async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]) -> None:
-    url, settings = stack
+async def test_trades_roll_into_candles_and_vwap(gateway: Running) -> None:
+    url, settings = gateway
     await rates_loaded(settings)
     envelopes = [trade(row, "on_demand") for row in TRADES]
     await publish(settings, envelopes)
@@ -193,12 +150,12 @@ async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]
         marker = trade(("m1", "0.40", Currency.EUR, 1, TRADES[3][4]), "interruptible")
         await publish(settings, [envelopes[0], again, marker])
         interruptible = f"/v1/prices/{GPU}/history?interval=1m&currency=EUR&tier=interruptible"
-        await eventually(client, interruptible, lambda b: bool(b["candles"]))
+        await get_until(client, interruptible, lambda b: bool(b["candles"]))
         assert (await client.get(minute)).json() == minutes
         assert (await client.get(hour)).json() == body
 
         await publish(settings, [late])
-        after = await eventually(
+        after = await get_until(
             client, hour, lambda b: b["candles"] and b["candles"][-1]["gpus"] == 7
         )
         assert ohlc(after["candles"][0]) == (
@@ -212,8 +169,9 @@ async def test_trades_roll_into_candles_and_vwap(stack: tuple[str, GpuxSettings]
     await check_stored_trades(settings)
 
 
-async def test_a_restart_rebuilds_the_candles_read_model(stack: tuple[str, GpuxSettings]) -> None:
-    _, settings = stack
+@pytest.mark.usefixtures("gateway")
+async def test_a_restart_rebuilds_the_candles_read_model(module_settings: GpuxSettings) -> None:
+    settings = module_settings
     redis = Redis.from_url(settings.redis_url)
     keys = [k async for k in redis.scan_iter(match=settings.redis_key(CANDLES, "*"))]
     assert keys, "the first test wrote candles"

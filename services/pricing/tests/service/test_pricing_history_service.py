@@ -4,51 +4,23 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from gpux_contracts.events import Envelope, wrap
+from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
-from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.topics import MARKET_TRADES
+from gpux_devinfra.testing.payloads import GPU
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
 from gpux_pricing.domain.candles import Interval
 from gpux_pricing.service import HANDLERS_BY_TOPIC
 
+from ..history_trades import TRADES, trade
+
 pytestmark = pytest.mark.unit
-
-GPU = "rtx-4090"
-# 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR (the conftest's rates, as the default FX file's).
-TRADES = [
-    ("t1", "0.40", Currency.USD, 2, datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)),  # 0.368 EUR
-    ("t2", "0.50", Currency.EUR, 1, datetime(2026, 11, 28, 10, 0, 20, tzinfo=UTC)),
-    ("t3", "0.30", Currency.GBP, 1, datetime(2026, 11, 28, 10, 0, 40, tzinfo=UTC)),  # 0.354 EUR
-    ("t4", "0.46", Currency.EUR, 2, datetime(2026, 11, 28, 10, 1, 10, tzinfo=UTC)),
-]
-Row = tuple[str, str, Currency, int, datetime]
-
-
-def trade(row: Row, tier: str = "on_demand") -> Envelope[Any]:
-    trade_id, price, currency, gpus, at = row
-    payload = TradeExecuted(
-        trade_id=trade_id,
-        order_id=f"order-{trade_id}",
-        offer_id=f"offer-{trade_id}",
-        buyer_id="buyer",
-        seller_id="seller",
-        gpu=GPU,
-        tier=tier,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=currency,
-        billing="hour",
-        executed_at=at,
-    )
-    return wrap(payload, producer="matching", occurred_at=at)
 
 
 async def apply(unit: MemoryPricingUnitOfWork, *events: Envelope[Any]) -> Outcome:

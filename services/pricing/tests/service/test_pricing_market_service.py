@@ -21,15 +21,10 @@ from hypothesis import strategies as st
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferStatus,
-    OfferStatusChanged,
-    OfferSubmitted,
-    Tier,
-)
+from gpux_contracts.offers import OfferStatus, OfferStatusChanged, OfferSubmitted, Tier
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.topics import FX_RATES, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_BEST_ASKS, Topic
+from gpux_devinfra.testing.payloads import GPU, offer_status, offer_submitted
 from gpux_platform.batches import BatchHandler, Handler, Outcome
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
@@ -43,7 +38,6 @@ from gpux_pricing.service.unit_of_work import PricingUnitOfWork
 
 pytestmark = pytest.mark.unit
 
-GPU = "rtx-4090"
 # (offer id, price, currency, GPUs, tier, region); 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR.
 OFFERS = [
     ("o1", "0.40", Currency.USD, 4, Tier.ON_DEMAND, None),  # 0.368 EUR
@@ -58,16 +52,8 @@ ON_DEMAND, INTERRUPTIBLE = f"{GPU}|on_demand|*", f"{GPU}|interruptible|*"
 
 def submitted(offer_id: str) -> OfferSubmitted:
     _, price, currency, gpus, tier, region = next(o for o in OFFERS if o[0] == offer_id)
-    return OfferSubmitted(
-        offer_id=offer_id,
-        seller_id="s1",
-        gpu=GPU,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=currency,
-        tier=tier,
-        billing=BillingGranularity.HOUR,
-        region=region,
+    return offer_submitted(
+        offer_id, price=price, currency=currency, gpus=gpus, tier=tier, region=region
     )
 
 
@@ -78,13 +64,7 @@ def event(payload: Payload, producer: str = "matching") -> Envelope[Any]:
 def report(offer_id: str, status: str = "live", left: int | None = None) -> Envelope[Any]:
     """What the book says of an offer (``left`` defaults to all of its GPUs)."""
     gpus = submitted(offer_id).gpus
-    payload = OfferStatusChanged(
-        offer_id=offer_id,
-        seller_id="s1",
-        gpu=GPU,
-        status=OfferStatus(status),
-        remaining_gpus=gpus if left is None else left,
-    )
+    payload = offer_status(offer_id, OfferStatus(status), gpus if left is None else left)
     return event(payload)
 
 
@@ -228,9 +208,7 @@ async def test_pricings_own_statuses_and_unknown_offers_move_nothing(
 ) -> None:
     await accept(unit, "o1")
     since = len(unit.published)
-    own = OfferStatusChanged(
-        offer_id="o1", seller_id="s1", gpu=GPU, status=OfferStatus.LIVE, remaining_gpus=4
-    )
+    own = offer_status("o1", OfferStatus.LIVE, 4)
     unknown = own.model_copy(update={"offer_id": "nobody"})
     outcome = await apply(unit, OFFERS_STATUS, [event(own, producer="pricing"), event(unknown)])
     assert outcome.applied == 2

@@ -12,7 +12,6 @@ from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.ids import stable_id
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
-    BillingGranularity,
     OfferAccepted,
     OfferChangeRequested,
     OfferStatus,
@@ -20,9 +19,9 @@ from gpux_contracts.offers import (
     OfferSubmitted,
     OfferWithdrawalRequested,
     OfferWithdrawn,
-    Tier,
 )
 from gpux_contracts.topics import ACCOUNTS, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_OFFERS, Topic
+from gpux_devinfra.testing.payloads import offer_submitted
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
@@ -48,16 +47,7 @@ def offer(
     seller: str = "s1",
     gpu: str = "rtx-4090",
 ) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=offer_id,
-        seller_id=seller,
-        gpu=gpu,
-        gpus=4,
-        price_per_gpu_hour=Decimal(price),
-        currency=currency,
-        tier=Tier.ON_DEMAND,
-        billing=BillingGranularity.HOUR,
-    )
+    return offer_submitted(offer_id, price=price, currency=currency, seller_id=seller, gpu=gpu)
 
 
 def sent(unit: MemoryPricingUnitOfWork, topic: Topic) -> list[Any]:

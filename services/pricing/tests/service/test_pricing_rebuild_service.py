@@ -4,21 +4,14 @@ histories as before, from the store alone, and nothing sent on the price stream.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from gpux_contracts.events import Envelope, Payload, wrap
-from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferStatus,
-    OfferStatusChanged,
-    OfferSubmitted,
-)
-from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.offers import OfferStatus, OfferStatusChanged, OfferSubmitted
 from gpux_contracts.topics import MARKET_TRADES, OFFERS_COMMANDS, OFFERS_STATUS, Topic
+from gpux_devinfra.testing.payloads import offer_status, offer_submitted, trade_executed
 from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
@@ -44,24 +37,11 @@ async def apply(unit: MemoryPricingUnitOfWork, topic: Topic, *payloads: Payload)
 
 
 def offer(offer_id: str, price: str, region: str | None) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=offer_id,
-        seller_id="s1",
-        gpu="rtx-4090",
-        gpus=2,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency.USD,
-        tier="on_demand",
-        billing=BillingGranularity.HOUR,
-        region=region,
-    )
+    return offer_submitted(offer_id, price=price, gpus=2, region=region)
 
 
 def live(offer_id: str, left: int) -> OfferStatusChanged:
-    status = OfferStatus.LIVE if left else OfferStatus.EXHAUSTED
-    return OfferStatusChanged(
-        offer_id=offer_id, seller_id="s1", gpu="rtx-4090", status=status, remaining_gpus=left
-    )
+    return offer_status(offer_id, OfferStatus.LIVE if left else OfferStatus.EXHAUSTED, left)
 
 
 async def test_a_restart_shows_the_same_quotes_and_histories_and_streams_nothing(
@@ -69,20 +49,7 @@ async def test_a_restart_shows_the_same_quotes_and_histories_and_streams_nothing
 ) -> None:
     await apply(unit, OFFERS_COMMANDS, offer("o1", "0.40", None), offer("o2", "0.30", "eu-west"))
     await apply(unit, OFFERS_STATUS, live("o1", 2), live("o2", 1))
-    trade = TradeExecuted(
-        trade_id="t1",
-        order_id="x",
-        offer_id="o2",
-        buyer_id="b",
-        seller_id="s1",
-        gpu="rtx-4090",
-        tier="on_demand",
-        gpus=1,
-        price_per_gpu_hour=Decimal("0.30"),
-        currency=Currency.USD,
-        billing="hour",
-        executed_at=AT,
-    )
+    trade = trade_executed(trade_id="t1", offer_id="o2", price="0.30", executed_at=AT)
     await apply(unit, MARKET_TRADES, trade)
     before = unit.read_models
     assert isinstance(before, MemoryReadModels)
