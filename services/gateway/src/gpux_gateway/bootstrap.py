@@ -10,8 +10,8 @@ from gpux_gateway.adapters.redis.market_data import MarketData
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.entrypoints import http, kafka
+from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.loops import purge_loop
-from gpux_gateway.platform.context import Gateway
 from gpux_platform.compacted import load_end_offsets
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring

@@ -34,8 +34,8 @@ from gpux_contracts.orders import (
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.domain.access import Scope
+from gpux_gateway.domain.idempotency import StoredResponse
 from gpux_gateway.keys.repository import KeyRow
-from gpux_gateway.platform.idempotency import StoredResponse
 from gpux_platform.clock import ManualClock
 
 from .conftest import Units

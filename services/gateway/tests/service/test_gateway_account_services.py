@@ -12,9 +12,9 @@ from gpux_gateway.accounts.schemas import SignUp
 from gpux_gateway.adapters.memory.unit_of_work import MemoryGatewayUnitOfWork
 from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
+from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys import service as keys
 from gpux_gateway.keys.schemas import NewKey
-from gpux_gateway.platform.idempotency import Once, Outcome
 from gpux_platform.problems import ProblemError
 
 pytestmark = pytest.mark.unit

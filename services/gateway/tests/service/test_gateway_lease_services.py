@@ -19,8 +19,8 @@ from gpux_contracts.leases import (
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
+from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.leases import service as leases
-from gpux_gateway.platform.idempotency import Once
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 

@@ -18,13 +18,13 @@ from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.admin import service as admin
 from gpux_gateway.admin.schemas import CreditIn
+from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.market import service as market
 from gpux_gateway.market.schemas import MarketStateIn
 from gpux_gateway.offers import service as offers
 from gpux_gateway.offers.schemas import OfferBatchIn, OfferChange, OfferIn
 from gpux_gateway.orders import service as orders
 from gpux_gateway.orders.schemas import OrderIn
-from gpux_gateway.platform.idempotency import Once
 from gpux_gateway.wallets import service as wallets
 from gpux_gateway.wallets.schemas import TopupIn
 from gpux_platform.problems import ProblemError

@@ -9,16 +9,15 @@ from gpux_gateway.accounts import service
 from gpux_gateway.accounts.schemas import AccountOut, SignedUp, SignUp
 from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
-from gpux_gateway.keys import service as keys
-from gpux_gateway.platform.access import account_id_for
-from gpux_gateway.platform.dependencies import (
+from gpux_gateway.entrypoints.dependencies import (
     AnonymousLimit,
     GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.platform.idempotency import check_key
-from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
+from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.keys import service as keys
+from gpux_gateway.service.access import account_id_for
 
 router = APIRouter(prefix="/v1/accounts", tags=["accounts"])
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_gateway.accounts.repository import AccountRow
+from gpux_gateway.entrypoints.schemas import Name, Strict
 from gpux_gateway.keys.schemas import KeyCreated
-from gpux_gateway.platform.schemas import Name, Strict
 
 
 class SignUp(Strict):

@@ -12,10 +12,11 @@ from gpux_contracts.topics import ACCOUNTS
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.accounts.schemas import AccountOut, SignedUp, SignUp, account_out
 from gpux_gateway.domain.access import scopes_for_new_key
+from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys import service as keys
-from gpux_gateway.platform.access import not_found
-from gpux_gateway.platform.commands import envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.service.access import not_found
+from gpux_gateway.service.commands import envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 

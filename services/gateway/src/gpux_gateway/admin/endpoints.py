@@ -10,11 +10,10 @@ from gpux_gateway.accounts import service as accounts
 from gpux_gateway.accounts.schemas import AccountOut
 from gpux_gateway.admin import service
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
-from gpux_gateway.platform.access import admin_only
-from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.platform.idempotency import check_key
-from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
-from gpux_gateway.platform.schemas import ResourceId
+from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.schemas import ResourceId
+from gpux_gateway.service.access import admin_only
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, StringConstraints
 
 from gpux_contracts.money import Currency, DecimalAmount
-from gpux_gateway.platform.schemas import PRINTABLE, CreditAmount, Strict
+from gpux_gateway.entrypoints.schemas import PRINTABLE, CreditAmount, Strict
 
 
 class CreditIn(Strict):

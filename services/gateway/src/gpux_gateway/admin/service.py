@@ -7,9 +7,10 @@ from typing import Any
 from gpux_contracts.billing import CreditRequested
 from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
-from gpux_gateway.platform.access import not_found
-from gpux_gateway.platform.commands import command_id, envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.domain.idempotency import Once, Outcome
+from gpux_gateway.service.access import not_found
+from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 

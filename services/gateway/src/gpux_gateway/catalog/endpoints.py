@@ -21,8 +21,8 @@ from gpux_gateway.catalog.schemas import (
     RecommendationList,
     RecommendationQuery,
 )
-from gpux_gateway.platform.dependencies import AnonymousLimit, GatewayDep
-from gpux_gateway.platform.schemas import problem_responses
+from gpux_gateway.entrypoints.dependencies import AnonymousLimit, GatewayDep
+from gpux_gateway.entrypoints.schemas import problem_responses
 
 router = APIRouter(prefix="/v1", tags=["catalog"], dependencies=[AnonymousLimit])
 

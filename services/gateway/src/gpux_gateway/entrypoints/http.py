@@ -16,12 +16,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gpux_gateway.accounts.endpoints import router as accounts
 from gpux_gateway.admin.endpoints import router as admin
 from gpux_gateway.catalog.endpoints import router as catalog
+from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.keys.endpoints import router as keys
 from gpux_gateway.leases.endpoints import router as leases
 from gpux_gateway.market.endpoints import router as market
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
-from gpux_gateway.platform.context import Gateway
 from gpux_gateway.streams.endpoints import router as streams
 from gpux_gateway.wallets.endpoints import router as wallets
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE

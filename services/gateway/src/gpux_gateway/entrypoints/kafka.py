@@ -26,7 +26,7 @@ from gpux_contracts.topics import (
     ORDERS_STATUS,
     Topic,
 )
-from gpux_gateway.platform.context import UnitOfWorkFactory, Views
+from gpux_gateway.entrypoints.context import UnitOfWorkFactory, Views
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from gpux_gateway.platform.context import Gateway
+from gpux_gateway.entrypoints.context import Gateway
 
 log = logging.getLogger("gpux.gateway")
 

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import Scope
+from gpux_gateway.entrypoints.schemas import Name, Strict
 from gpux_gateway.keys.repository import KeyRow
-from gpux_gateway.platform.schemas import Name, Strict
 
 
 class KeyOut(BaseModel):

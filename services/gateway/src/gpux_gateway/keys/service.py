@@ -9,10 +9,11 @@ from typing import Any
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope, scopes_for_new_key
+from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey, key_out
-from gpux_gateway.platform.access import not_found, problem_from, unauthorized
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.service.access import not_found, problem_from, unauthorized
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 Material = tuple[str, str]

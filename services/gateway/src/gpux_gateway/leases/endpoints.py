@@ -11,6 +11,8 @@ from pydantic import BaseModel
 from gpux_contracts.accounts import Role
 from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
+from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
 from gpux_gateway.leases import service
 from gpux_gateway.leases.schemas import (
     EarningsList,
@@ -24,10 +26,7 @@ from gpux_gateway.leases.schemas import (
     LineCursor,
     StopAccepted,
 )
-from gpux_gateway.platform.access import account_id_for
-from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.platform.idempotency import check_key
-from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
+from gpux_gateway.service.access import account_id_for
 
 router = APIRouter(tags=["leases"])
 

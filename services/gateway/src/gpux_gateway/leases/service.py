@@ -10,6 +10,8 @@ from typing import Any
 
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.topics import BILLING_COMMANDS
+from gpux_gateway.domain.idempotency import Once, Outcome
+from gpux_gateway.entrypoints.schemas import split_page
 from gpux_gateway.leases.schemas import (
     EarningsList,
     LeaseOut,
@@ -21,10 +23,9 @@ from gpux_gateway.leases.schemas import (
     lease_out,
     line_out,
 )
-from gpux_gateway.platform.access import not_found
-from gpux_gateway.platform.commands import command_id, envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
-from gpux_gateway.platform.schemas import split_page
+from gpux_gateway.service.access import not_found
+from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError

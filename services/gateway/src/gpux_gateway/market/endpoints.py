@@ -10,6 +10,13 @@ from fastapi.responses import JSONResponse
 
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import Tier
+from gpux_gateway.entrypoints.dependencies import (
+    AnonymousLimit,
+    GatewayDep,
+    PrincipalDep,
+    UnitOfWorkDep,
+)
+from gpux_gateway.entrypoints.schemas import GpuId, problem_responses
 from gpux_gateway.market import service
 from gpux_gateway.market.schemas import (
     HistoryOut,
@@ -21,14 +28,7 @@ from gpux_gateway.market.schemas import (
     PriceList,
     TierParam,
 )
-from gpux_gateway.platform.access import admin_only
-from gpux_gateway.platform.dependencies import (
-    AnonymousLimit,
-    GatewayDep,
-    PrincipalDep,
-    UnitOfWorkDep,
-)
-from gpux_gateway.platform.schemas import GpuId, problem_responses
+from gpux_gateway.service.access import admin_only
 
 router = APIRouter(prefix="/v1")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from gpux_contracts.market import MarketState
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import Tier
-from gpux_gateway.platform.schemas import PRINTABLE, Strict
+from gpux_gateway.entrypoints.schemas import PRINTABLE, Strict
 
 
 class AskOut(BaseModel):

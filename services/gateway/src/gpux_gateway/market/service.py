@@ -33,11 +33,11 @@ from gpux_gateway.market.schemas import (
     PriceOut,
     TierParam,
 )
-from gpux_gateway.platform.access import not_found
-from gpux_gateway.platform.commands import envelope
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
+from gpux_gateway.service.access import not_found
+from gpux_gateway.service.commands import envelope
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError

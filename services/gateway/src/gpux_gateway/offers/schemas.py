@@ -8,8 +8,8 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
 from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict
 from gpux_gateway.offers.repository import OfferRow
-from gpux_gateway.platform.schemas import Price, Region, Slug, Strict
 
 
 class OfferIn(Strict):

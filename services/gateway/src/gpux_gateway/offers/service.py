@@ -9,8 +9,10 @@ from gpux_contracts.events import Payload
 from gpux_contracts.ids import new_id
 from gpux_contracts.offers import OfferChangeRequested, OfferSubmitted, OfferWithdrawalRequested
 from gpux_contracts.topics import OFFERS_COMMANDS
+from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.domain.offers import change_problem, is_closed
 from gpux_gateway.domain.windows import check_window
+from gpux_gateway.entrypoints.schemas import Page, split_page
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.offers.schemas import (
     OfferBatchIn,
@@ -20,10 +22,9 @@ from gpux_gateway.offers.schemas import (
     OfferOut,
     offer_out,
 )
-from gpux_gateway.platform.access import not_found, validation_problem
-from gpux_gateway.platform.commands import command_id, envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
-from gpux_gateway.platform.schemas import Page, split_page
+from gpux_gateway.service.access import not_found, validation_problem
+from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError

@@ -9,13 +9,12 @@ from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
+from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.orders import service
 from gpux_gateway.orders.schemas import OrderDetailOut, OrderIn, OrderOut
-from gpux_gateway.platform.access import account_id_for
-from gpux_gateway.platform.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.platform.idempotency import check_key
-from gpux_gateway.platform.idempotent_requests import IdemKey, answer, once_for
-from gpux_gateway.platform.schemas import Cursor, Page, ResourceId
+from gpux_gateway.service.access import account_id_for
 
 router = APIRouter(prefix="/v1/orders", tags=["orders"])
 

@@ -9,8 +9,8 @@ from pydantic import AwareDatetime, BaseModel, Field, model_validator
 from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
 from gpux_contracts.offers import BillingGranularity, Tier
 from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
+from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict
 from gpux_gateway.orders.repository import FillRow, OrderRow
-from gpux_gateway.platform.schemas import Price, Region, Slug, Strict
 
 
 class OrderIn(Strict):

@@ -8,8 +8,10 @@ from typing import Any
 from gpux_contracts.ids import new_id
 from gpux_contracts.orders import OrderCancelRequested, OrderPlaced
 from gpux_contracts.topics import ORDERS_COMMANDS
+from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.domain.orders import is_final
 from gpux_gateway.domain.windows import check_window
+from gpux_gateway.entrypoints.schemas import Page, split_page
 from gpux_gateway.orders.schemas import (
     OrderDetailOut,
     OrderIn,
@@ -17,10 +19,9 @@ from gpux_gateway.orders.schemas import (
     fill_out,
     order_out,
 )
-from gpux_gateway.platform.access import not_found, validation_problem
-from gpux_gateway.platform.commands import command_id, envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
-from gpux_gateway.platform.schemas import Page, split_page
+from gpux_gateway.service.access import not_found, validation_problem
+from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError

@@ -1,7 +1,9 @@
 """The handlers of the events that keep the gateway's PostgreSQL views, by topic and payload.
 
 Each handler takes the unit of work of its batch and the event; ``entrypoints.kafka`` builds
-one batched subscriber per topic from this map.
+one batched subscriber per topic from this map. Beside the handlers, what the resources'
+services share: refusals as problems (``access``), command envelopes (``commands``) and
+idempotent creation (``idempotency``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from gpux_gateway.keys.repository import KeysRepository
 from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
 from gpux_gateway.offers.repository import OffersRepository
 from gpux_gateway.orders.repository import OrdersRepository
-from gpux_gateway.platform.idempotency import IdempotencyRepository
+from gpux_gateway.service.idempotency import IdempotencyRepository
 from gpux_platform.unit_of_work import UnitOfWork
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header
 from sse_starlette.sse import EventSourceResponse
 
-from gpux_gateway.platform.dependencies import AnonymousLimit, GatewayDep
+from gpux_gateway.entrypoints.dependencies import AnonymousLimit, GatewayDep
 from gpux_gateway.streams import service
 
 router = APIRouter(prefix="/v1/stream", tags=["market data"])

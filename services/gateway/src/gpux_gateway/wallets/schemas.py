@@ -7,7 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from gpux_contracts.money import Currency, DecimalAmount
-from gpux_gateway.platform.schemas import CreditAmount, Strict
+from gpux_gateway.entrypoints.schemas import CreditAmount, Strict
 
 
 class Provider(StrEnum):

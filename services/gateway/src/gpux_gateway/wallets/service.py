@@ -9,8 +9,9 @@ from gpux_contracts.billing import BalanceChanged, TopupConfirmRequested, TopupR
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import canonical
 from gpux_contracts.topics import BILLING_COMMANDS
-from gpux_gateway.platform.commands import command_id, envelope
-from gpux_gateway.platform.idempotency import Once, Outcome, run_once
+from gpux_gateway.domain.idempotency import Once, Outcome
+from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.wallets.schemas import BalanceOut, TopupAccepted, TopupConfirmAccepted, TopupIn
 from gpux_platform.broker import Outgoing

@@ -8,8 +8,8 @@ from datetime import datetime
 from gpux_contracts.accounts import AccountStatus
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.domain.idempotency import StoredResponse
 from gpux_gateway.keys.repository import KeyRow
-from gpux_gateway.platform.idempotency import StoredResponse
 
 
 class MemoryAccounts:

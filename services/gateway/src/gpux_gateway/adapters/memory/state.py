@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gpux_gateway.accounts.repository import AccountRow
+from gpux_gateway.domain.idempotency import StoredResponse
 from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
-from gpux_gateway.platform.idempotency import StoredResponse
 
 
 @dataclass

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import asyncpg
 
-from gpux_gateway.platform.idempotency import StoredResponse
+from gpux_gateway.domain.idempotency import StoredResponse
 
 
 class PostgresIdempotency:

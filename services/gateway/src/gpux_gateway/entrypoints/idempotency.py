@@ -1,5 +1,6 @@
 """The HTTP side of idempotent creation: the Idempotency-Key header, a request's ``Once``,
-and the answer, replayed or not (``platform.idempotency`` holds the rule)."""
+and the answer, replayed or not (``domain.idempotency`` holds the rule,
+``service.idempotency`` runs it in the request's unit of work)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from fastapi import Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from gpux_gateway.platform.idempotency import PATTERN, Once, Outcome, fingerprint
+from gpux_gateway.domain.idempotency import PATTERN, Once, Outcome, fingerprint, is_usable_key
+from gpux_platform.problems import ProblemError
 
 HEADER = "Idempotency-Key"
 
@@ -23,6 +25,20 @@ IdemKey = Annotated[
     ),
 ]
 """The optional Idempotency-Key header of a creating request."""
+
+
+def check_key(key: str | None) -> str | None:
+    """The header's value if it is a usable key (1 to 255 visible ASCII characters)."""
+    if key is None:
+        return None
+    if not is_usable_key(key):
+        raise ProblemError(
+            400,
+            "bad-idempotency-key",
+            "Bad Idempotency-Key",
+            "use 1 to 255 visible ASCII characters",
+        )
+    return key
 
 
 def once_for(

@@ -16,9 +16,9 @@ from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from gpux_gateway.domain.access import Principal
+from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.keys import service as keys
-from gpux_gateway.platform.access import unauthorized
-from gpux_gateway.platform.context import Gateway
+from gpux_gateway.service.access import unauthorized
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.problems import ProblemError
 

@@ -1,34 +1,17 @@
-"""Idempotent creating requests: the same Idempotency-Key and body give the first response again.
-
-The request's effect (rows, outbox messages) and its response are written in the request's
-unit of work, under a lock on the key, so two concurrent requests with one key create one
-thing and both get its response. A different body under a used key is refused (422).
-Responses are kept ``idempotency_ttl_h`` hours.
+"""Idempotent creation in a unit of work: a request's effect (rows, outbox messages) and its
+response are written in the request's unit of work, under a lock on its key, so two
+concurrent requests with one key create one thing and both get its response. Responses are
+kept ``idempotency_ttl_h`` hours (the rule itself: ``domain.idempotency``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol
 
+from gpux_gateway.domain.idempotency import Once, Outcome, Replay, StoredResponse, replay
 from gpux_platform.problems import ProblemError
-
-PATTERN = r"^[\x21-\x7e]{1,255}$"
-"""What an Idempotency-Key may be: 1 to 255 visible ASCII characters."""
-_VALID = re.compile(PATTERN)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredResponse:
-    """A response kept for replays."""
-
-    fingerprint: str
-    status_code: int
-    body: dict[str, Any]
 
 
 class IdempotencyRepository(Protocol):
@@ -62,46 +45,8 @@ class UnitWithResponses(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Once:
-    """What makes a creating request idempotent: its key in a scope, and its content."""
-
-    scope: str
-    key: str | None
-    fingerprint: str
-    ttl: timedelta
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """A creating request's response, and whether it was a replay."""
-
-    status_code: int
-    body: dict[str, Any]
-    replayed: bool
-
-
 Create = Callable[[], Awaitable[tuple[int, dict[str, Any]]]]
 """Makes what a request creates in the unit of work; returns its status and body."""
-
-
-def check_key(key: str | None) -> str | None:
-    """The header's value if it is a usable key (1 to 255 visible ASCII characters)."""
-    if key is None:
-        return None
-    if not _VALID.match(key):
-        raise ProblemError(
-            400,
-            "bad-idempotency-key",
-            "Bad Idempotency-Key",
-            "use 1 to 255 visible ASCII characters",
-        )
-    return key
-
-
-def fingerprint(method: str, path: str, canonical_body: str) -> str:
-    """What identifies a request's content: method, path and its validated body."""
-    return hashlib.sha256(f"{method}\x1f{path}\x1f{canonical_body}".encode()).hexdigest()
 
 
 async def run_once(uow: UnitWithResponses, once: Once, create: Create) -> Outcome:
@@ -111,15 +56,17 @@ async def run_once(uow: UnitWithResponses, once: Once, create: Create) -> Outcom
         return Outcome(status, body, replayed=False)
     await uow.idempotency.lock(once.scope, once.key)
     stored = await uow.idempotency.find(once.scope, once.key, uow.now - once.ttl)
-    if stored is not None:
-        if stored.fingerprint != once.fingerprint:
+    match replay(stored, once):
+        case Replay.CONFLICT:
             raise ProblemError(
                 422,
                 "idempotency-key-reused",
                 "Idempotency-Key reused",
                 "this Idempotency-Key was used with a different request",
             )
-        return Outcome(stored.status_code, stored.body, replayed=True)
+        case Replay.REPLAY:
+            assert stored is not None
+            return Outcome(stored.status_code, stored.body, replayed=True)
     status, body = await create()
     response = StoredResponse(once.fingerprint, status, body)
     await uow.idempotency.store(once.scope, once.key, response, uow.now)
