@@ -29,7 +29,7 @@ from gpux_pricing.domain.candles import Candle, Interval
 from gpux_pricing.domain.fx import Rate
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service.market import BookCache
-from gpux_pricing.service.unit_of_work import KnownOffer, PricingUnitOfWork
+from gpux_pricing.service.unit_of_work import Decision, KnownOffer, PricingUnitOfWork
 
 pytestmark = pytest.mark.integration
 
@@ -106,14 +106,9 @@ async def test_rates_follow_the_fx_rule(units: Units) -> None:
 async def test_offers_keep_their_latest_revision_and_what_the_book_holds(units: Units) -> None:
     async with units() as uow:
         for o in (offer("o1"), offer("o2"), offer("o3", Tier.INTERRUPTIBLE)):
-            await uow.offers.save(o, revision=1, status=OfferStatus.ACCEPTED, reason=None, now=AT)
-        await uow.offers.save(
-            offer("o4", gpu="h100-sxm"),
-            revision=1,
-            status=OfferStatus.REJECTED,
-            reason="unknown_gpu",
-            now=AT,
-        )
+            await uow.offers.save(o, Decision(1, OfferStatus.ACCEPTED), AT)
+        rejected = Decision(1, OfferStatus.REJECTED, "unknown_gpu")
+        await uow.offers.save(offer("o4", gpu="h100-sxm"), rejected, AT)
         await uow.commit()
     repriced = offer("o2").model_copy(update={"price_per_gpu_hour": Decimal("0.35")})
     async with units() as uow:
@@ -123,9 +118,7 @@ async def test_offers_keep_their_latest_revision_and_what_the_book_holds(units: 
             "o3", Tier.INTERRUPTIBLE
         )
         assert await uow.offers.set_book_state("nope", OfferStatus.LIVE, 1, AT) is None
-        await uow.offers.save(
-            repriced, revision=2, status=OfferStatus.ACCEPTED, reason=None, now=AT
-        )
+        await uow.offers.save(repriced, Decision(2, OfferStatus.ACCEPTED), AT)
         await uow.commit()
     async with units() as uow:
         assert await uow.offers.get("o2") == KnownOffer(repriced, 2, OfferStatus.ACCEPTED)

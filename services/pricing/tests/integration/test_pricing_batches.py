@@ -34,6 +34,7 @@ from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.fx import Rate
 from gpux_pricing.entrypoints.kafka import pricing_router
 from gpux_pricing.service.market import BookCache
+from gpux_pricing.service.unit_of_work import Decision
 
 PER_BOOK = 30
 """Offers per book; each is reported live, then partly filled: 2 x 30 x 2 = 120 records."""
@@ -76,9 +77,7 @@ async def seed(unit: CountedUnit, offers: list[OfferSubmitted]) -> None:
         as_of = datetime(2026, 11, 1, tzinfo=UTC)
         await uow.rates.upsert(Rate(Currency.USD, Currency.EUR, Decimal("0.92"), as_of))
         for o in offers:
-            await uow.offers.save(
-                o, revision=1, status=OfferStatus.ACCEPTED, reason=None, now=uow.now()
-            )
+            await uow.offers.save(o, Decision(1, OfferStatus.ACCEPTED), uow.now())
         await uow.commit()
 
 

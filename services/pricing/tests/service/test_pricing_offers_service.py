@@ -15,13 +15,12 @@ from gpux_contracts.offers import (
     OfferAccepted,
     OfferChangeRequested,
     OfferStatus,
-    OfferStatusChanged,
     OfferSubmitted,
     OfferWithdrawalRequested,
     OfferWithdrawn,
 )
 from gpux_contracts.topics import ACCOUNTS, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_OFFERS, Topic
-from gpux_devinfra.testing.payloads import offer_submitted
+from gpux_devinfra.testing.payloads import offer_status, offer_submitted
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
@@ -60,15 +59,7 @@ async def test_an_accepted_offer_goes_to_the_book_and_its_status_to_the_seller(
     event = command(offer(), clock)
     outcome = await apply(unit, OFFERS_COMMANDS, event)
     assert (outcome.applied, unit.commits) == (1, 1)
-    assert sent(unit, OFFERS_STATUS) == [
-        OfferStatusChanged(
-            offer_id="o1",
-            seller_id="s1",
-            gpu="rtx-4090",
-            status=OfferStatus.ACCEPTED,
-            remaining_gpus=4,
-        )
-    ]
+    assert sent(unit, OFFERS_STATUS) == [offer_status("o1", OfferStatus.ACCEPTED, 4)]
     assert sent(unit, PRICING_OFFERS) == [OfferAccepted(offer=offer(), revision=1)]
     # Ids derive from the command: handling it again (a crash before commit) sends the same.
     ids = [m.envelope.event_id for m in unit.published]
@@ -169,13 +160,8 @@ async def test_a_refused_change_leaves_the_offer_as_it_was(
     await apply(unit, OFFERS_COMMANDS, event)
     last = unit.published[-1]
     assert last.envelope.event_id == stable_id(event.event_id, "change-refused")
-    assert last.envelope.payload == OfferStatusChanged(
-        offer_id="o1",
-        seller_id="s1",
-        gpu="rtx-4090",
-        status=OfferStatus.ACCEPTED,
-        remaining_gpus=4,
-        reason=Rejection.PRICE_OUT_OF_BAND.value,
+    assert last.envelope.payload == offer_status(
+        "o1", OfferStatus.ACCEPTED, 4, reason=Rejection.PRICE_OUT_OF_BAND.value
     )
     assert len(sent(unit, PRICING_OFFERS)) == 1
     row = unit.state.offers["o1"]
@@ -208,13 +194,7 @@ async def test_commands_for_someone_elses_or_a_closed_offer_are_ignored(
     await apply(unit, OFFERS_COMMANDS, *(command(p, clock) for p in foreign))
     assert len(unit.published) == before
     # Withdrawn by the book (matching reports it): a later change of it is ignored.
-    withdrawn = OfferStatusChanged(
-        offer_id="o2",
-        seller_id="s1",
-        gpu="rtx-4090",
-        status=OfferStatus.WITHDRAWN,
-        remaining_gpus=0,
-    )
+    withdrawn = offer_status("o2", OfferStatus.WITHDRAWN, 0)
     await apply(unit, OFFERS_STATUS, wrap(withdrawn, producer="matching", occurred_at=clock.now()))
     change = OfferChangeRequested(offer_id="o2", seller_id="s1", gpu="rtx-4090", gpus=1)
     await apply(unit, OFFERS_COMMANDS, command(change, clock))

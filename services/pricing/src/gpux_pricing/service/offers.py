@@ -27,7 +27,7 @@ from gpux_platform.broker import Outgoing
 from gpux_pricing.domain.fx import FxError
 from gpux_pricing.domain.validation import OfferFacts, Rejection, SellerView, check_offer
 from gpux_pricing.service.outgoing import message
-from gpux_pricing.service.unit_of_work import KnownOffer, PricingUnitOfWork
+from gpux_pricing.service.unit_of_work import Decision, KnownOffer, PricingUnitOfWork
 
 TERMINAL = {OfferStatus.REJECTED, OfferStatus.WITHDRAWN, OfferStatus.EXHAUSTED, OfferStatus.EXPIRED}
 # The gateway only sends commands for authenticated, active sellers. An account pricing has
@@ -122,7 +122,7 @@ async def _decide(
         return
     status = OfferStatus.ACCEPTED if reason is None else OfferStatus.REJECTED
     why = None if reason is None else reason.value
-    await uow.offers.save(offer, revision=revision, status=status, reason=why, now=now)
+    await uow.offers.save(offer, Decision(revision, status, why), now)
     uow.outbox.add(_status(offer, status, why, cause, tag="status", now=now))
     if reason is None:
         accepted = OfferAccepted(offer=offer, revision=revision)

@@ -34,6 +34,14 @@ class KnownOffer(NamedTuple):
     status: OfferStatus
 
 
+class Decision(NamedTuple):
+    """Pricing's decision on one revision of an offer; ``reason`` says why it was rejected."""
+
+    revision: int
+    status: OfferStatus
+    reason: str | None = None
+
+
 class SellerRepository(Protocol):
     """Whether each account may sell (from ``gateway.accounts``)."""
 
@@ -77,15 +85,7 @@ class OfferRepository(Protocol):
         """One offer (locked until the unit ends, where the store locks)."""
         ...
 
-    async def save(
-        self,
-        offer: OfferSubmitted,
-        *,
-        revision: int,
-        status: OfferStatus,
-        reason: str | None,
-        now: datetime,
-    ) -> None:
+    async def save(self, offer: OfferSubmitted, decision: Decision, now: datetime) -> None:
         """Record an offer's latest revision and pricing's decision on it."""
         ...
 

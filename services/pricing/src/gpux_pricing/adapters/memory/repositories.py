@@ -17,7 +17,7 @@ from gpux_pricing.domain.candles import Candle, Interval, bucket_start
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey
 from gpux_pricing.domain.validation import SellerView
-from gpux_pricing.service.unit_of_work import KnownOffer
+from gpux_pricing.service.unit_of_work import Decision, KnownOffer
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +123,9 @@ class MemoryOffers:
         row = self._state.offers.get(offer_id)
         return None if row is None else KnownOffer(row.offer, row.revision, row.status)
 
-    async def save(
-        self,
-        offer: OfferSubmitted,
-        *,
-        revision: int,
-        status: OfferStatus,
-        reason: str | None,
-        now: datetime,
-    ) -> None:
+    async def save(self, offer: OfferSubmitted, decision: Decision, now: datetime) -> None:
         """Record an offer's latest revision and decision (what the book holds stays)."""
+        revision, status, reason = decision
         row = self._state.offers.get(offer.offer_id)
         if row is None:
             self._state.offers[offer.offer_id] = OfferRow(offer, revision, status, reason, now)

@@ -15,7 +15,7 @@ from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey
 from gpux_pricing.domain.validation import SellerView
-from gpux_pricing.service.unit_of_work import KnownOffer
+from gpux_pricing.service.unit_of_work import Decision, KnownOffer
 
 
 class PostgresSellers:
@@ -118,15 +118,7 @@ class PostgresOffers:
             return None
         return KnownOffer(_offer(row["body"]), row["revision"], OfferStatus(row["status"]))
 
-    async def save(
-        self,
-        offer: OfferSubmitted,
-        *,
-        revision: int,
-        status: OfferStatus,
-        reason: str | None,
-        now: datetime,
-    ) -> None:
+    async def save(self, offer: OfferSubmitted, decision: Decision, now: datetime) -> None:
         """Record an offer's latest revision and pricing's decision on it."""
         await self._conn.execute(
             "INSERT INTO pricing.offers (offer_id, seller_id, gpu, revision, status, reason,"
@@ -137,9 +129,9 @@ class PostgresOffers:
             offer.offer_id,
             offer.seller_id,
             offer.gpu,
-            revision,
-            status.value,
-            reason,
+            decision.revision,
+            decision.status.value,
+            decision.reason,
             offer.model_dump_json(),
             now,
         )
