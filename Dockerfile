@@ -23,7 +23,8 @@ COPY pyproject.toml uv.lock ./
 COPY libs ./libs
 COPY services ./services
 # --frozen: exactly uv.lock, or fail. --no-dev and --no-default-groups: no test or bench
-# tools. --package: only this service and what it depends on (the gateway pulls in catalog).
+# tools. --package: only this service and the libraries it depends on (contracts, platform;
+# catalog and gateway also the estimator).
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-default-groups --package "gpux-${SERVICE}"
 # The service must find its migrations in the source tree (a missing directory means "none",

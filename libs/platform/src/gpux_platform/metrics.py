@@ -11,7 +11,7 @@ HTTP_SECONDS = Histogram(
 )
 HANDLER_SECONDS = Histogram(
     "gpux_handler_seconds",
-    "Time to apply one consumed record (decode, transaction, after-commit step).",
+    "Time to apply one consumed batch (decode, its units of work, after-commit steps).",
     ("topic", "outcome"),
 )
 RECORDS = Counter(
