@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gpux_contracts.accounts import AccountChanged
+from gpux_contracts.accounts import AccountChanged, ApiKeyChanged
 from gpux_contracts.billing import (
     BalanceChanged,
     CreditRequested,
@@ -108,6 +108,14 @@ ACCOUNTS = Topic(
     Cleanup.COMPACT,
     "Every account's roles and status.",
     payloads=(AccountChanged,),
+)
+KEYS = Topic(
+    "gateway.keys",
+    "key id",
+    3,
+    Cleanup.COMPACT,
+    "Every API key's status (active or revoked).",
+    payloads=(ApiKeyChanged,),
 )
 ORDERS_BOOK = Topic(
     "orders.book",
@@ -253,6 +261,7 @@ REGISTRY: tuple[Topic, ...] = (
     CATALOG_GPUS,
     CATALOG_MODELS,
     ACCOUNTS,
+    KEYS,
     FX_RATES,
     OFFERS_COMMANDS,
     PRICING_OFFERS,
