@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
 
 import pytest
 
@@ -11,8 +10,8 @@ from gpux_billing.service.locking import owners, stopped
 from gpux_contracts.billing import CreditRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import LeaseStopRequested
-from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderCancelRequested, OrderStatus, OrderStatusChanged
+from gpux_devinfra.testing.payloads import credit_requested, order_status
 
 pytestmark = pytest.mark.unit
 
@@ -24,21 +23,11 @@ def event(payload: Payload) -> Envelope[Payload]:
 
 
 def credit(account: str) -> CreditRequested:
-    return CreditRequested(
-        credit_id=f"c-{account}",
-        account_id=account,
-        amount=Decimal(1),
-        currency=Currency.USD,
-        reference="r",
-        requested_by="admin",
-    )
+    return credit_requested(account, 1, credit_id=f"c-{account}", reference="r")
 
 
 def status(buyer: str, value: OrderStatus) -> OrderStatusChanged:
-    return OrderStatusChanged(
-        order_id=f"o-{buyer}", buyer_id=buyer, gpu="g", status=value, filled_gpus=0,
-        remaining_gpus=0,
-    )  # fmt: skip
+    return order_status(f"o-{buyer}", value, buyer_id=buyer, gpu="g")
 
 
 def test_a_batch_locks_the_owners_it_may_post_for_in_key_order() -> None:

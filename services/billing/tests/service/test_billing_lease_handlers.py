@@ -3,11 +3,9 @@ settlement loop charge and end them, on the memory unit of work."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
@@ -20,51 +18,29 @@ from gpux_contracts.events import wrap
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
-from gpux_contracts.orders import OrderPlaced, OrderTier, OrderType, TimeInForce, TradeExecuted
+from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import BILLING_COMMANDS, MARKET_TRADES, ORDERS_COMMANDS
-from gpux_platform.batches import Outcome, RetryLater
-from gpux_platform.clock import ManualClock
+from gpux_devinfra.testing.payloads import GPU, order_placed, trade_executed
+from gpux_platform.batches import RetryLater
+
+from .billing_desk import Desk
 
 pytestmark = pytest.mark.unit
 
-Run = Callable[..., Awaitable[Outcome]]
-Funds = Callable[..., Awaitable[tuple[int, int]]]
-Published = Callable[[str], list[dict[str, Any]]]
-Credited = Callable[..., Awaitable[Outcome]]
-GPU = "rtx-4090"
-
 
 def order(order_id: str, gpus: int, limit: str, wallet: Currency = Currency.USD) -> OrderPlaced:
-    return OrderPlaced(
-        order_id=order_id,
-        buyer_id="b1",
-        gpu=GPU,
-        gpus=gpus,
-        type=OrderType.LIMIT,
-        max_price_per_gpu_hour=Decimal(limit),
-        currency=Currency.USD,
-        tier=OrderTier.ANY,
-        time_in_force=TimeInForce.GTC,
-        wallet_currency=wallet,
-    )
+    return order_placed(order_id=order_id, gpus=gpus, price=limit, wallet_currency=wallet)
 
 
-def trade(
-    uow: MemoryBillingUnitOfWork, order_id: str, gpus: int, price: str, billing: str
-) -> TradeExecuted:
-    return TradeExecuted(
+def trade(desk: Desk, order_id: str, gpus: int, price: str, billing: str) -> TradeExecuted:
+    return trade_executed(
         trade_id=f"lease-{order_id}",
         order_id=order_id,
         offer_id="offer-1",
-        buyer_id="b1",
-        seller_id="s1",
-        gpu=GPU,
-        tier="on_demand",
         gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency.USD,
+        price=price,
         billing=billing,
-        executed_at=uow.now,
+        executed_at=desk.uow.now,
     )
 
 
@@ -82,80 +58,69 @@ async def tick(uow: MemoryBillingUnitOfWork) -> settlement.Tick:
     return done
 
 
-async def test_a_trade_opens_its_lease_with_its_share_of_the_hold(
-    run: Run, credited: Credited, funds: Funds, published: Published, uow: MemoryBillingUnitOfWork
-) -> None:
-    await credited("b1", "10")
-    await run(ORDERS_COMMANDS, order("o1", 4, "0.60"))  # holds 2.40
-    first = trade(uow, "o1", 1, "0.50", "second")
-    await run(MARKET_TRADES, first, first)
-    second = trade(uow, "o1", 3, "0.50", "second").model_copy(update={"trade_id": "lease-o1-b"})
-    await run(MARKET_TRADES, second)
-    leases = [await uow.leases.get(t.trade_id) for t in (first, second)]
+async def test_a_trade_opens_its_lease_with_its_share_of_the_hold(desk: Desk) -> None:
+    await desk.credit("b1", "10")
+    await desk.run(ORDERS_COMMANDS, order("o1", 4, "0.60"))  # holds 2.40
+    first = trade(desk, "o1", 1, "0.50", "second")
+    await desk.run(MARKET_TRADES, first, first)
+    second = trade(desk, "o1", 3, "0.50", "second").model_copy(update={"trade_id": "lease-o1-b"})
+    await desk.run(MARKET_TRADES, second)
+    leases = [await desk.uow.leases.get(t.trade_id) for t in (first, second)]
     assert [lease.state.held_micros for lease in leases if lease is not None] == [
         600_000,
         1_800_000,
     ]
-    assert [p["lease_id"] for p in published("lease.opened")] == [first.trade_id, second.trade_id]
-    hold = await uow.holds.get("o1")
+    assert [p["lease_id"] for p in desk.published("lease.opened")] == [
+        first.trade_id,
+        second.trade_id,
+    ]
+    hold = await desk.uow.holds.get("o1")
     assert hold is not None
     assert hold.leased_gpus == 4
-    assert await funds("b1") == (7_600_000, 2_400_000)  # per second: nothing charged yet
+    assert await desk.funds("b1") == (7_600_000, 2_400_000)  # per second: nothing charged yet
 
 
-async def test_an_hourly_lease_pays_its_first_hour_at_once(
-    run: Run, credited: Credited, funds: Funds, published: Published, uow: MemoryBillingUnitOfWork
-) -> None:
-    await credited("b1", "20")
-    await run(ORDERS_COMMANDS, order("o1", 1, "2.50"))
-    await run(MARKET_TRADES, trade(uow, "o1", 1, "2.00", "hour"))
-    (charged,) = published("lease.charged")
+async def test_an_hourly_lease_pays_its_first_hour_at_once(desk: Desk) -> None:
+    await desk.credit("b1", "20")
+    await desk.run(ORDERS_COMMANDS, order("o1", 1, "2.50"))
+    await desk.run(MARKET_TRADES, trade(desk, "o1", 1, "2.00", "hour"))
+    (charged,) = desk.published("lease.charged")
     assert (charged["amount"], charged["paid"], charged["fee"]) == ("2.00", "2.00", "0.20")
     assert charged["transfer_id"] == "charge:lease-o1:1"
-    assert await funds("b1") == (17_500_000, 500_000)  # 0.50 of the prepayment is left
+    assert await desk.funds("b1") == (17_500_000, 500_000)  # 0.50 of the prepayment is left
     seller = AccountKey("s1", Currency.USD, AccountKind.SELLER_PAYABLE)
-    assert await uow.ledger.balance(seller) == 1_800_000
+    assert await desk.uow.ledger.balance(seller) == 1_800_000
 
 
-async def test_a_per_second_lease_stopped_after_90_s_bills_exactly_that(
-    *,
-    run: Run,
-    credited: Credited,
-    funds: Funds,
-    published: Published,
-    uow: MemoryBillingUnitOfWork,
-    clock: ManualClock,
-) -> None:
-    await credited("b1", "10")
-    await run(ORDERS_COMMANDS, order("o1", 2, "0.60"))
-    executed = trade(uow, "o1", 2, "0.50", "second")
-    await run(MARKET_TRADES, executed)
-    clock.advance(timedelta(seconds=60))
-    assert await tick(uow) == settlement.Tick(looked_at=1)
-    await run(BILLING_COMMANDS, stop(executed, timedelta(seconds=90)))
-    assert [c["amount"] for c in published("lease.charged")] == ["0.016667", "0.008333"]
-    (ended,) = published("lease.ended")
+async def test_a_per_second_lease_stopped_after_90_s_bills_exactly_that(desk: Desk) -> None:
+    await desk.credit("b1", "10")
+    await desk.run(ORDERS_COMMANDS, order("o1", 2, "0.60"))
+    executed = trade(desk, "o1", 2, "0.50", "second")
+    await desk.run(MARKET_TRADES, executed)
+    desk.clock.advance(timedelta(seconds=60))
+    assert await tick(desk.uow) == settlement.Tick(looked_at=1)
+    await desk.run(BILLING_COMMANDS, stop(executed, timedelta(seconds=90)))
+    assert [c["amount"] for c in desk.published("lease.charged")] == ["0.016667", "0.008333"]
+    (ended,) = desk.published("lease.ended")
     assert (ended["reason"], ended["totals"]["total_charged"]) == ("stopped", "0.025")
     assert ended["ended_at"] == (executed.executed_at + timedelta(seconds=90)).isoformat().replace(
         "+00:00", "Z"
     )
-    assert await funds("b1") == (9_975_000, 0)  # the rest of the prepayment released
+    assert await desk.funds("b1") == (9_975_000, 0)  # the rest of the prepayment released
     seller = AccountKey("s1", Currency.USD, AccountKind.SELLER_PAYABLE)
-    assert await uow.ledger.balance(seller) == 22_500
-    assert (await uow.ledger.verify()).ok
+    assert await desk.uow.ledger.balance(seller) == 22_500
+    assert (await desk.uow.ledger.verify()).ok
 
 
-async def test_a_stop_of_someone_else_or_of_an_unknown_lease_changes_nothing(
-    run: Run, credited: Credited, published: Published, uow: MemoryBillingUnitOfWork
-) -> None:
-    await credited("b1", "10")
-    await run(ORDERS_COMMANDS, order("o1", 1, "1.00"))
-    executed = trade(uow, "o1", 1, "1.00", "second")
-    await run(MARKET_TRADES, executed)
+async def test_a_stop_of_someone_else_or_of_an_unknown_lease_changes_nothing(desk: Desk) -> None:
+    await desk.credit("b1", "10")
+    await desk.run(ORDERS_COMMANDS, order("o1", 1, "1.00"))
+    executed = trade(desk, "o1", 1, "1.00", "second")
+    await desk.run(MARKET_TRADES, executed)
     unknown = stop(executed, timedelta(seconds=5)).model_copy(update={"lease_id": "nope"})
-    await run(BILLING_COMMANDS, stop(executed, timedelta(seconds=5), "b2"), unknown)
-    assert published("lease.ended") == []
-    lease = await uow.leases.get(executed.trade_id)
+    await desk.run(BILLING_COMMANDS, stop(executed, timedelta(seconds=5), "b2"), unknown)
+    assert desk.published("lease.ended") == []
+    lease = await desk.uow.leases.get(executed.trade_id)
     assert lease is not None
     assert not lease.state.ended
 
@@ -177,71 +142,61 @@ def cross_currency_lease(uow: MemoryBillingUnitOfWork) -> Lease:
     return Lease("lease-x", "o-x", "offer-1", GPU, "on_demand", 1, 1_000_000, None, terms, State())
 
 
-async def test_a_lease_without_a_rate_waits_a_period_and_its_stop_is_retried(
-    run: Run, uow: MemoryBillingUnitOfWork, clock: ManualClock
-) -> None:
-    lease = cross_currency_lease(uow)
-    async with uow:
-        await uow.leases.add(lease)
-        await uow.commit()
-    clock.advance(timedelta(seconds=60))
-    assert await tick(uow) == settlement.Tick(looked_at=1)
-    assert uow.leases.next_due_at(lease.id) == uow.now + timedelta(seconds=60)
-    request = LeaseStopRequested(lease_id=lease.id, buyer_id="b1", requested_at=uow.now)
-    event = wrap(request, producer="gateway", occurred_at=uow.now)
+async def test_a_lease_without_a_rate_waits_a_period_and_its_stop_is_retried(desk: Desk) -> None:
+    lease = cross_currency_lease(desk.uow)
+    async with desk.uow:
+        await desk.uow.leases.add(lease)
+        await desk.uow.commit()
+    desk.clock.advance(timedelta(seconds=60))
+    assert await tick(desk.uow) == settlement.Tick(looked_at=1)
+    assert desk.uow.leases.next_due_at(lease.id) == desk.uow.now + timedelta(seconds=60)
+    request = LeaseStopRequested(lease_id=lease.id, buyer_id="b1", requested_at=desk.uow.now)
+    event = wrap(request, producer="gateway", occurred_at=desk.uow.now)
     with pytest.raises(RetryLater):
-        await run(BILLING_COMMANDS, event)
-    assert event.event_id not in uow.inbox  # given back whole: it comes again
-    async with uow:
-        await uow.rates.record(ToReference(Currency.USD, Decimal("0.92"), uow.now))
-        await uow.commit()
-    assert (await run(BILLING_COMMANDS, event)).applied == 1
-    stopped = await uow.leases.get(lease.id)
+        await desk.run(BILLING_COMMANDS, event)
+    assert event.event_id not in desk.uow.inbox  # given back whole: it comes again
+    async with desk.uow:
+        await desk.uow.rates.record(ToReference(Currency.USD, Decimal("0.92"), desk.uow.now))
+        await desk.uow.commit()
+    assert (await desk.run(BILLING_COMMANDS, event)).applied == 1
+    stopped = await desk.uow.leases.get(lease.id)
     assert stopped is not None
     assert stopped.state.ended
 
 
-async def test_the_tick_warns_a_buyer_out_of_money_then_ends_the_lease(
-    *,
-    run: Run,
-    credited: Credited,
-    funds: Funds,
-    published: Published,
-    uow: MemoryBillingUnitOfWork,
-    clock: ManualClock,
-) -> None:
+async def test_the_tick_warns_a_buyer_out_of_money_then_ends_the_lease(desk: Desk) -> None:
     # 0.10 USD lasts 3 minutes and 20 s at 1.80 USD an hour (0.03 a minute).
-    await credited("b1", "0.10")
-    await run(ORDERS_COMMANDS, order("o1", 1, "0.01"))
-    await run(MARKET_TRADES, trade(uow, "o1", 1, "1.80", "second"))
+    await desk.credit("b1", "0.10")
+    await desk.run(ORDERS_COMMANDS, order("o1", 1, "0.01"))
+    await desk.run(MARKET_TRADES, trade(desk, "o1", 1, "1.80", "second"))
     for _ in range(5):
-        clock.advance(timedelta(seconds=60))
-        await tick(uow)
-    events = [m.envelope.event_type for m in uow.published if m.topic.name == "billing.leases"]
+        desk.clock.advance(timedelta(seconds=60))
+        await tick(desk.uow)
+    events = [m.envelope.event_type for m in desk.uow.published if m.topic.name == "billing.leases"]
     assert events.index("lease.low_balance") < events.index("lease.ended")
-    (ended,) = published("lease.ended")
+    (ended,) = desk.published("lease.ended")
     assert (ended["reason"], ended["totals"]["total_charged"]) == ("insufficient_funds", "0.09")
-    assert await funds("b1") == (10_000, 0)
+    assert await desk.funds("b1") == (10_000, 0)
 
 
 async def test_a_lease_the_ledger_refuses_is_set_aside_and_the_others_are_charged(
-    run: Run, credited: Credited, uow: MemoryBillingUnitOfWork, clock: ManualClock
+    desk: Desk,
 ) -> None:
-    await credited("b1", "10")
-    await run(ORDERS_COMMANDS, order("o1", 1, "1.00"))
-    await run(MARKET_TRADES, trade(uow, "o1", 1, "1.00", "second"))
+    await desk.credit("b1", "10")
+    await desk.run(ORDERS_COMMANDS, order("o1", 1, "1.00"))
+    await desk.run(MARKET_TRADES, trade(desk, "o1", 1, "1.00", "second"))
     # A lease claiming a prepayment the wallet never held: its charge takes the held balance
     # below zero, which the ledger refuses (a bug, never a normal outcome).
-    base = cross_currency_lease(uow)
+    base = cross_currency_lease(desk.uow)
     terms = replace(base.terms, buyer_id="b2", wallet_currency=Currency.USD)
     bad = replace(base, terms=terms, state=State(held_micros=5_000_000))
-    async with uow:
-        await uow.leases.add(bad)
-        await uow.commit()
-    clock.advance(timedelta(seconds=60))
-    assert await tick(uow) == settlement.Tick(looked_at=2, set_aside=1)
-    assert uow.leases.next_due_at(bad.id) == uow.now + timedelta(seconds=60)
-    good = await uow.leases.get("lease-o1")
+    async with desk.uow:
+        await desk.uow.leases.add(bad)
+        await desk.uow.commit()
+    desk.clock.advance(timedelta(seconds=60))
+    assert await tick(desk.uow) == settlement.Tick(looked_at=2, set_aside=1)
+    assert desk.uow.leases.next_due_at(bad.id) == desk.uow.now + timedelta(seconds=60)
+    good = await desk.uow.leases.get("lease-o1")
     assert good is not None
     assert good.state.period == 1
-    assert (await uow.ledger.verify()).ok
+    assert (await desk.uow.ledger.verify()).ok

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -11,18 +10,16 @@ import pytest
 from gpux_billing.adapters.memory.unit_of_work import MemoryBillingUnitOfWork
 from gpux_billing.domain.rules import Rules
 from gpux_billing.service import HANDLERS_BY_TOPIC
-from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, TopupRequested
+from gpux_contracts.billing import TopupConfirmRequested, TopupRequested
 from gpux_contracts.events import wrap
 from gpux_contracts.money import Currency
 from gpux_contracts.topics import BILLING_COMMANDS
+from gpux_devinfra.testing.payloads import credit_requested
 from gpux_platform.batches import BatchHandler, Outcome
-from gpux_platform.clock import ManualClock
+
+from .billing_desk import Desk
 
 pytestmark = pytest.mark.unit
-
-Run = Callable[..., Awaitable[Outcome]]
-Funds = Callable[..., Awaitable[tuple[int, int]]]
-Published = Callable[[str], list[dict[str, Any]]]
 
 
 def topup(account: str, amount: str, provider: str = "dev", topup_id: str = "t1") -> Any:
@@ -39,108 +36,82 @@ def confirm(topup_id: str = "t1") -> TopupConfirmRequested:
     return TopupConfirmRequested(topup_id=topup_id, confirmed_by="admin")
 
 
-async def test_a_credit_books_once_and_announces_the_balance(
-    run: Run, funds: Funds, published: Published, uow: MemoryBillingUnitOfWork
-) -> None:
-    command = wrap(
-        CreditRequested(
-            credit_id="c1",
-            account_id="b1",
-            amount=Decimal("4.50"),
-            currency=Currency.USD,
-            reference="goodwill",
-            requested_by="admin",
-        ),
-        producer="gateway",
-        occurred_at=uow.now,
-    )
-    outcome = await run(BILLING_COMMANDS, command, command)  # a redelivery in the same batch
+async def test_a_credit_books_once_and_announces_the_balance(desk: Desk) -> None:
+    credit = credit_requested("b1", "4.50", credit_id="c1", reference="goodwill")
+    command = wrap(credit, producer="gateway", occurred_at=desk.uow.now)
+    outcome = await desk.run(BILLING_COMMANDS, command, command)  # a redelivery in the same batch
     assert (outcome.applied, outcome.duplicate, outcome.units) == (1, 1, 1)
-    assert await run(BILLING_COMMANDS, command) == Outcome(duplicate=1, units=1)
-    assert await funds("b1") == (4_500_000, 0)
-    assert [p["available"] for p in published("balance.changed")] == ["4.50"]
-    (posted,) = published("ledger.posted")
+    assert await desk.run(BILLING_COMMANDS, command) == Outcome(duplicate=1, units=1)
+    assert await desk.funds("b1") == (4_500_000, 0)
+    assert [p["available"] for p in desk.published("balance.changed")] == ["4.50"]
+    (posted,) = desk.published("ledger.posted")
     assert posted["transfer_id"] == "credit:c1"
     assert posted["reference"] == "credit by admin: goodwill"
-    assert uow.refreshed == [[("b1", Currency.USD)]]  # once, after its unit committed
-    assert (await uow.ledger.verify()).ok
+    assert desk.uow.refreshed == [[("b1", Currency.USD)]]  # once, after its unit committed
+    assert (await desk.uow.ledger.verify()).ok
 
 
-async def test_a_batch_of_credits_is_one_unit_with_a_balance_event_each(
-    run: Run, funds: Funds, published: Published, uow: MemoryBillingUnitOfWork
-) -> None:
+async def test_a_batch_of_credits_is_one_unit_with_a_balance_event_each(desk: Desk) -> None:
     credits = [
-        CreditRequested(
-            credit_id=f"c{n}",
-            account_id=f"b{n % 3}",
-            amount=Decimal(1),
-            currency=Currency.USD,
-            reference="batch",
-            requested_by="admin",
-        )
-        for n in range(9)
+        credit_requested(f"b{n % 3}", 1, credit_id=f"c{n}", reference="batch") for n in range(9)
     ]
-    outcome = await run(BILLING_COMMANDS, *credits)
-    assert (outcome.applied, outcome.units, uow.commits) == (9, 1, 1)
-    assert [p["available"] for p in published("balance.changed")] == [
+    outcome = await desk.run(BILLING_COMMANDS, *credits)
+    assert (outcome.applied, outcome.units, desk.uow.commits) == (9, 1, 1)
+    assert [p["available"] for p in desk.published("balance.changed")] == [
         f"{n // 3 + 1}.00" for n in range(9)
     ]
-    assert [await funds(f"b{n}") for n in range(3)] == [(3_000_000, 0)] * 3
-    assert uow.refreshed == [[(f"b{n}", Currency.USD) for n in range(3)]]
+    assert [await desk.funds(f"b{n}") for n in range(3)] == [(3_000_000, 0)] * 3
+    assert desk.uow.refreshed == [[(f"b{n}", Currency.USD) for n in range(3)]]
 
 
-async def test_a_dev_topup_books_at_once(
-    run: Run, funds: Funds, uow: MemoryBillingUnitOfWork
-) -> None:
-    await run(BILLING_COMMANDS, topup("b1", "25.50"))
-    assert await funds("b1") == (25_500_000, 0)
-    stored = await uow.wallets.topup("t1")
+async def test_a_dev_topup_books_at_once(desk: Desk) -> None:
+    await desk.run(BILLING_COMMANDS, topup("b1", "25.50"))
+    assert await desk.funds("b1") == (25_500_000, 0)
+    stored = await desk.uow.wallets.topup("t1")
     assert stored is not None
     assert stored.status == "booked"
     # The same top-up id again (another command id) books nothing more.
-    await run(BILLING_COMMANDS, topup("b1", "25.50"))
-    assert await funds("b1") == (25_500_000, 0)
+    await desk.run(BILLING_COMMANDS, topup("b1", "25.50"))
+    assert await desk.funds("b1") == (25_500_000, 0)
 
 
-async def test_dev_topups_and_unknown_providers_are_refused(clock: ManualClock) -> None:
-    uow = MemoryBillingUnitOfWork(clock=clock, rules=Rules(dev_topups=False))
+async def test_dev_topups_and_unknown_providers_are_refused(desk: Desk) -> None:
+    uow = MemoryBillingUnitOfWork(clock=desk.clock, rules=Rules(dev_topups=False))
     handler = BatchHandler(BILLING_COMMANDS, HANDLERS_BY_TOPIC[BILLING_COMMANDS], lambda: uow)
-    event = wrap(topup("b1", "5"), producer="gateway", occurred_at=clock.now())
+    event = wrap(topup("b1", "5"), producer="gateway", occurred_at=desk.clock.now())
     await handler.apply([event])
     stored = await uow.wallets.topup("t1")
     assert stored is not None
     assert stored.status == "rejected"
     assert await uow.ledger.balances("b1") == []
-    refused = wrap(topup("b2", "5", "wire", "t2"), producer="gateway", occurred_at=clock.now())
+    refused = wrap(topup("b2", "5", "wire", "t2"), producer="gateway", occurred_at=desk.clock.now())
     await handler.apply([refused])
     unknown = await uow.wallets.topup("t2")
     assert unknown is not None
     assert unknown.status == "rejected"
 
 
-async def test_a_manual_topup_waits_for_the_admin(
-    run: Run, funds: Funds, uow: MemoryBillingUnitOfWork
-) -> None:
-    await run(BILLING_COMMANDS, topup("b1", "10", "manual"))
-    assert await funds("b1") == (0, 0)
-    await run(BILLING_COMMANDS, confirm())
-    assert await funds("b1") == (10_000_000, 0)
-    await run(BILLING_COMMANDS, confirm())  # a second confirmation books nothing more
-    assert await funds("b1") == (10_000_000, 0)
+async def test_a_manual_topup_waits_for_the_admin(desk: Desk) -> None:
+    await desk.run(BILLING_COMMANDS, topup("b1", "10", "manual"))
+    assert await desk.funds("b1") == (0, 0)
+    await desk.run(BILLING_COMMANDS, confirm())
+    assert await desk.funds("b1") == (10_000_000, 0)
+    await desk.run(BILLING_COMMANDS, confirm())  # a second confirmation books nothing more
+    assert await desk.funds("b1") == (10_000_000, 0)
 
 
 async def test_a_confirmation_before_its_request_is_kept_until_the_request_comes(
-    run: Run, funds: Funds
+    desk: Desk,
 ) -> None:
-    await run(BILLING_COMMANDS, confirm("early"))
-    assert await funds("b1") == (0, 0)
-    await run(BILLING_COMMANDS, topup("b1", "1", "manual", "early"))
-    assert await funds("b1") == (1_000_000, 0)
+    await desk.run(BILLING_COMMANDS, confirm("early"))
+    assert await desk.funds("b1") == (0, 0)
+    await desk.run(BILLING_COMMANDS, topup("b1", "1", "manual", "early"))
+    assert await desk.funds("b1") == (1_000_000, 0)
 
 
-async def test_a_topup_id_of_another_account_books_nothing(run: Run, funds: Funds) -> None:
-    await run(BILLING_COMMANDS, topup("b1", "10", "manual"))
-    await run(BILLING_COMMANDS, topup("intruder", "10", "dev"))
-    assert await funds("intruder") == (0, 0)
-    await run(BILLING_COMMANDS, confirm())
-    assert await funds("b1") == (10_000_000, 0)
+async def test_a_topup_id_of_another_account_books_nothing(desk: Desk) -> None:
+    await desk.run(BILLING_COMMANDS, topup("b1", "10", "manual"))
+    await desk.run(BILLING_COMMANDS, topup("intruder", "10", "dev"))
+    assert await desk.funds("intruder") == (0, 0)
+    await desk.run(BILLING_COMMANDS, confirm())
+    assert await desk.funds("b1") == (10_000_000, 0)

@@ -8,6 +8,7 @@ a default (pydantic validates the result, so a misspelt field fails the test).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -153,20 +154,24 @@ def offer_status(
 
 
 def best_ask_changed(
-    prices: dict[Currency, Price] | None,
+    prices: Mapping[Currency, Price] | None,
     as_of: datetime,
     *,
     tier: str = Tier.ON_DEMAND.value,
     offer_id: str = "offer-1",
+    gpus: int = 1,
     **fields: Any,
 ) -> BestAskChanged:
-    """Pricing's quote of the book of every region: the best ask at ``prices`` (the first one
-    its own currency's, for one GPU), or none when ``prices`` is None; no depth."""
+    """Pricing's quote of the book of every region: ``gpus`` at the best ask, priced in the
+    first of ``prices`` (and converted to the others), or nothing offered when ``prices`` is
+    None; no depth."""
     best = None
     if prices is not None:
         converted = {currency: Decimal(price) for currency, price in prices.items()}
         currency, price = next(iter(converted.items()))
-        best = BestAsk(offer_id=offer_id, price=price, currency=currency, prices=converted, gpus=1)
+        best = BestAsk(
+            offer_id=offer_id, price=price, currency=currency, prices=converted, gpus=gpus
+        )
     values: dict[str, Any] = {
         "gpu": GPU,
         "tier": tier,

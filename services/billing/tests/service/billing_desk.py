@@ -1,0 +1,67 @@
+"""The service tests' desk: billing's handlers on the memory unit of work, driven as the Kafka
+entrypoint drives them.
+
+``run(topic, *items)`` wraps each payload in an envelope from the gateway at the desk's time
+(or takes an envelope as it is), applies them as one batch through
+``gpux_platform.batches.BatchHandler`` with the topic's handlers from
+``gpux_billing.service.HANDLERS_BY_TOPIC``, and returns the outcome; ``credit(account,
+amount)`` books an admin credit; ``funds(owner)`` is a wallet's (available, held);
+``published(event_type)`` the committed events' payloads of a type, as JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from gpux_billing.adapters.memory.unit_of_work import MemoryBillingUnitOfWork
+from gpux_billing.domain.ledger import AccountKey, AccountKind
+from gpux_billing.domain.rules import Rules
+from gpux_billing.service import HANDLERS_BY_TOPIC
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.money import Currency
+from gpux_contracts.topics import BILLING_COMMANDS, Topic
+from gpux_devinfra.testing.payloads import credit_requested
+from gpux_platform.batches import BatchHandler, Outcome
+from gpux_platform.clock import ManualClock
+
+T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
+
+
+def envelope(payload: Payload, producer: str = "gateway", at: datetime = T0) -> Envelope[Any]:
+    """``payload`` as ``producer`` publishes it at ``at``."""
+    return wrap(payload, producer=producer, occurred_at=at)
+
+
+class Desk:
+    """One memory unit of work (dev top-ups allowed unless ``rules`` say otherwise) on a
+    manual clock at ``T0``, and what the tests do with it."""
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.clock = ManualClock(T0)
+        self.uow = MemoryBillingUnitOfWork(clock=self.clock, rules=rules or Rules(dev_topups=True))
+
+    async def run(self, topic: Topic, *items: Payload | Envelope[Any]) -> Outcome:
+        """Apply ``items`` as one batch of ``topic`` (a failing batch is tried once more)."""
+        events = [i if isinstance(i, Envelope) else envelope(i) for i in items]
+        batch = BatchHandler(topic, HANDLERS_BY_TOPIC[topic], lambda: self.uow, retries=1)
+        return await batch.apply(events)
+
+    async def credit(self, account: str, amount: str, currency: Currency = Currency.USD) -> Outcome:
+        """An admin's credit of ``amount`` to ``account``'s wallet, booked."""
+        return await self.run(BILLING_COMMANDS, credit_requested(account, amount, currency))
+
+    async def funds(self, owner: str, currency: Currency = Currency.USD) -> tuple[int, int]:
+        """The wallet's (available, held) micro-units."""
+        ledger = self.uow.ledger
+        available = await ledger.balance(AccountKey(owner, currency, AccountKind.AVAILABLE))
+        held = await ledger.balance(AccountKey(owner, currency, AccountKind.HELD))
+        return available, held
+
+    def published(self, event_type: str) -> list[dict[str, Any]]:
+        """The payloads of the committed events of ``event_type``, as JSON, in order."""
+        return [
+            m.envelope.payload.model_dump(mode="json")
+            for m in self.uow.published
+            if m.envelope.event_type == event_type
+        ]
