@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
@@ -25,12 +24,12 @@ from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.config import BillingSettings
 from gpux_billing.entrypoints.kafka import GROUPS, billing_router
 from gpux_billing.service import HANDLERS_BY_TOPIC
-from gpux_contracts.billing import CreditRequested
 from gpux_contracts.events import Envelope, wrap
-from gpux_contracts.money import Currency
 from gpux_contracts.topics import BILLING_COMMANDS
+from gpux_devinfra.testing.database import migrated_pool
 from gpux_devinfra.testing.kafka import publish
-from gpux_platform import migrations
+from gpux_devinfra.testing.payloads import credit_requested
+from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.broker import ensure_topics, make_broker
 from gpux_platform.clock import SystemClock
 from gpux_platform.redis_keys import BALANCES
@@ -58,45 +57,15 @@ def settings(module_settings: GpuxSettings) -> BillingSettings:
 
 @pytest.fixture(scope="module")
 async def pool(settings: BillingSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(settings.database_url.get_secret_value(), min_size=1)
-    assert pool is not None
-    await migrations.apply(pool, "billing", MIGRATIONS)
-    await ensure_topics(settings, list(HANDLERS_BY_TOPIC))
-    yield pool
-    await pool.close()
-
-
-@pytest.fixture
-def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The group of every offset commit made by a consumer of this process."""
-    groups: list[str] = []
-    original = AIOKafkaConsumer.commit
-
-    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
-        groups.append(str(self._group_id))
-        await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
-    return groups
+    async with migrated_pool(settings, "billing", MIGRATIONS) as pool:
+        await ensure_topics(settings, list(HANDLERS_BY_TOPIC))
+        yield pool
 
 
 def credit(n: int, tag: str, account: str | None = None) -> Envelope[Any]:
-    payload = CreditRequested(
-        credit_id=f"{tag}-{n}",
-        account_id=account or f"{tag}-buyer-{n % BUYERS}",
-        amount=Decimal("1.25"),
-        currency=Currency.USD,
-        reference="batch test",
-        requested_by="admin",
-    )
+    buyer = account or f"{tag}-buyer-{n % BUYERS}"
+    payload = credit_requested(buyer, "1.25", credit_id=f"{tag}-{n}", reference="batch test")
     return wrap(payload, producer="gateway", occurred_at=SystemClock().now())
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 async def consume(
@@ -116,7 +85,7 @@ async def consume(
     broker.include_router(billing_router(settings, unit_of_work))
     await broker.start()
     try:
-        await eventually(done)
+        await eventually(done, what="the batch applied")
         await asyncio.sleep(1.0)  # the offset commit follows the transaction's
     finally:
         await broker.stop()

@@ -21,20 +21,12 @@ from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_contracts.billing import CreditRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.money import Currency, canonical, from_micros
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-    TradeExecuted,
-)
-from gpux_contracts.prices import BestAsk, BestAskChanged
+from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_COMMANDS,
@@ -46,13 +38,21 @@ from gpux_contracts.topics import (
     ORDERS_COMMANDS,
     ORDERS_STATUS,
     PRICING_BEST_ASKS,
+    Topic,
 )
+from gpux_devinfra.testing import waiting
 from gpux_devinfra.testing.kafka import publish, published
+from gpux_devinfra.testing.payloads import (
+    GPU,
+    best_ask_changed,
+    credit_requested,
+    order_placed,
+    trade_executed,
+)
 from gpux_devinfra.testing.services import running
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
 
-GPU = "rtx-4090"
 SPEED = 30
 
 
@@ -76,39 +76,43 @@ async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
             as_of=datetime(2026, 11, 27, 16, tzinfo=UTC),
             source="test",
         )
-        await publish(settings, FX_RATES, [("USD/EUR", envelope(settings.clock(), rate))])
+        await send(settings, FX_RATES, "USD/EUR", rate)
         yield settings
-
-
-@pytest.fixture(scope="module")
-async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(billing.database_url.get_secret_value(), min_size=1)
-    assert pool is not None
-    yield pool
-    await pool.close()
 
 
 def envelope(clock: Clock, payload: Payload, producer: str = "gateway") -> Envelope[Any]:
     return wrap(payload, producer=producer, occurred_at=clock.now())
 
 
+async def send(
+    settings: GpuxSettings, topic: Topic, key: str, payload: Payload, producer: str = "gateway"
+) -> None:
+    """Publish one payload as ``producer`` would, at billing's (fast) clock."""
+    await publish(settings, topic, [(key, envelope(settings.clock(), payload, producer))])
+
+
 async def lease_events(
     settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
 ) -> list[dict[str, Any]]:
     """The lease's events on ``billing.leases``, once one of type ``until`` is among them."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while True:
-        found = await published(
+
+    async def bodies() -> list[dict[str, Any]]:
+        ours = await published(
             settings,
             BILLING_LEASES,
             lambda b: b["payload"]["lease_id"] == lease_id,
             settle_s=0.5,
             timeout_s=5,
         )
-        bodies = [f.body for f in found]
-        if any(b["event_type"] == until for b in bodies) or loop.time() > deadline:
-            return bodies
+        return [f.body for f in ours]
+
+    found: list[dict[str, Any]] = await waiting.eventually(
+        bodies,
+        lambda seen: any(b["event_type"] == until for b in seen),
+        what=f"{until} of lease {lease_id}",
+        timeout_s=timeout_s,
+    )
+    return found
 
 
 async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: AccountKind) -> int:
@@ -120,27 +124,9 @@ async def funded_order(
     settings: GpuxSettings, buyer: str, currency: Currency, credit: str, *, gpus: int, limit: str
 ) -> str:
     """Credit the buyer, place an order and wait until billing funded it."""
-    clock = settings.clock()
-    credit_command = CreditRequested(
-        credit_id=new_id(),
-        account_id=buyer,
-        amount=Decimal(credit),
-        currency=currency,
-        reference="test",
-        requested_by="admin",
-    )
-    order = OrderPlaced(
-        order_id=new_id(),
-        buyer_id=buyer,
-        gpu=GPU,
-        gpus=gpus,
-        type=OrderType.LIMIT,
-        max_price_per_gpu_hour=Decimal(limit),
-        currency=currency,
-        tier=OrderTier.ANY,
-        time_in_force=TimeInForce.GTC,
-    )
-    await publish(settings, BILLING_COMMANDS, [(buyer, envelope(clock, credit_command))])
+    credit_command = credit_requested(buyer, credit, currency, credit_id=new_id())
+    order = order_placed(buyer_id=buyer, gpus=gpus, price=limit, currency=currency)
+    await send(settings, BILLING_COMMANDS, buyer, credit_command)
     # Credits and orders travel on different topics: wait for the credit to be booked first.
     booked = await published(
         settings,
@@ -150,7 +136,7 @@ async def funded_order(
         timeout_s=30,
     )
     assert booked, "billing did not book the credit"
-    await publish(settings, ORDERS_COMMANDS, [(GPU, envelope(clock, order))])
+    await send(settings, ORDERS_COMMANDS, GPU, order)
     funded = await published(
         settings,
         ORDERS_BOOK,
@@ -175,23 +161,18 @@ async def trade(
     billing: str,
     hours: int | None = None,
 ) -> TradeExecuted:
-    executed = TradeExecuted(
-        trade_id=new_id(),
+    executed = trade_executed(
         order_id=order_id,
         offer_id=new_id(),
         buyer_id=buyer,
         seller_id=seller,
-        gpu=GPU,
-        tier="on_demand",
         gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency.USD,
+        price=price,
         billing=billing,
         hours=hours,
         executed_at=settings.clock().now(),
     )
-    clock = settings.clock()
-    await publish(settings, MARKET_TRADES, [(GPU, envelope(clock, executed, "matching"))])
+    await send(settings, MARKET_TRADES, GPU, executed, "matching")
     return executed
 
 
@@ -201,8 +182,7 @@ async def stop(settings: GpuxSettings, executed: TradeExecuted, after: timedelta
         buyer_id=executed.buyer_id,
         requested_at=executed.executed_at + after,
     )
-    clock = settings.clock()
-    await publish(settings, BILLING_COMMANDS, [(executed.buyer_id, envelope(clock, request))])
+    await send(settings, BILLING_COMMANDS, executed.buyer_id, request)
 
 
 def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -306,8 +286,7 @@ async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
 
 async def place(settings: GpuxSettings, order: OrderPlaced) -> dict[str, Any]:
     """Publish an order; return billing's answer (order.funded or order.status_changed)."""
-    clock = settings.clock()
-    await publish(settings, ORDERS_COMMANDS, [(GPU, envelope(clock, order))])
+    await send(settings, ORDERS_COMMANDS, GPU, order)
 
     def ours(body: dict[str, Any]) -> bool:
         payload = body["payload"]
@@ -322,18 +301,7 @@ async def place(settings: GpuxSettings, order: OrderPlaced) -> dict[str, Any]:
 
 
 def buy(buyer: str, currency: Currency, price: str | None, **extra: Any) -> OrderPlaced:
-    return OrderPlaced(
-        order_id=new_id(),
-        buyer_id=buyer,
-        gpu=GPU,
-        gpus=2,
-        type=OrderType.LIMIT if price else OrderType.MARKET,
-        max_price_per_gpu_hour=None if price is None else Decimal(price),
-        currency=currency,
-        tier=OrderTier.ANY,
-        time_in_force=TimeInForce.GTC if price else TimeInForce.IOC,
-        **extra,
-    )
+    return order_placed(buyer_id=buyer, gpus=2, price=price, currency=currency, **extra)
 
 
 async def test_a_market_order_without_a_cap_holds_and_is_capped_at_the_best_ask_plus_slippage(
@@ -342,19 +310,12 @@ async def test_a_market_order_without_a_cap_holds_and_is_capped_at_the_best_ask_
     buyer = f"b{new_id()}"
     await funded_order(billing, buyer, Currency.USD, "50", gpus=1, limit="0.10")
     quotes = [
-        BestAskChanged(
-            gpu=GPU,
+        best_ask_changed(
+            {Currency.USD: usd, Currency.EUR: eur},
+            billing.clock().now(),
             tier=tier,
-            region="*",
-            best=BestAsk(
-                offer_id=new_id(),
-                price=Decimal(usd),
-                currency=Currency.USD,
-                prices={Currency.USD: Decimal(usd), Currency.EUR: Decimal(eur)},
-                gpus=4,
-            ),
-            depth=[],
-            as_of=billing.clock().now(),
+            offer_id=new_id(),
+            gpus=4,
         )
         for tier, usd, eur in (("on_demand", "2.00", "1.84"), ("interruptible", "1.20", "1.104"))
     ]
@@ -394,7 +355,7 @@ async def test_a_stale_rate_funds_no_hold_in_another_currency(
         as_of=billing.clock().now() - timedelta(days=30),
         source="test",
     )
-    await publish(billing, FX_RATES, [("GBP/EUR", envelope(billing.clock(), old, "pricing"))])
+    await send(billing, FX_RATES, "GBP/EUR", old, "pricing")
     buyer = f"b{new_id()}"
     await funded_order(billing, buyer, Currency.EUR, "50", gpus=1, limit="0.10")
     await asyncio.sleep(1)  # billing reads the rate

@@ -13,13 +13,11 @@ import asyncpg
 import pytest
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
-from gpux_billing.bootstrap import MIGRATIONS
 from gpux_billing.domain import transfers
 from gpux_billing.domain.ledger import AccountKey, AccountKind
 from gpux_billing.domain.transfers import Sale
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_platform import migrations
 from gpux_platform.settings import GpuxSettings
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
@@ -34,16 +32,6 @@ SELECT t.id, v.leg, v.owner, v.currency, v.kind, v.amount
   FROM t, unnest($3::int2[], $4::text[], $5::text[], $6::text[], $7::int8[])
        AS v (leg, owner, currency, kind, amount)
 """
-
-
-@pytest.fixture(scope="module")
-async def billing_pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(
-        gpux_settings.database_url.get_secret_value(), min_size=1, max_size=2
-    )
-    await migrations.apply(pool, "billing", MIGRATIONS)
-    yield pool
-    await pool.close()
 
 
 @pytest.fixture

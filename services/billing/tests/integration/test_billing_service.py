@@ -7,25 +7,19 @@ back from Kafka, the balances from Redis.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_contracts.billing import (
-    CreditRequested,
-    TopupConfirmRequested,
-    TopupRequested,
-)
+from gpux_contracts.billing import TopupConfirmRequested, TopupRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
@@ -33,8 +27,6 @@ from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderPlaced,
     OrderStatus,
-    OrderStatusChanged,
-    OrderTier,
     OrderType,
     TimeInForce,
 )
@@ -46,13 +38,13 @@ from gpux_contracts.topics import (
     ORDERS_STATUS,
     Topic,
 )
-from gpux_devinfra.testing.kafka import publish
+from gpux_devinfra.testing import waiting
+from gpux_devinfra.testing.kafka import publish, published
+from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, order_status
 from gpux_devinfra.testing.services import running
 from gpux_platform.clock import SystemClock
 from gpux_platform.redis_keys import BALANCES
 from gpux_platform.settings import GpuxSettings
-
-GPU = "rtx-4090"
 
 
 @pytest.fixture(scope="module")
@@ -61,52 +53,16 @@ async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
         yield settings
 
 
-@pytest.fixture(scope="module")
-async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    pool = await asyncpg.create_pool(billing.database_url.get_secret_value(), min_size=1)
-    assert pool is not None
-    yield pool
-    await pool.close()
-
-
 def envelope(payload: Payload, producer: str = "gateway") -> Envelope[Any]:
     return wrap(payload, producer=producer, occurred_at=SystemClock().now())
 
 
 async def records(
-    settings: GpuxSettings,
-    topic: Topic,
-    match: Callable[[dict[str, Any]], bool],
-    count: int,
-    settle_s: float = 1.5,
+    settings: GpuxSettings, topic: Topic, match: Callable[[dict[str, Any]], bool], count: int
 ) -> list[dict[str, Any]]:
     """The records of a topic (from the earliest offset) that match, once ``count`` are in."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(topic),
-        bootstrap_servers=settings.kafka_bootstrap,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        group_id=None,
-    )
-    await consumer.start()
-    found: list[dict[str, Any]] = []
-    try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30
-        enough_at: float | None = None
-        while loop.time() < deadline:
-            batch = await consumer.getmany(timeout_ms=300)
-            for record in (r for rs in batch.values() for r in rs):
-                body = json.loads(record.value)
-                if match(body):
-                    found.append(body)
-            if len(found) >= count:
-                enough_at = enough_at or loop.time()
-                if loop.time() - enough_at > settle_s:  # nothing more should come
-                    break
-    finally:
-        await consumer.stop()
-    return found
+    found = await published(settings, topic, match, settle_s=1.5, timeout_s=30, at_least=count)
+    return [record.body for record in found]
 
 
 async def wallet(pool: asyncpg.Pool, owner: str, currency: str) -> tuple[int, int]:
@@ -121,14 +77,8 @@ async def wallet(pool: asyncpg.Pool, owner: str, currency: str) -> tuple[int, in
     return available, held
 
 
-async def eventually(probe: Callable[[], Any], expected: Any, timeout_s: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    value = await probe()
-    while value != expected and loop.time() < deadline:
-        await asyncio.sleep(0.2)
-        value = await probe()
-    assert value == expected
+async def eventually(probe: Callable[[], Awaitable[Any]], expected: Any) -> None:
+    await waiting.eventually(probe, lambda value: value == expected, what=f"{expected!r}")
 
 
 def topup(account: str, amount: str, provider: str = "dev", topup_id: str | None = None) -> Any:
@@ -142,16 +92,8 @@ def topup(account: str, amount: str, provider: str = "dev", topup_id: str | None
 
 
 def order(buyer: str, gpus: int, price: str | None, kind: OrderType = OrderType.LIMIT) -> Any:
-    return OrderPlaced(
-        order_id=new_id(),
-        buyer_id=buyer,
-        gpu=GPU,
-        gpus=gpus,
-        type=kind,
-        max_price_per_gpu_hour=None if price is None else Decimal(price),
-        currency=Currency.USD,
-        tier=OrderTier.ANY,
-        time_in_force=TimeInForce.GTC,
+    return order_placed(
+        buyer_id=buyer, gpus=gpus, price=price, type=kind, time_in_force=TimeInForce.GTC
     )
 
 
@@ -161,14 +103,7 @@ async def test_dev_topup_books_once_and_publishes_the_balance(
     buyer = f"b{new_id()}"
     command = envelope(topup(buyer, "25.50"))
     # The same command twice (a redelivery) and a credit: 25.50 + 4.50 once each.
-    credit = CreditRequested(
-        credit_id=new_id(),
-        account_id=buyer,
-        amount=Decimal("4.50"),
-        currency=Currency.USD,
-        reference="goodwill",
-        requested_by="admin",
-    )
+    credit = credit_requested(buyer, "4.50", credit_id=new_id(), reference="goodwill")
     await publish(
         billing,
         BILLING_COMMANDS,
@@ -273,14 +208,7 @@ async def test_orders_are_funded_rejected_cancelled_and_released(
     await assert_rejected(billing, too_big, market)
 
     # The book cancels the order after 1 of its 2 GPUs filled: half the hold is released.
-    cancelled = OrderStatusChanged(
-        order_id=funded.order_id,
-        buyer_id=buyer,
-        gpu=GPU,
-        status=OrderStatus.CANCELLED,
-        filled_gpus=1,
-        remaining_gpus=0,
-    )
+    cancelled = order_status(funded.order_id, OrderStatus.CANCELLED, buyer_id=buyer, filled=1)
     status_event = envelope(cancelled, producer="matching")
     await publish(billing, ORDERS_STATUS, [(GPU, status_event), (GPU, status_event)])
     await eventually(lambda: wallet(pool, buyer, "USD"), (8_750_000, 1_250_000))

@@ -91,8 +91,10 @@ async def published(
     match: Callable[[dict[str, Any]], bool],
     settle_s: float = 2.0,
     timeout_s: float = 20.0,
+    *,
+    at_least: int = 1,
 ) -> list[Published]:
-    """The matching records, once some were found and none arrived for ``settle_s``.
+    """The matching records, once ``at_least`` were found and none arrived for ``settle_s``.
 
     Reads without a consumer group from the earliest offset, so it sees records that were
     published before it started; gives up after ``timeout_s`` with what it found.
@@ -117,7 +119,7 @@ async def published(
                 body = json.loads(record.value)
                 if match(body):
                     found.append(Published(record.key.decode() if record.key else "", body))
-            if found and not records:
+            if len(found) >= at_least and not records:
                 quiet_since = quiet_since or loop.time()
                 if loop.time() - quiet_since > settle_s:
                     break

@@ -1,0 +1,26 @@
+"""Billing's PostgreSQL fixtures: ``billing_pool``, the session database with billing's
+migrations (contract and database tests), and ``pool``, on the database of the billing a test
+module runs (its ``billing`` fixture, which yields that billing's settings)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from gpux_billing.bootstrap import MIGRATIONS
+from gpux_devinfra.testing.database import migrated_pool
+from gpux_platform.settings import GpuxSettings
+
+
+@pytest.fixture(scope="module")
+async def billing_pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
+    async with migrated_pool(gpux_settings, "billing", MIGRATIONS, max_size=2) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="module")
+async def pool(billing: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
+    async with migrated_pool(billing) as pool:
+        yield pool
