@@ -42,52 +42,43 @@ def platform_account(currency: Currency | str, kind: AccountKind) -> AccountKey:
     return AccountKey(PLATFORM, as_currency(currency), kind)
 
 
-def topup(
-    transfer_id: str,
-    owner: str,
-    currency: Currency | str,
-    amount_micros: int,
-    created_at: datetime,
-    *,
-    reference: str = "",
-) -> Transfer:
-    """Money came in for ``owner``: top-up clearing to the owner's available balance."""
-    clearing = platform_account(currency, AccountKind.TOPUP_CLEARING)
-    wallet = AccountKey(owner, clearing.currency, AccountKind.AVAILABLE)
-    entries = _move(clearing, wallet, _positive(amount_micros))
-    return Transfer(transfer_id, TransferKind.TOPUP, entries, created_at, reference=reference)
+@dataclass(frozen=True, slots=True)
+class Between:
+    """A builder of the transfers that move an owner's money from one of its balances to
+    another (``from_platform``: in from the platform's account of the ``source`` kind)."""
+
+    kind: TransferKind
+    source: AccountKind
+    target: AccountKind
+    from_platform: bool = False
+
+    def __call__(
+        self,
+        transfer_id: str,
+        owner: str,
+        currency: Currency | str,
+        amount_micros: int,
+        created_at: datetime,
+        *,
+        reference: str = "",
+    ) -> Transfer:
+        """``amount_micros`` of ``currency`` from the source balance to the target one."""
+        source = AccountKey(
+            PLATFORM if self.from_platform else owner, as_currency(currency), self.source
+        )
+        target = AccountKey(owner, source.currency, self.target)
+        entries = _move(source, target, _positive(amount_micros))
+        return Transfer(transfer_id, self.kind, entries, created_at, reference=reference)
 
 
-def hold(
-    transfer_id: str,
-    owner: str,
-    currency: Currency | str,
-    amount_micros: int,
-    created_at: datetime,
-    *,
-    reference: str = "",
-) -> Transfer:
-    """Reserve funds: the owner's available balance to its held balance."""
-    available = AccountKey(owner, as_currency(currency), AccountKind.AVAILABLE)
-    held = AccountKey(owner, available.currency, AccountKind.HELD)
-    entries = _move(available, held, _positive(amount_micros))
-    return Transfer(transfer_id, TransferKind.HOLD, entries, created_at, reference=reference)
-
-
-def release(
-    transfer_id: str,
-    owner: str,
-    currency: Currency | str,
-    amount_micros: int,
-    created_at: datetime,
-    *,
-    reference: str = "",
-) -> Transfer:
-    """Give reserved funds back: the owner's held balance to its available balance."""
-    held = AccountKey(owner, as_currency(currency), AccountKind.HELD)
-    available = AccountKey(owner, held.currency, AccountKind.AVAILABLE)
-    entries = _move(held, available, _positive(amount_micros))
-    return Transfer(transfer_id, TransferKind.RELEASE, entries, created_at, reference=reference)
+topup = Between(
+    TransferKind.TOPUP, AccountKind.TOPUP_CLEARING, AccountKind.AVAILABLE, from_platform=True
+)
+"""Money came in for ``owner``: top-up clearing to the owner's available balance."""
+hold = Between(TransferKind.HOLD, AccountKind.AVAILABLE, AccountKind.HELD)
+"""Reserve funds: the owner's available balance to its held balance."""
+release = Between(TransferKind.RELEASE, AccountKind.HELD, AccountKind.AVAILABLE)
+"""Give reserved funds back: the owner's held balance to its available balance."""
 
 
 @dataclass(frozen=True, slots=True)
