@@ -8,8 +8,7 @@ import asyncpg
 import pytest
 
 from gpux_catalog.bootstrap import MIGRATIONS, SPEC
-from gpux_platform import migrations
-from gpux_platform.db import create_pool
+from gpux_devinfra.testing.database import migrated_pool
 from gpux_platform.service import schema_of
 from gpux_platform.settings import GpuxSettings
 
@@ -17,9 +16,9 @@ from gpux_platform.settings import GpuxSettings
 @pytest.fixture(scope="module")
 async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
     """The session database with the catalog's migrations applied, its outbox all sent."""
-    pool = await create_pool(gpux_settings)
-    await migrations.apply(pool, schema_of(SPEC.name), MIGRATIONS)
-    # Rows an earlier module queued are not this module's to see.
-    await pool.execute("UPDATE catalog.outbox SET published_at = now() WHERE published_at IS NULL")
-    yield pool
-    await pool.close()
+    async with migrated_pool(gpux_settings, schema_of(SPEC.name), MIGRATIONS) as pool:
+        # Rows an earlier module queued are not this module's to see.
+        await pool.execute(
+            "UPDATE catalog.outbox SET published_at = now() WHERE published_at IS NULL"
+        )
+        yield pool

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from functools import partial
@@ -10,7 +9,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka import ConsumerRecord
 
 from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_catalog.adapters.postgres.unit_of_work import PostgresCatalogUnitOfWork
@@ -20,8 +19,9 @@ from gpux_catalog.domain.publication import gpu_payload, model_payload
 from gpux_catalog.entrypoints.loops import check
 from gpux_contracts.catalog import GpuPublished, ModelPublished
 from gpux_contracts.events import EventCodec
-from gpux_contracts.ids import new_id
-from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS, Topic
+from gpux_contracts.topics import CATALOG_GPUS, CATALOG_MODELS
+from gpux_devinfra.testing.kafka import records_to_end
+from gpux_devinfra.testing.waiting import eventually
 from gpux_estimator import fit_for_gpu
 from gpux_platform.service import Runtime, open_runtime, started
 from gpux_platform.settings import GpuxSettings
@@ -51,11 +51,7 @@ async def catalog(module_settings: GpuxSettings) -> AsyncIterator[Runtime]:
 async def relayed(pool: asyncpg.Pool) -> None:
     """Wait until the outbox relay has published every record a check queued."""
     pending = "SELECT count(*) FROM catalog.outbox WHERE published_at IS NULL"
-    async with asyncio.timeout(30):
-        while True:
-            if not await pool.fetchval(pending):
-                return
-            await asyncio.sleep(0.05)
+    await eventually(lambda: pool.fetchval(pending), lambda n: n == 0, what="the outbox relayed")
 
 
 class CountedUnitOfWork(PostgresCatalogUnitOfWork):
@@ -75,38 +71,6 @@ def counted(runtime: Runtime, commits: list[int]) -> CountedUnitOfWork:
     return unit
 
 
-async def read_all(settings: GpuxSettings, topic: Topic) -> list[ConsumerRecord[Any, Any]]:
-    """Every record of a topic, read from earliest in a consumer group nobody used before."""
-    consumer = AIOKafkaConsumer(
-        settings.topic(topic),
-        bootstrap_servers=settings.kafka_bootstrap,
-        group_id=settings.group(f"rebuild-{new_id()}"),
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    await consumer.start()
-    records: list[ConsumerRecord[Any, Any]] = []
-    try:
-        async with asyncio.timeout(30):
-            while True:
-                batches = await consumer.getmany(timeout_ms=200)
-                for batch in batches.values():
-                    records.extend(batch)
-                if await _at_end(consumer):
-                    return records
-    finally:
-        await consumer.stop()
-
-
-async def _at_end(consumer: AIOKafkaConsumer) -> bool:
-    parts: set[TopicPartition] = consumer.assignment()
-    if not parts:
-        return False  # the group has not assigned partitions yet
-    ends = await consumer.end_offsets(list(parts))
-    positions = {p: await consumer.position(p) for p in parts}
-    return all(positions[p] >= ends[p] for p in parts)
-
-
 def latest_per_key(records: list[ConsumerRecord[Any, Any]]) -> dict[str, Any]:
     """What a compacted topic means: the last value of each key."""
     state: dict[str, Any] = {}
@@ -117,7 +81,7 @@ def latest_per_key(records: list[ConsumerRecord[Any, Any]]) -> dict[str, Any]:
 
 async def test_a_fresh_consumer_rebuilds_every_gpu_with_specs_and_fit(catalog: Runtime) -> None:
     gpus = load_gpu_catalog()
-    state = latest_per_key(await read_all(catalog.settings, CATALOG_GPUS))
+    state = latest_per_key(await records_to_end(catalog.settings, CATALOG_GPUS))
     assert set(state) == set(gpus.ids)
     for gpu in gpus:
         published = state[gpu.id]
@@ -136,7 +100,7 @@ async def test_a_fresh_consumer_rebuilds_every_gpu_with_specs_and_fit(catalog: R
 
 async def test_a_fresh_consumer_rebuilds_every_model(catalog: Runtime) -> None:
     models = load_model_catalog()
-    state = latest_per_key(await read_all(catalog.settings, CATALOG_MODELS))
+    state = latest_per_key(await records_to_end(catalog.settings, CATALOG_MODELS))
     assert state == {m.id: model_payload(m, models.version) for m in models}
 
 
@@ -148,7 +112,7 @@ async def test_only_a_newer_data_version_is_published_again(catalog: Runtime) ->
         (settings.topic(CATALOG_GPUS), gpus.version, len(gpus)),
         (settings.topic(CATALOG_MODELS), models.version, len(models)),
     }
-    before = len(await read_all(settings, CATALOG_GPUS))
+    before = len(await records_to_end(settings, CATALOG_GPUS))
     now = catalog.clock.now()
     commits: list[int] = []
     unit_of_work = partial(counted, catalog, commits)
@@ -156,7 +120,7 @@ async def test_only_a_newer_data_version_is_published_again(catalog: Runtime) ->
     # A restart with the same data publishes nothing.
     assert await check(unit_of_work, gpus=gpus, models=models, now=now) == {}
     await relayed(catalog.pool)
-    assert len(await read_all(settings, CATALOG_GPUS)) == before
+    assert len(await records_to_end(settings, CATALOG_GPUS)) == before
 
     # A build with a newer GPU table republishes that topic, and only that one: its version
     # and every record of it in one unit of work.
@@ -165,7 +129,7 @@ async def test_only_a_newer_data_version_is_published_again(catalog: Runtime) ->
     assert list(published) == [CATALOG_GPUS.name]
     assert commits == [0, len(newer)]
     await relayed(catalog.pool)
-    state = latest_per_key(await read_all(settings, CATALOG_GPUS))
+    state = latest_per_key(await records_to_end(settings, CATALOG_GPUS))
     assert {p.data_version for p in state.values()} == {newer.version}
 
     # An older replica (rolling deploy) does not overwrite it.
@@ -179,7 +143,7 @@ async def test_a_deleted_version_row_publishes_its_topic_again_with_the_same_ids
 ) -> None:
     settings = catalog.settings
     gpus, models = load_gpu_catalog(), load_model_catalog()
-    first = [CODEC.decode(r.value).event_id for r in await read_all(settings, CATALOG_MODELS)]
+    first = [CODEC.decode(r.value).event_id for r in await records_to_end(settings, CATALOG_MODELS)]
     assert len(first) == len(models)
     # What an operator does after recreating the topic.
     await catalog.pool.execute(
@@ -189,5 +153,5 @@ async def test_a_deleted_version_row_publishes_its_topic_again_with_the_same_ids
     published = await check(unit_of_work, gpus=gpus, models=models, now=catalog.clock.now())
     assert list(published) == [CATALOG_MODELS.name]
     await relayed(catalog.pool)
-    again = [CODEC.decode(r.value).event_id for r in await read_all(settings, CATALOG_MODELS)]
+    again = [CODEC.decode(r.value).event_id for r in await records_to_end(settings, CATALOG_MODELS)]
     assert again == first + first

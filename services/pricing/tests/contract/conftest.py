@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from gpux_platform import migrations
-from gpux_platform.db import create_pool
+from gpux_devinfra.testing.database import migrated_pool
 from gpux_platform.service import schema_of
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.bootstrap import MIGRATIONS, SPEC
@@ -17,7 +16,5 @@ from gpux_pricing.bootstrap import MIGRATIONS, SPEC
 @pytest.fixture(scope="module")
 async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
     """The session database with pricing's migrations applied."""
-    pool = await create_pool(gpux_settings)
-    await migrations.apply(pool, schema_of(SPEC.name), MIGRATIONS)
-    yield pool
-    await pool.close()
+    async with migrated_pool(gpux_settings, schema_of(SPEC.name), MIGRATIONS) as pool:
+        yield pool

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from gpux_contracts import orders
 from gpux_contracts.billing import CreditRequested
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
@@ -22,15 +23,6 @@ from gpux_contracts.offers import (
     OfferStatusChanged,
     OfferSubmitted,
     Tier,
-)
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderStatus,
-    OrderStatusChanged,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-    TradeExecuted,
 )
 from gpux_contracts.prices import BestAsk, BestAskChanged
 
@@ -49,7 +41,7 @@ def order_placed(
     price: Price | None = None,
     currency: Currency = Currency.USD,
     **fields: Any,
-) -> OrderPlaced:
+) -> orders.OrderPlaced:
     """An order for any tier as the gateway places it: with ``price``, a limit order good till
     cancelled; without, a market order, immediate or cancel. A new id unless given."""
     limit = price is not None
@@ -58,24 +50,24 @@ def order_placed(
         "buyer_id": buyer_id,
         "gpu": GPU,
         "gpus": gpus,
-        "type": OrderType.LIMIT if limit else OrderType.MARKET,
+        "type": orders.OrderType.LIMIT if limit else orders.OrderType.MARKET,
         "max_price_per_gpu_hour": None if price is None else Decimal(price),
         "currency": currency,
-        "tier": OrderTier.ANY,
-        "time_in_force": TimeInForce.GTC if limit else TimeInForce.IOC,
+        "tier": orders.OrderTier.ANY,
+        "time_in_force": orders.TimeInForce.GTC if limit else orders.TimeInForce.IOC,
     }
-    return OrderPlaced(**(values | fields))
+    return orders.OrderPlaced(**(values | fields))
 
 
 def order_status(
     order_id: str,
-    status: OrderStatus,
+    status: orders.OrderStatus,
     *,
     buyer_id: str = "b1",
     filled: int = 0,
     remaining: int = 0,
     **fields: Any,
-) -> OrderStatusChanged:
+) -> orders.OrderStatusChanged:
     """What the book says of an order: ``filled`` GPUs taken, ``remaining`` still wanted."""
     values: dict[str, Any] = {
         "order_id": order_id,
@@ -85,7 +77,7 @@ def order_status(
         "filled_gpus": filled,
         "remaining_gpus": remaining,
     }
-    return OrderStatusChanged(**(values | fields))
+    return orders.OrderStatusChanged(**(values | fields))
 
 
 def trade_executed(
@@ -96,7 +88,7 @@ def trade_executed(
     gpus: int = 1,
     currency: Currency = Currency.USD,
     **fields: Any,
-) -> TradeExecuted:
+) -> orders.TradeExecuted:
     """A fill as matching publishes it, under a new trade id unless given; the order and the
     offer ids follow the trade's unless given."""
     trade = trade_id or new_id()
@@ -114,7 +106,7 @@ def trade_executed(
         "billing": BillingGranularity.HOUR.value,
         "executed_at": executed_at,
     }
-    return TradeExecuted(**(values | fields))
+    return orders.TradeExecuted(**(values | fields))
 
 
 def offer_submitted(

@@ -43,55 +43,23 @@ class Release:
         return PublishedVersion(self.data_version, len(self.records), at)
 
 
+def _shared(
+    source: object, payload: type[GpuFit | GpuPublished | ModelPublished]
+) -> dict[str, Any]:
+    """``source``'s values of the payload's fields that it has, by name: the estimator's
+    objects and the catalog's payloads name their common figures alike."""
+    return {name: getattr(source, name) for name in payload.model_fields if hasattr(source, name)}
+
+
 def gpu_payload(gpu: GpuSpec, data_version: int) -> GpuPublished:
     """The published state of one GPU: its specs and the rule-of-thumb fit."""
-    fit = fit_for_gpu(gpu)
-    return GpuPublished(
-        id=gpu.id,
-        name=gpu.name,
-        vendor=gpu.vendor,
-        architecture=gpu.architecture,
-        memory_gb=gpu.memory_gb,
-        memory_type=gpu.memory_type,
-        bandwidth_gb_s=gpu.bandwidth_gb_s,
-        bf16_tflops=gpu.bf16_tflops,
-        fp16_tflops=gpu.fp16_tflops,
-        fp8_tflops=gpu.fp8_tflops,
-        tdp_w=gpu.tdp_w,
-        form_factor=gpu.form_factor,
-        interconnect=gpu.interconnect,
-        source=gpu.source,
-        fit=GpuFit(
-            qlora_b=fit.qlora_b,
-            lora16_b=fit.lora16_b,
-            full_b=fit.full_b,
-            inference_fp16_b=fit.inference_fp16_b,
-            inference_int8_b=fit.inference_int8_b,
-            inference_int4_b=fit.inference_int4_b,
-        ),
-        data_version=data_version,
-    )
+    fit = GpuFit(**_shared(fit_for_gpu(gpu), GpuFit))
+    return GpuPublished(**_shared(gpu, GpuPublished), fit=fit, data_version=data_version)
 
 
 def model_payload(model: ModelArch, data_version: int) -> ModelPublished:
     """The published state of one model architecture."""
-    return ModelPublished(
-        id=model.id,
-        name=model.name,
-        params_b=model.params_b,
-        layers=model.layers,
-        hidden=model.hidden,
-        intermediate=model.intermediate,
-        heads=model.heads,
-        kv_heads=model.kv_heads,
-        vocab=model.vocab,
-        head_dim=model.head_dim,
-        tied_embeddings=model.tied_embeddings,
-        experts=model.experts,
-        experts_per_token=model.experts_per_token,
-        source=model.source,
-        data_version=data_version,
-    )
+    return ModelPublished(**_shared(model, ModelPublished), data_version=data_version)
 
 
 def _record(
