@@ -17,6 +17,9 @@ from gpux_contracts.money import Currency, quantize, to_micros
 from gpux_contracts.offers import BillingGranularity
 from gpux_contracts.orders import TradeExecuted
 
+AS_TRADED = set(LeaseOpened.model_fields) & set(TradeExecuted.model_fields)
+"""What ``lease.opened`` tells as its trade has it: the fields both have, by name."""
+
 
 def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_s: int) -> Lease:
     price = to_micros(quantize(trade.price_per_gpu_hour))
@@ -65,19 +68,9 @@ async def on_trade(uow: BillingUnitOfWork, event: Envelope[TradeExecuted]) -> No
     lease = _lease_of(trade, wallet_currency, held, uow.rules.settle_every_s)
     await uow.leases.add(lease)
     opened = LeaseOpened(
+        **trade.model_dump(include=AS_TRADED),
         lease_id=trade.trade_id,
-        order_id=trade.order_id,
-        offer_id=trade.offer_id,
-        buyer_id=trade.buyer_id,
-        seller_id=trade.seller_id,
-        gpu=trade.gpu,
-        tier=trade.tier,
-        gpus=trade.gpus,
-        price_per_gpu_hour=trade.price_per_gpu_hour,
-        currency=trade.currency,
         wallet_currency=wallet_currency,
-        billing=BillingGranularity(trade.billing),
-        hours=trade.hours,
         started_at=trade.executed_at,
         ends_at=lease.terms.ends_at,
     )
