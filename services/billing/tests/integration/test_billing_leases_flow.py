@@ -9,7 +9,7 @@ Kafka (``billing.leases``) and the ledger.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -91,20 +91,19 @@ async def send(
     await publish(settings, topic, [(key, envelope(settings.clock(), payload, producer))])
 
 
+def where(field: str, value: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a record's payload has ``value`` in ``field``."""
+    return lambda body: bool(body["payload"][field] == value)
+
+
 async def lease_events(
     settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
 ) -> list[dict[str, Any]]:
     """The lease's events on ``billing.leases``, once one of type ``until`` is among them."""
 
     async def bodies() -> list[dict[str, Any]]:
-        ours = await published(
-            settings,
-            BILLING_LEASES,
-            lambda b: b["payload"]["lease_id"] == lease_id,
-            settle_s=0.5,
-            timeout_s=5,
-        )
-        return [f.body for f in ours]
+        ours = where("lease_id", lease_id)
+        return [f.body for f in await published(settings, BILLING_LEASES, ours, 0.5, 5)]
 
     found: list[dict[str, Any]] = await waiting.eventually(
         bodies,
@@ -128,13 +127,7 @@ async def funded_order(
     order = order_placed(buyer_id=buyer, gpus=gpus, price=limit, currency=currency)
     await send(settings, BILLING_COMMANDS, buyer, credit_command)
     # Credits and orders travel on different topics: wait for the credit to be booked first.
-    booked = await published(
-        settings,
-        BILLING_BALANCES,
-        lambda b: b["payload"]["account_id"] == buyer,
-        settle_s=0.2,
-        timeout_s=30,
-    )
+    booked = await published(settings, BILLING_BALANCES, where("account_id", buyer), 0.2, 30)
     assert booked, "billing did not book the credit"
     await send(settings, ORDERS_COMMANDS, GPU, order)
     funded = await published(

@@ -58,19 +58,18 @@ async def refused(conn: asyncpg.Connection, sql: str, *args: object) -> asyncpg.
     return caught.value
 
 
-async def raw_post(
-    conn: asyncpg.Connection, transfer_id: str, kind: str, legs: list[tuple[str, str, str, int]]
-) -> None:
-    await conn.execute(
-        RAW_POST,
-        transfer_id,
-        kind,
-        list(range(1, len(legs) + 1)),
-        [leg[0] for leg in legs],
-        [leg[1] for leg in legs],
-        [leg[2] for leg in legs],
-        [leg[3] for leg in legs],
-    )
+Leg = tuple[str, str, str, int]
+"""owner, currency, kind, amount"""
+
+
+def raw_args(transfer_id: str, kind: str, legs: list[Leg]) -> tuple[object, ...]:
+    """The arguments of ``RAW_POST`` for one transfer of ``legs``, numbered from 1."""
+    columns = [[leg[column] for leg in legs] for column in range(4)]
+    return (transfer_id, kind, list(range(1, len(legs) + 1)), *columns)
+
+
+async def raw_post(conn: asyncpg.Connection, transfer_id: str, kind: str, legs: list[Leg]) -> None:
+    await conn.execute(RAW_POST, *raw_args(transfer_id, kind, legs))
 
 
 async def accounts(conn: asyncpg.Connection, owner: str) -> None:
@@ -86,25 +85,17 @@ async def test_a_raw_insert_cannot_overdraw_an_available_balance(
 ) -> None:
     await PostgresLedger(conn).post(transfers.topup(f"{owner}-t", owner, "USD", 5, NOW))
     await accounts(conn, owner)
-    with pytest.raises(asyncpg.PostgresError) as caught:
-        async with conn.transaction():
-            await raw_post(
-                conn, f"{owner}-h", "hold",
-                [(owner, "USD", "available", -6), (owner, "USD", "held", 6)],
-            )  # fmt: skip
-    assert caught.value.sqlstate == "GX001"
-    assert '"balance_micros" : 5' in (caught.value.detail or "")
+    overdrawn = [(owner, "USD", "available", -6), (owner, "USD", "held", 6)]
+    error = await refused(conn, RAW_POST, *raw_args(f"{owner}-h", "hold", overdrawn))
+    assert error.sqlstate == "GX001"
+    assert '"balance_micros" : 5' in (error.detail or "")
     # Exactly what is there is fine; then held cannot be overdrawn either.
     await raw_post(
         conn, f"{owner}-h", "hold", [(owner, "USD", "available", -5), (owner, "USD", "held", 5)]
     )
-    with pytest.raises(asyncpg.PostgresError) as caught:
-        async with conn.transaction():
-            await raw_post(
-                conn, f"{owner}-r", "release",
-                [(owner, "USD", "held", -6), (owner, "USD", "available", 6)],
-            )  # fmt: skip
-    assert caught.value.sqlstate == "GX001"
+    overdrawn = [(owner, "USD", "held", -6), (owner, "USD", "available", 6)]
+    error = await refused(conn, RAW_POST, *raw_args(f"{owner}-r", "release", overdrawn))
+    assert error.sqlstate == "GX001"
     assert (await PostgresLedger(conn).verify()).ok
 
 
