@@ -24,16 +24,18 @@ def make_gateway(runtime: Runtime) -> Gateway:
     settings = runtime.settings
     assert isinstance(settings, GatewaySettings)
     limiter = RateLimiter(
-        settings.redis_url, settings.namespace, settings.rate_limit, settings.anonymous_rate_limit
+        runtime.redis, settings.namespace, settings.rate_limit, settings.anonymous_rate_limit
     )
+    views = kafka.memory_views(settings, settings.principal_cache_size)
+    committed = views.principals.forget_committed
     return Gateway(
         settings=settings,
         clock=runtime.clock,
-        unit_of_work=lambda: PostgresGatewayUnitOfWork(runtime.pool, runtime.clock),
+        unit_of_work=lambda: PostgresGatewayUnitOfWork(runtime.pool, runtime.clock, committed),
         limiter=limiter,
         market_data=MarketData(runtime.redis, settings),
         balances=Balances(runtime.redis, settings),
-        views=kafka.memory_views(settings),
+        views=views,
     )
 
 

@@ -22,6 +22,9 @@ class GatewaySettings(GpuxSettings):
     rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
     anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
     idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
+    principal_cache_size: int = Field(
+        default=100_000, ge=1, description="API keys whose principal is kept in memory."
+    )
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
 

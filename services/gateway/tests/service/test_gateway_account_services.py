@@ -15,12 +15,18 @@ from gpux_gateway.domain.access import Scope
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys import service as keys
 from gpux_gateway.keys.schemas import NewKey
+from gpux_gateway.readmodels.principals import PrincipalCache
 from gpux_platform.problems import ProblemError
 
 pytestmark = pytest.mark.unit
 
 PEPPER = b"pepper"
 TTL = timedelta(hours=48)
+
+
+def principals() -> PrincipalCache:
+    """An empty key cache (its topics are never read here)."""
+    return PrincipalCache("gateway.accounts", "gateway.keys")
 
 
 def once(key: str | None, fingerprint: str = "body-1", scope: str = "anonymous") -> Once:
@@ -51,9 +57,8 @@ async def test_sign_up_makes_an_active_account_with_a_key_and_announces_it() -> 
     assert "api_key" not in outcome.body  # the secret is never stored with the response
     account = outcome.body["account"]
     assert (account["roles"], account["status"]) == (["buyer", "seller"], "active")
-    assert [m.envelope.event_type for m in uow.published] == ["account.changed"]
-    async with uow:
-        who = await keys.authenticate(uow, PEPPER, api_key)
+    assert [m.envelope.event_type for m in uow.published] == ["api_key.changed", "account.changed"]
+    who = await keys.authenticate(principals(), lambda: uow, PEPPER, api_key)
     assert who.account_id == account["id"]
     assert Scope.OFFERS_WRITE in who.scopes
     assert Scope.ORDERS_WRITE in who.scopes
@@ -65,7 +70,7 @@ async def test_a_replayed_sign_up_is_the_same_account_and_another_body_is_refuse
     again, again_key = await sign_up(uow, [Role.BUYER], key="k1")
     assert (again.replayed, again.body, again_key) == (True, first.body, first_key)
     assert len(uow.state.accounts) == 1
-    assert len(uow.published) == 1
+    assert len(uow.published) == 2  # the account and its key, once
     with pytest.raises(ProblemError) as reused:
         await sign_up(uow, [Role.BUYER], key="k1", body="another body")
     assert (reused.value.status, reused.value.slug) == (422, "idempotency-key-reused")
@@ -78,17 +83,17 @@ async def test_keys_are_refused_when_malformed_unknown_wrong_or_revoked() -> Non
     key_id = outcome.body["key"]["id"]
     forged = key_format.format_key(key_id, key_format.secret_from_bytes(b"\0" * 32))
     unknown = key_format.format_key("a" * 16, key_format.secret_from_bytes(b"\0" * 32))
+    for token in ("nonsense", unknown, forged):
+        with pytest.raises(ProblemError) as refused:
+            await keys.authenticate(principals(), lambda: uow, PEPPER, token)
+        assert refused.value.status == 401
     async with uow:
-        for token in ("nonsense", unknown, forged):
-            with pytest.raises(ProblemError) as refused:
-                await keys.authenticate(uow, PEPPER, token)
-            assert refused.value.status == 401
         await keys.revoke(uow, account_id, key_id)
         await uow.commit()
+    with pytest.raises(ProblemError) as revoked:
+        await keys.authenticate(principals(), lambda: uow, PEPPER, api_key)
+    assert revoked.value.detail == "this API key was revoked"
     async with uow:
-        with pytest.raises(ProblemError) as revoked:
-            await keys.authenticate(uow, PEPPER, api_key)
-        assert revoked.value.detail == "this API key was revoked"
         with pytest.raises(ProblemError) as missing:
             await keys.revoke(uow, "someone-else", key_id)
         assert missing.value.status == 404
@@ -129,8 +134,8 @@ async def test_suspending_an_account_announces_it_and_an_unknown_one_is_404() ->
         await uow.commit()
     assert suspended.status is AccountStatus.SUSPENDED
     assert uow.published[-1].envelope.payload.status is AccountStatus.SUSPENDED
+    who = await keys.authenticate(principals(), lambda: uow, PEPPER, api_key)
     async with uow:
-        who = await keys.authenticate(uow, PEPPER, api_key)
         with pytest.raises(ProblemError) as unknown:
             await accounts.set_status(uow, "nobody", AccountStatus.ACTIVE)
     assert who.status is AccountStatus.SUSPENDED  # refused by scope checks, not by the key

@@ -11,6 +11,7 @@ from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
     AnonymousLimit,
+    AnonymousUnitOfWorkDep,
     GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
@@ -36,7 +37,7 @@ async def sign_up(
     body: SignUp,
     request: Request,
     gw: GatewayDep,
-    uow: UnitOfWorkDep,
+    uow: AnonymousUnitOfWorkDep,
     idempotency_key: IdemKey = None,
 ) -> JSONResponse:
     idem = check_key(idempotency_key)

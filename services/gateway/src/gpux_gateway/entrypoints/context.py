@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -13,21 +11,22 @@ from gpux_gateway.market.repository import MarketDataRepository
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
-from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_gateway.readmodels.principals import PrincipalCache
+from gpux_gateway.service.unit_of_work import UnitOfWorkFactory
 from gpux_gateway.wallets.repository import BalancesRepository
 from gpux_platform.clock import Clock
-
-UnitOfWorkFactory = Callable[[], AbstractAsyncContextManager[GatewayUnitOfWork]]
-"""Opens a unit of work: ``async with factory() as uow``."""
 
 
 @dataclass(frozen=True)
 class Views:
-    """The views the gateway keeps in memory from compacted topics."""
+    """The views the gateway keeps in memory from compacted topics (and the key cache they keep
+    fresh)."""
 
     catalog: CatalogView
     sessions: MarketView
     books: BookView
+    principals: PrincipalCache
+    """Who recently used keys stand for (read from PostgreSQL, dropped on change)."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,13 @@
-"""The FastAPI dependencies of the endpoints: the gateway, the unit of work, who is calling.
+"""The FastAPI dependencies of the endpoints: the gateway, who is calling, the unit of work.
+
+Who is calling is answered first, and from memory once a key was seen (``keys.service``):
+a refused request opens no unit of work, and an authenticated one holds one connection, that
+of its own unit (a key read from PostgreSQL is read in a unit of its own, closed before the
+request's opens, so a request never waits for a second connection while it holds one).
 
 The unit of work is the request's boundary: it opens before the endpoint runs, commits when
 the endpoint returns (before the response is sent, ``scope="function"``) and rolls back when
-it raises. Authentication runs in the same unit (FastAPI resolves a dependency once per
-request), so a request holds one connection and one transaction.
+it raises.
 """
 
 from __future__ import annotations
@@ -36,21 +40,10 @@ def gateway(request: Request) -> Gateway:
 GatewayDep = Annotated[Gateway, Depends(gateway)]
 
 
-async def unit_of_work(gw: GatewayDep) -> AsyncIterator[GatewayUnitOfWork]:
-    """The request's unit of work: committed once the endpoint returned, else rolled back."""
-    async with gw.unit_of_work() as uow:
-        yield uow
-        await uow.commit()
-
-
-UnitOfWorkDep = Annotated[GatewayUnitOfWork, Depends(unit_of_work, scope="function")]
-
-
 async def current_principal(
     response: Response,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     gw: GatewayDep,
-    uow: UnitOfWorkDep,
 ) -> Principal:
     """Authenticate, then count the request against the key's limit."""
     if credentials is None:
@@ -60,7 +53,7 @@ async def current_principal(
     if admin is not None and hmac.compare_digest(token.encode(), admin.get_secret_value().encode()):
         principal = _ADMIN
     else:
-        principal = await keys.authenticate(uow, gw.pepper, token)
+        principal = await keys.authenticate(gw.views.principals, gw.unit_of_work, gw.pepper, token)
     verdict = await gw.limiter.hit(principal.key_id or "admin")
     if not verdict.allowed:
         raise ProblemError(
@@ -71,6 +64,33 @@ async def current_principal(
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
+
+
+async def _unit(gw: Gateway) -> AsyncIterator[GatewayUnitOfWork]:
+    async with gw.unit_of_work() as uow:
+        yield uow
+        await uow.commit()
+
+
+async def unit_of_work(gw: GatewayDep, _: PrincipalDep) -> AsyncIterator[GatewayUnitOfWork]:
+    """The request's unit of work, once the caller is known: committed once the endpoint
+    returned, else rolled back."""
+    async for uow in _unit(gw):
+        yield uow
+
+
+UnitOfWorkDep = Annotated[GatewayUnitOfWork, Depends(unit_of_work, scope="function")]
+
+
+async def anonymous_unit_of_work(gw: GatewayDep) -> AsyncIterator[GatewayUnitOfWork]:
+    """The unit of work of a request without a key (sign-up)."""
+    async for uow in _unit(gw):
+        yield uow
+
+
+AnonymousUnitOfWorkDep = Annotated[
+    GatewayUnitOfWork, Depends(anonymous_unit_of_work, scope="function")
+]
 
 
 async def anonymous_limit(request: Request, response: Response, gw: GatewayDep) -> None:

@@ -3,8 +3,9 @@
 - One batched subscriber per topic of ``service.HANDLERS_BY_TOPIC`` (each in its group): a
   batch is one unit of work (one transaction, the inbox claimed in one statement, the views
   written in pipelined runs), and its offsets are committed once, after the commit.
-- The in-memory views of compacted topics (catalog, market sessions, order books) read
-  their topics whole, without a group (``gpux_platform.compacted``).
+- The in-memory views of compacted topics (catalog, market sessions, order books, and the
+  key cache that ``gateway.accounts`` and ``gateway.keys`` keep fresh) read their topics
+  whole, without a group (``gpux_platform.compacted``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from faststream.kafka import KafkaRouter
 from opentelemetry.trace import TracerProvider
 
 from gpux_contracts.topics import (
+    ACCOUNTS,
     BILLING_LEASES,
     BILLING_LEDGER,
     CATALOG_GPUS,
     CATALOG_MODELS,
+    KEYS,
     MARKET_BOOK,
     MARKET_SESSIONS,
     MARKET_TRADES,
@@ -26,12 +29,13 @@ from gpux_contracts.topics import (
     ORDERS_STATUS,
     Topic,
 )
-from gpux_gateway.entrypoints.context import UnitOfWorkFactory, Views
+from gpux_gateway.entrypoints.context import Views
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
+from gpux_gateway.readmodels.principals import PrincipalCache
 from gpux_gateway.service import HANDLERS_BY_TOPIC
-from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork, UnitOfWorkFactory
 from gpux_platform.batches import BatchHandler, subscribe_batches
 from gpux_platform.compacted import view_router
 from gpux_platform.settings import GpuxSettings
@@ -63,12 +67,15 @@ def views_router(
     return router
 
 
-def memory_views(settings: GpuxSettings) -> Views:
+def memory_views(settings: GpuxSettings, principal_cache_size: int) -> Views:
     """Empty in-memory views of this namespace's compacted topics."""
     return Views(
         catalog=CatalogView(settings.topic(CATALOG_GPUS), settings.topic(CATALOG_MODELS)),
         sessions=MarketView(settings.topic(MARKET_SESSIONS)),
         books=BookView(settings.topic(MARKET_BOOK)),
+        principals=PrincipalCache(
+            settings.topic(ACCOUNTS), settings.topic(KEYS), principal_cache_size
+        ),
     )
 
 
@@ -89,5 +96,10 @@ def memory_view_routers(views: Views) -> list[KafkaRouter]:
             views.books,
             title="gateway-orderbook-view",
             description="Rebuilds the gateway's in-memory order book levels (no consumer group).",
+        ),
+        view_router(
+            views.principals,
+            title="gateway-principals-view",
+            description="Drops the cached keys of changed accounts and keys (no consumer group).",
         ),
     ]

@@ -38,6 +38,7 @@ class KeysRepository(Protocol):
         """An account's keys, in id order."""
         ...
 
-    async def revoke(self, account_id: str, key_id: str, now: datetime) -> bool:
-        """Revoke one of the account's keys (once); False when the account has no such key."""
+    async def revoke(self, account_id: str, key_id: str, now: datetime) -> KeyRow | None:
+        """Revoke one of the account's keys (once: a second revocation keeps the first);
+        the key as it now stands, or None when the account has no such key."""
         ...

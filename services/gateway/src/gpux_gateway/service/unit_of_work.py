@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Protocol
 
@@ -54,3 +56,7 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     def idempotency(self) -> IdempotencyRepository:
         """Responses of creating requests, for replays."""
         ...
+
+
+UnitOfWorkFactory = Callable[[], AbstractAsyncContextManager[GatewayUnitOfWork]]
+"""Opens a unit of work: ``async with factory() as uow``."""

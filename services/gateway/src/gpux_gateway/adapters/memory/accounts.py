@@ -64,14 +64,15 @@ class MemoryKeys:
             key=lambda k: k.id,
         )
 
-    async def revoke(self, account_id: str, key_id: str, now: datetime) -> bool:
-        """Revoke one of the account's keys (once); False when the account has no such key."""
+    async def revoke(self, account_id: str, key_id: str, now: datetime) -> KeyRow | None:
+        """Revoke one of the account's keys (once); the key as it now stands, or None."""
         key = self._state.keys.get(key_id)
         if key is None or key.account_id != account_id:
-            return False
+            return None
         if key.revoked_at is None:
-            self._state.keys[key_id] = dataclasses.replace(key, revoked_at=now)
-        return True
+            key = dataclasses.replace(key, revoked_at=now)
+            self._state.keys[key_id] = key
+        return key
 
 
 class MemoryIdempotency:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
 from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock, ManualClock
 from gpux_platform.unit_of_work import MemoryUnitOfWork
 
@@ -30,9 +32,16 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     ledger: MemoryLedger
     idempotency: MemoryIdempotency
 
-    def __init__(self, clock: Clock | None = None, state: GatewayState | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        state: GatewayState | None = None,
+        committed: Callable[[Sequence[Outgoing]], None] | None = None,
+    ) -> None:
         super().__init__(state or GatewayState())
         self.clock = clock or ManualClock(EPOCH)
+        self.committed = committed
+        """Told the events of each unit that committed, as the PostgreSQL unit tells them."""
         self.now = self.clock.now()
         self._begun()
 
@@ -46,3 +55,10 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.leases = MemoryLeases(state)
         self.ledger = MemoryLedger(state)
         self.idempotency = MemoryIdempotency(state)
+
+    async def commit(self) -> None:
+        """Keep the state, publish the queued events, and tell ``committed`` of them."""
+        messages = list(self.outbox.messages)
+        await super().commit()
+        if self.committed is not None and messages:
+            self.committed(messages)

@@ -115,13 +115,13 @@ class PostgresKeys:
         )
         return [_key(r) for r in rows]
 
-    async def revoke(self, account_id: str, key_id: str, now: datetime) -> bool:
-        """Revoke one of the account's keys (once); False when the account has no such key."""
+    async def revoke(self, account_id: str, key_id: str, now: datetime) -> KeyRow | None:
+        """Revoke one of the account's keys (once); the key as it now stands, or None."""
         row = await self._conn.fetchrow(
             "UPDATE gateway.api_keys SET revoked_at = coalesce(revoked_at, $3)"
-            " WHERE id = $1 AND account_id = $2 RETURNING id",
+            " WHERE id = $1 AND account_id = $2 RETURNING *",
             key_id,
             account_id,
             now,
         )
-        return row is not None
+        return None if row is None else _key(row)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import asyncpg
@@ -12,17 +13,22 @@ from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
 from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
+from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock
 from gpux_platform.unit_of_work import PostgresUnitOfWork
 
 SCHEMA = "gateway"
+
+Committed = Callable[[Sequence[Outgoing]], None]
+"""Told the events of each unit that committed (the key cache drops what they change)."""
 
 
 class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     """A request's or a batch's transaction in the ``gateway`` schema.
 
     The views written from consumed events are deferred (``Deferred``) and written at the
-    commit, before the outbox rows and in the order they were given.
+    commit, before the outbox rows and in the order they were given. Once it committed,
+    ``committed`` is told the unit's events.
     """
 
     accounts: PostgresAccounts
@@ -33,9 +39,12 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     ledger: PostgresLedger
     idempotency: PostgresIdempotency
 
-    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, clock: Clock, committed: Committed | None = None
+    ) -> None:
         super().__init__(pool, SCHEMA)
         self._clock = clock
+        self._committed = committed
         self.now: datetime = clock.now()
         self._deferred = Deferred()
 
@@ -55,3 +64,8 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         """Write the deferred statements, then the outbox rows, and commit."""
         await self._deferred.run(self.conn)
         await super().commit()
+
+    async def after_commit(self) -> None:
+        """Tell ``committed`` the events this unit wrote to the outbox."""
+        if self._committed is not None and self.outbox.messages:
+            self._committed(self.outbox.messages)
