@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import pstats
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
@@ -50,6 +51,7 @@ from gpux_billing.domain.leases import Policy
 from gpux_billing.domain.rules import Rules
 from gpux_billing.service import settlement
 from gpux_contracts.ids import new_id
+from gpux_devinfra.testing.scratch import scratch_database
 from gpux_platform import migrations
 from gpux_platform.clock import ManualClock
 
@@ -123,28 +125,6 @@ class Result:
     @property
     def per_second(self) -> float:
         return self.leases / self.seconds
-
-
-def _with_database(url: str, database: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
-
-
-async def _fresh_database(url: str, tag: str) -> str:
-    name = f"gpux_bench_{tag}_{new_id()[-8:].lower()}"
-    admin = await asyncpg.connect(_with_database(url, "postgres"))
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    return name
-
-
-async def _drop_database(url: str, name: str) -> None:
-    admin = await asyncpg.connect(_with_database(url, "postgres"))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
 
 
 async def _seed(pool: asyncpg.Pool, n: int) -> None:
@@ -259,29 +239,36 @@ async def _check(pool: asyncpg.Pool, n: int, audit: bool) -> str:
 async def _measure(
     url: str, n: int, rules: Rules, *, batch: int, naive: bool, profile: bool
 ) -> tuple[Result, str]:
-    name = await _fresh_database(url, "naive" if naive else "batched")
+    name = f"gpux_bench_{'naive' if naive else 'batched'}_{new_id()[-8:].lower()}"
+    async with (
+        scratch_database(url, name) as database_url,
+        _pool(database_url) as pool,
+    ):
+        seeding = time.perf_counter()
+        await _seed(pool, n)
+        seeded_s = time.perf_counter() - seeding
+        print(f"  seeded {n:,} leases in {seeded_s:.1f} s", file=sys.stderr)
+        profiler = cProfile.Profile() if profile else None
+        if profiler is not None:
+            profiler.enable()
+        result = await _settle(pool, rules, batch, naive)
+        if profiler is not None:
+            profiler.disable()
+            stats = pstats.Stats(profiler, stream=sys.stderr)
+            stats.sort_stats(os.environ.get("BENCH_SORT", "cumtime")).print_stats(45)
+        return result, await _check(pool, n, audit=n <= 10_000)
+
+
+@contextlib.asynccontextmanager
+async def _pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """A small pool on the scratch database, billing's migrations applied."""
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    assert pool is not None
     try:
-        pool = await asyncpg.create_pool(_with_database(url, name), min_size=1, max_size=2)
-        assert pool is not None
-        try:
-            await migrations.apply(pool, "billing", MIGRATIONS)
-            seeding = time.perf_counter()
-            await _seed(pool, n)
-            seeded_s = time.perf_counter() - seeding
-            print(f"  seeded {n:,} leases in {seeded_s:.1f} s", file=sys.stderr)
-            profiler = cProfile.Profile() if profile else None
-            if profiler is not None:
-                profiler.enable()
-            result = await _settle(pool, rules, batch, naive)
-            if profiler is not None:
-                profiler.disable()
-                stats = pstats.Stats(profiler, stream=sys.stderr)
-                stats.sort_stats(os.environ.get("BENCH_SORT", "cumtime")).print_stats(45)
-            return result, await _check(pool, n, audit=n <= 10_000)
-        finally:
-            await pool.close()
+        await migrations.apply(pool, "billing", MIGRATIONS)
+        yield pool
     finally:
-        await _drop_database(url, name)
+        await pool.close()
 
 
 def _row(label: str, n: int, r: Result, extrapolated: bool = False) -> str:

@@ -13,18 +13,15 @@ import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import SecretStr
-from redis.asyncio import Redis
 
 from gpux_contracts.ids import new_id
 from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.testing.endpoints import session_endpoints
+from gpux_devinfra.testing.scratch import drop_namespace, scratch_database
 from gpux_platform.settings import Environment, GpuxSettings
 
 
@@ -35,11 +32,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for tier in ("unit", "integration", "e2e"):
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
-
-
-def _with_database(url: str, database: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{database}"))
 
 
 @pytest.fixture(scope="session")
@@ -106,44 +98,16 @@ def _module_tag() -> str:
 async def isolated_settings(infra_endpoints: Endpoints, tag: str) -> AsyncIterator[GpuxSettings]:
     """Settings pointing at a fresh database ``gpux_<tag>`` and the namespace ``<tag>.``;
     the database, the namespace's topics and its Redis keys are removed afterwards."""
-    database = f"gpux_{tag}"
-    admin = await asyncpg.connect(_with_database(infra_endpoints.database_url, "postgres"))
-    try:
-        await admin.execute(f'CREATE DATABASE "{database}"')
-    finally:
-        await admin.close()
-    settings = GpuxSettings(
-        env=Environment.TEST,
-        kafka_bootstrap=infra_endpoints.kafka_bootstrap,
-        database_url=SecretStr(_with_database(infra_endpoints.database_url, database)),
-        redis_url=infra_endpoints.redis_url,
-        namespace=f"{tag}.",
-        connect_timeout_s=10,
-    )
-    try:
-        yield settings
-    finally:  # a failing body must not leave its database, topics and keys behind
-        await _cleanup(infra_endpoints, settings, database)
-
-
-async def _cleanup(endpoints: Endpoints, settings: GpuxSettings, database: str) -> None:
-    admin = await asyncpg.connect(_with_database(endpoints.database_url, "postgres"))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-    finally:
-        await admin.close()
-    kafka = AIOKafkaAdminClient(bootstrap_servers=endpoints.kafka_bootstrap)
-    await kafka.start()
-    try:
-        ours = [t for t in await kafka.list_topics() if t.startswith(settings.namespace)]
-        if ours:
-            await kafka.delete_topics(ours)
-    finally:
-        await kafka.close()
-    redis = Redis.from_url(endpoints.redis_url)
-    try:
-        keys = [k async for k in redis.scan_iter(match=f"{settings.namespace}*", count=1000)]
-        if keys:
-            await redis.delete(*keys)
-    finally:
-        await redis.aclose()
+    async with scratch_database(infra_endpoints.database_url, f"gpux_{tag}") as database_url:
+        settings = GpuxSettings(
+            env=Environment.TEST,
+            kafka_bootstrap=infra_endpoints.kafka_bootstrap,
+            database_url=SecretStr(database_url),
+            redis_url=infra_endpoints.redis_url,
+            namespace=f"{tag}.",
+            connect_timeout_s=10,
+        )
+        try:
+            yield settings
+        finally:  # a failing body must not leave its topics and keys behind
+            await drop_namespace(infra_endpoints, settings.namespace)
