@@ -40,18 +40,11 @@ from typing import Any
 import asyncpg
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
-from gpux_contracts.billing import CreditRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.money import Currency, from_micros
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-    TradeExecuted,
-)
+from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import (
     BILLING_COMMANDS,
     BILLING_LEASES,
@@ -61,7 +54,9 @@ from gpux_contracts.topics import (
     Topic,
 )
 from gpux_devinfra.testing.kafka import publish, published
+from gpux_devinfra.testing.payloads import credit_requested, order_placed, trade_executed
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
+from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.settings import GpuxSettings
 
 SEED = 20261130
@@ -93,16 +88,6 @@ async def _count(conn: asyncpg.Connection, sql: str) -> int:
         return int(await conn.fetchval(sql))
     except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError):
         return -1
-
-
-async def _serving(port: int) -> bool:
-    try:
-        _, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError:
-        return False
-    writer.close()
-    await writer.wait_closed()
-    return True
 
 
 async def _ledger(conn: asyncpg.Connection, origin: datetime) -> dict[str, tuple[Any, ...]]:
@@ -153,15 +138,18 @@ class Exchange:
         return wrap(payload, producer=producer, occurred_at=when)
 
     async def until(self, what: str, done: Callable[[asyncpg.Connection], Awaitable[bool]]) -> None:
+        """Wait until ``done`` holds in both runs; fails with the log of a run that died or
+        is not done by the test's deadline."""
         print(f"{time.monotonic() - self.begun:.1f} s: waiting for {what}")
-        while True:
+
+        async def states() -> list[bool]:
             states = [await done(c) for c in self.conns]
-            if all(states):
-                return
             for (name, _, service), ok in zip(self.runs, states, strict=True):
                 assert service.alive, f"{name} died:\n{service.tail()}"
                 assert ok or self.left() > 0, f"{name}: not done in time: {what}\n{service.tail()}"
-            await asyncio.sleep(0.1)
+            return states
+
+        await eventually(states, all, what=what, timeout_s=self.left() + 5, interval_s=0.1)
 
     async def publish_all(self, topic: Topic, items: Sequence[tuple[str, Envelope[Any]]]) -> None:
         await asyncio.gather(*(publish(s, topic, items) for _, s, _ in self.runs))
@@ -187,11 +175,7 @@ async def _start(ex: Exchange) -> None:
     for _, _, service in ex.runs:
         service.start()
     for _, _, service in ex.runs:
-        port = int(service.env["GPUX_HTTP_PORT"])
-        while not await _serving(port):
-            assert service.alive, service.tail()
-            assert ex.left() > 60, f"billing did not start:\n{service.tail()}"
-            await asyncio.sleep(0.1)
+        await service.ready(timeout_s=ex.left() - 60)
 
 
 def _wallets() -> list[Currency]:
@@ -210,13 +194,8 @@ async def _fund(ex: Exchange) -> list[OrderPlaced]:
     )
     wallets = _wallets()
     credits = [
-        CreditRequested(
-            credit_id=f"credit-{i:03d}",
-            account_id=BUYERS[i],
-            amount=Decimal(200),
-            currency=wallets[i],
-            reference="sigkill test",
-            requested_by="admin",
+        credit_requested(
+            BUYERS[i], 200, wallets[i], credit_id=f"credit-{i:03d}", reference="sigkill test"
         )
         for i in range(LEASES)
     ]
@@ -226,17 +205,14 @@ async def _fund(ex: Exchange) -> list[OrderPlaced]:
     )
     await ex.until("credits booked", lambda c: _eq(_count(c, TOPUPS_SQL), LEASES))
     orders = [
-        OrderPlaced(
+        order_placed(
             order_id=f"order-{i:03d}",
             buyer_id=BUYERS[i],
-            gpu=GPU,
             gpus=1 + i % 4,
-            type=OrderType.LIMIT,
-            max_price_per_gpu_hour=Decimal(2),
+            price=2,
             currency=wallets[i],
-            tier=OrderTier.ANY,
+            gpu=GPU,
             hours=1,
-            time_in_force=TimeInForce.GTC,
         )
         for i in range(LEASES)
     ]
@@ -250,17 +226,15 @@ async def _open_leases(ex: Exchange, orders: Sequence[OrderPlaced]) -> list[Trad
     epoch = ex.epoch
     start = epoch + timedelta(minutes=(ex.clock() - epoch).total_seconds() // 60 + 2)
     trades = [
-        TradeExecuted(
+        trade_executed(
             trade_id=f"lease-{i:03d}",
             order_id=order.order_id,
             offer_id=f"offer-{i % 5}",
             buyer_id=order.buyer_id,
             seller_id=f"seller-{i % 5}",
             gpu=GPU,
-            tier="on_demand",
             gpus=order.gpus,
-            price_per_gpu_hour=Decimal(30 + 7 * i) / 100,
-            currency=Currency.USD,
+            price=Decimal(30 + 7 * i) / 100,
             billing="second" if i % 2 == 0 else "hour",
             hours=1,
             executed_at=start + timedelta(seconds=STAGGER_S * i),
@@ -305,13 +279,12 @@ def _extra_credits(ex: Exchange, kill: int) -> list[tuple[str, Envelope[Any]]]:
     burst = []
     for j in range(EXTRA):
         buyer = j % LEASES
-        credit = CreditRequested(
+        credit = credit_requested(
+            BUYERS[buyer],
+            "0.01",
+            wallets[buyer],
             credit_id=f"extra-{kill}-{j:04d}",
-            account_id=BUYERS[buyer],
-            amount=Decimal("0.01"),
-            currency=wallets[buyer],
             reference="sigkill burst",
-            requested_by="admin",
         )
         burst.append((credit.account_id, ex.at(credit, now)))
     return burst
