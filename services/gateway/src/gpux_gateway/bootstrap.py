@@ -9,9 +9,11 @@ from gpux_gateway.adapters.redis.balances import Balances
 from gpux_gateway.adapters.redis.market_data import MarketData
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
+from gpux_gateway.domain.backpressure import Capacity
 from gpux_gateway.entrypoints import http, kafka
+from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
-from gpux_gateway.entrypoints.loops import purge_loop
+from gpux_gateway.entrypoints.loops import lag_loop, purge_loop
 from gpux_platform.compacted import load_end_offsets
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
@@ -36,6 +38,13 @@ def make_gateway(runtime: Runtime) -> Gateway:
         market_data=MarketData(runtime.redis, settings),
         balances=Balances(runtime.redis, settings),
         views=views,
+        writes=WriteGate(
+            Capacity(
+                settings.max_writes_in_flight,
+                settings.max_view_lag,
+                settings.overload_retry_after_s,
+            )
+        ),
     )
 
 
@@ -50,7 +59,11 @@ async def wire(runtime: Runtime) -> Wiring:
             kafka.views_router(runtime.settings, gw.unit_of_work, runtime.tracer_provider),
         ],
         http=list(http.ROUTERS),
-        tasks=[relay.run, lambda: purge_loop(gw)],
+        tasks=[
+            relay.run,
+            lambda: purge_loop(gw),
+            lambda: lag_loop(gw, kafka.view_topics(runtime.settings)),
+        ],
         on_started=[
             lambda: load_end_offsets(runtime.settings, views.catalog),
             lambda: load_end_offsets(runtime.settings, views.sessions),

@@ -26,6 +26,19 @@ class GatewaySettings(GpuxSettings):
         default=100_000, ge=1, description="API keys whose principal is kept in memory."
     )
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    max_writes_in_flight: int = Field(
+        default=256,
+        ge=1,
+        description="Writes of orders and offers under way at once; more are refused (503).",
+    )
+    max_view_lag: int = Field(
+        default=50_000,
+        ge=1,
+        description="Records the views may be behind their topics before writes are refused.",
+    )
+    overload_retry_after_s: int = Field(
+        default=1, ge=1, le=60, description="`Retry-After` of a write refused for overload."
+    )
     cors_origins: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
+from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.market.repository import MarketDataRepository
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
@@ -40,6 +41,8 @@ class Gateway:
     market_data: MarketDataRepository
     balances: BalancesRepository
     views: Views
+    writes: WriteGate
+    """The door for writes of orders and offers (refused beyond capacity)."""
 
     @property
     def pepper(self) -> bytes:

@@ -50,6 +50,11 @@ GROUPS: Mapping[Topic, str] = {
 """The consumer group of each topic whose events keep a PostgreSQL view."""
 
 
+def view_topics(settings: GpuxSettings) -> frozenset[str]:
+    """The physical names of the topics whose consumers keep the PostgreSQL views."""
+    return frozenset(settings.topic(topic) for topic in GROUPS)
+
+
 def views_router(
     settings: GpuxSettings, unit_of_work: UnitOfWorkFactory, tracer_provider: TracerProvider
 ) -> KafkaRouter:

@@ -1,10 +1,13 @@
-"""The gateway's housekeeping: idempotent responses past their retention are forgotten."""
+"""The gateway's timers: idempotent responses past their retention are forgotten; the views'
+lag is read for the door of writes."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 
+from gpux_gateway.entrypoints.backpressure import consumer_lag
 from gpux_gateway.entrypoints.context import Gateway
 
 log = logging.getLogger("gpux.gateway")
@@ -24,4 +27,12 @@ async def purge_loop(gw: Gateway, every_s: float = 3600) -> None:
         removed = await purge_once(gw)
         if removed:
             log.info("idempotency records purged", extra={"count": removed})
+        await asyncio.sleep(every_s)
+
+
+async def lag_loop(gw: Gateway, topics: Collection[str], every_s: float = 0.5) -> None:
+    """Read the view consumers' lag for the door of writes, until cancelled."""
+    loop = asyncio.get_running_loop()
+    while True:
+        gw.writes.take_lag(consumer_lag(topics), loop.time())
         await asyncio.sleep(every_s)

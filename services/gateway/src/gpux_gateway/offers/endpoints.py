@@ -9,7 +9,13 @@ from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
-from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.dependencies import (
+    OVERLOADED,
+    GatewayDep,
+    PrincipalDep,
+    UnitOfWorkDep,
+    WriteAdmission,
+)
 from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.offers import service
@@ -25,7 +31,14 @@ from gpux_gateway.service.access import account_id_for
 router = APIRouter(prefix="/v1/offers", tags=["offers"])
 
 
-@router.post("", status_code=202, response_model=OfferOut, summary="Offer GPUs (sellers)")
+@router.post(
+    "",
+    status_code=202,
+    response_model=OfferOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
+    summary="Offer GPUs (sellers)",
+)
 async def submit(
     *,
     body: OfferIn,
@@ -45,6 +58,8 @@ async def submit(
     "/bulk",
     status_code=202,
     response_model=OfferBatchOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
     summary="Offer many GPUs at once (sellers): all or none",
 )
 async def submit_many(
@@ -62,7 +77,14 @@ async def submit_many(
     return answer(await service.submit_many(uow, seller_id=seller_id, batch=body, once=once))
 
 
-@router.patch("/{offer_id}", status_code=202, response_model=OfferOut, summary="Re-price or resize")
+@router.patch(
+    "/{offer_id}",
+    status_code=202,
+    response_model=OfferOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
+    summary="Re-price or resize",
+)
 async def change(
     offer_id: ResourceId, body: OfferChange, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> OfferOut:
@@ -70,7 +92,14 @@ async def change(
     return await service.change(uow, seller_id=seller_id, offer_id=offer_id, body=body)
 
 
-@router.delete("/{offer_id}", status_code=202, response_model=OfferOut, summary="Withdraw")
+@router.delete(
+    "/{offer_id}",
+    status_code=202,
+    response_model=OfferOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
+    summary="Withdraw",
+)
 async def withdraw(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
     return await service.withdraw(uow, seller_id=seller_id, offer_id=offer_id)

@@ -9,7 +9,13 @@ from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
-from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.dependencies import (
+    OVERLOADED,
+    GatewayDep,
+    PrincipalDep,
+    UnitOfWorkDep,
+    WriteAdmission,
+)
 from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.orders import service
@@ -19,7 +25,14 @@ from gpux_gateway.service.access import account_id_for
 router = APIRouter(prefix="/v1/orders", tags=["orders"])
 
 
-@router.post("", status_code=202, response_model=OrderOut, summary="Order GPUs (buyers)")
+@router.post(
+    "",
+    status_code=202,
+    response_model=OrderOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
+    summary="Order GPUs (buyers)",
+)
 async def place(
     *,
     body: OrderIn,
@@ -36,7 +49,12 @@ async def place(
 
 
 @router.delete(
-    "/{order_id}", status_code=202, response_model=OrderOut, summary="Cancel the open rest"
+    "/{order_id}",
+    status_code=202,
+    response_model=OrderOut,
+    dependencies=[WriteAdmission],
+    responses=OVERLOADED,
+    summary="Cancel the open rest",
 )
 async def cancel(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderOut:
     buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
