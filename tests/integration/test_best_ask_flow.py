@@ -18,7 +18,7 @@ import pytest
 from redis.asyncio import Redis
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_contracts.offers import OfferStatus, OfferStatusChanged
+from gpux_contracts.offers import OfferStatus
 from gpux_contracts.topics import OFFERS_STATUS
 from gpux_devinfra.testing.http import (
     THREE_CURRENCIES,
@@ -27,11 +27,13 @@ from gpux_devinfra.testing.http import (
     best_offer_id,
     book_in,
     get_until,
+    offer_becomes,
     offer_body,
-    push_offer,
     ranked,
+    sell,
 )
 from gpux_devinfra.testing.kafka import publish_payloads
+from gpux_devinfra.testing.payloads import offer_status
 from gpux_devinfra.testing.services import Running, running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_platform.redis_keys import BEST_ASKS
@@ -50,32 +52,17 @@ async def book_reports(
     settings: GpuxSettings, offer: dict[str, Any], status: str, left: int
 ) -> None:
     """Publish what the book would say of an offer."""
-    payload = OfferStatusChanged(
-        offer_id=offer["id"],
-        seller_id=offer["seller_id"],
-        gpu=offer["gpu"],
-        status=OfferStatus(status),
-        remaining_gpus=left,
+    payload = offer_status(
+        offer["id"], OfferStatus(status), left, seller_id=offer["seller_id"], gpu=offer["gpu"]
     )
     await publish_payloads(settings, OFFERS_STATUS, "matching", [(offer["gpu"], payload)])
 
 
 async def accepted_offers(client: httpx.AsyncClient) -> list[dict[str, Any]]:
     """One seller per offer of ``THREE_CURRENCIES``; each offer once pricing accepted it."""
-    offers = []
-    for price, currency, gpus in THREE_CURRENCIES:
-        signed = await client.post("/v1/accounts", json={"name": "farm", "roles": ["seller"]})
-        key = signed.json()["api_key"]
-        seller = signed.json()["account"]["id"]
-        created = await push_offer(client, key, offer_body(price, currency, gpus))
-        offers.append({**created, "seller_id": seller, "key": key})
+    offers = [await sell(client, offer_body(*offer)) for offer in THREE_CURRENCIES]
     for offer in offers:
-        seen = await get_until(
-            client,
-            f"/v1/offers/{offer['id']}",
-            lambda b: b["status"] == "accepted",
-            key=offer["key"],
-        )
+        seen = await offer_becomes(client, offer, "accepted")
         assert seen["status"] == "accepted"
     return offers
 

@@ -8,23 +8,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any
 
-import httpx
 import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.testing.http import (
     THREE_CURRENCIES,
     THREE_CURRENCIES_IN_EUR,
-    account,
     auth,
     best_offer_id,
     book_in,
     get_until,
+    offer_becomes,
     offer_body,
-    push_offer,
     ranked,
+    sell,
 )
 from gpux_devinfra.testing.services import Running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -43,31 +41,13 @@ async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
         yield services["gateway"]
 
 
-async def sell(
-    client: httpx.AsyncClient, price: str, currency: str, gpus: int, **extra: Any
-) -> dict[str, Any]:
-    """A new seller offers GPUs; returns the offer with the seller's key."""
-    key = await account(client, "seller")
-    created = await push_offer(client, key, offer_body(price, currency, gpus, **extra))
-    return {**created, "key": key}
-
-
-async def offer_becomes(
-    client: httpx.AsyncClient, offer: dict[str, Any], status: str
-) -> dict[str, Any]:
-    """The offer as its seller sees it, once it has ``status``."""
-    path = f"/v1/offers/{offer['id']}"
-    seen = await get_until(client, path, lambda b: b["status"] == status, key=offer["key"])
-    assert seen["status"] == status
-    return dict(seen)
-
-
 async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
     gateway: Running,
 ) -> None:
     async with gateway.client() as client:
         offers = [
-            await sell(client, price, currency, gpus) for price, currency, gpus in THREE_CURRENCIES
+            await sell(client, offer_body(price, currency, gpus))
+            for price, currency, gpus in THREE_CURRENCIES
         ]
         for offer in offers:
             await offer_becomes(client, offer, "live")
@@ -87,7 +67,7 @@ async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
 
         # A cheaper offer for ~3 s: it expires by itself and leaves the best ask.
         until = (SystemClock().now() + timedelta(seconds=3)).isoformat()
-        short = await sell(client, "0.20", "EUR", 1, available_until=until)
+        short = await sell(client, offer_body("0.20", "EUR", 1, available_until=until))
         await offer_becomes(client, short, "expired")
         body = await get_until(client, EUR, lambda b: best_offer_id(b) == offers[2]["id"])
         book = book_in(body)

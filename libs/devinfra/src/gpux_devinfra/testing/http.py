@@ -101,6 +101,27 @@ async def push_offer(client: httpx.AsyncClient, key: str, body: dict[str, Any]) 
     return offer
 
 
+async def sell(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    """A new seller signs up and offers ``body``; the offer as the gateway took it (202), with
+    the seller's API key (``key``) and account id (``seller_id``)."""
+    created = await client.post("/v1/accounts", json={"name": "seller", "roles": ["seller"]})
+    assert created.status_code == 201, created.text
+    signed = created.json()
+    offer = await push_offer(client, signed["api_key"], body)
+    return {**offer, "key": signed["api_key"], "seller_id": signed["account"]["id"]}
+
+
+async def offer_becomes(
+    client: httpx.AsyncClient, offer: dict[str, Any], status: str
+) -> dict[str, Any]:
+    """``offer`` (as ``sell`` returns it) as its seller sees it, once it has ``status``."""
+    path = f"/v1/offers/{offer['id']}"
+    seen: dict[str, Any] = await get_until(
+        client, path, lambda b: b["status"] == status, key=offer["key"]
+    )
+    return seen
+
+
 def book_in(prices: dict[str, Any], tier: str = "on_demand", region: str = "*") -> dict[str, Any]:
     """The book of ``tier`` in ``region`` of a ``GET /v1/prices/{gpu}`` answer (it must be
     there)."""
