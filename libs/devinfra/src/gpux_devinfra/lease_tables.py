@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
-from gpux_devinfra.market_tables import DASH, money, plain_table
+from gpux_devinfra.market_tables import DASH, listing, money
 
 
 def _when(stamp: Any) -> str:
@@ -31,89 +31,57 @@ def lease_status(lease: dict[str, Any]) -> str:
     return status
 
 
+LEASE_COLUMNS = ("id", "GPU", "GPUs", "price/GPU-h", "billing", "status", "started", "charged")
+"""The columns of ``leases_table``, before its last: what the lease has cost so far."""
+
+
+def _lease_row(lease: dict[str, Any]) -> list[str]:
+    currency = lease["currency"]
+    row = [lease["lease_id"], lease["gpu"], str(lease["gpus"])]
+    row += [money(lease["price_per_gpu_hour"], currency), lease["billing"], lease_status(lease)]
+    row += [_when(lease.get("started_at")), money(lease.get("total_charged"), currency)]
+    return [*row, money(lease.get("cost_so_far"), currency)]
+
+
 def leases_table(leases: list[dict[str, Any]]) -> Table:
     """The caller's leases: what runs, at what price, and what it has cost so far."""
-    table = plain_table(
+    table = listing(
         "Your leases",
-        "id",
-        "GPU",
-        "GPUs",
-        "price/GPU-h",
-        "billing",
-        "status",
-        "started",
-        "charged",
-        "cost so far",
+        (*LEASE_COLUMNS, "cost so far"),
+        map(_lease_row, leases),
         right=("GPUs", "price/GPU-h", "charged", "cost so far"),
+        empty="no leases",
     )
     # Only the id must stay whole on a narrow terminal; the other cells may wrap.
     for column in table.columns[1:]:
         column.no_wrap = False
-    for lease in leases:
-        currency = lease["currency"]
-        table.add_row(
-            lease["lease_id"],
-            lease["gpu"],
-            str(lease["gpus"]),
-            money(lease["price_per_gpu_hour"], currency),
-            lease["billing"],
-            lease_status(lease),
-            _when(lease.get("started_at")),
-            money(lease.get("total_charged"), currency),
-            money(lease.get("cost_so_far"), currency),
-        )
-    if not leases:
-        table.caption = "no leases"
     return table
+
+
+def _entry_row(entry: dict[str, Any]) -> list[str]:
+    row = [_when(entry.get("created_at")), entry["kind"], entry.get("account_kind") or DASH]
+    row += [money(entry["amount"], entry["currency"]), entry.get("reference") or DASH]
+    return [*row, entry.get("fx_rate") or DASH]
 
 
 def ledger_table(entries: list[dict[str, Any]]) -> Table:
     """The caller's ledger: each transfer that moved money in or out of its accounts."""
-    table = plain_table(
+    return listing(
         "Your ledger",
-        "when",
-        "kind",
-        "account",
-        "amount",
-        "reference",
-        "FX rate",
+        ("when", "kind", "account", "amount", "reference", "FX rate"),
+        map(_entry_row, entries),
         right=("amount", "FX rate"),
+        empty="no entries",
     )
-    for entry in entries:
-        table.add_row(
-            _when(entry.get("created_at")),
-            entry["kind"],
-            entry.get("account_kind") or DASH,
-            money(entry["amount"], entry["currency"]),
-            entry.get("reference") or DASH,
-            entry.get("fx_rate") or DASH,
-        )
-    if not entries:
-        table.caption = "no entries"
-    return table
 
 
 def earnings_table(items: list[dict[str, Any]]) -> Table:
     """A seller's earnings per currency: gross, the platform's fee, net; leases."""
-    table = plain_table(
+    keys = ("currency", "gross", "fee", "net", "leases", "running")
+    return listing(
         "Your earnings",
-        "currency",
-        "gross",
-        "fee",
-        "net",
-        "leases",
-        "running",
+        keys,
+        ([str(item[key]) for key in keys] for item in items),
         right=("gross", "fee", "net", "leases", "running"),
+        empty="no earnings yet",
     )
-    for item in items:
-        table.add_row(
-            item["currency"],
-            item["gross"],
-            item["fee"],
-            item["net"],
-            str(item["leases"]),
-            str(item["running"]),
-        )
-    if not items:
-        table.caption = "no earnings yet"
-    return table

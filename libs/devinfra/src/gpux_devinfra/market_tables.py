@@ -6,6 +6,7 @@ float, never rounded here).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich import box
@@ -18,72 +19,60 @@ def money(amount: Any, currency: Any) -> str:
     return DASH if amount is None else f"{amount} {currency}"
 
 
-def plain_table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
+def listing(
+    title: str,
+    columns: tuple[str, ...],
+    rows: Iterable[Sequence[str]],
+    *,
+    right: tuple[str, ...] = (),
+    empty: str,
+) -> Table:
+    """A table of ``rows`` under ``columns`` (``right`` ones right-aligned); with no rows, its
+    caption says ``empty``."""
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False)
     for column in columns:
         table.add_column(column, justify="right" if column in right else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    if not table.row_count:
+        table.caption = empty
     return table
+
+
+def _price_cells(item: dict[str, Any]) -> tuple[str, str]:
+    ask = item.get("best_ask")
+    return (money(ask["price"], ask["currency"]), str(ask["gpus"])) if ask else (DASH, DASH)
 
 
 def prices_table(items: list[dict[str, Any]], currency: str) -> Table:
     """Each book's best ask: GPU, tier, region, price per GPU-hour, GPUs at that price."""
-    table = plain_table(
+    return listing(
         f"Best asks per GPU-hour ({currency})",
-        "GPU",
-        "tier",
-        "region",
-        "best ask",
-        "GPUs at best",
+        ("GPU", "tier", "region", "best ask", "GPUs at best"),
+        ((i["gpu"], i["tier"], i.get("region") or DASH, *_price_cells(i)) for i in items),
         right=("best ask", "GPUs at best"),
+        empty="no offers yet",
     )
-    for item in items:
-        ask = item.get("best_ask")
-        if ask:
-            table.add_row(
-                item["gpu"],
-                item["tier"],
-                item.get("region") or DASH,
-                money(ask["price"], ask["currency"]),
-                str(ask["gpus"]),
-            )
-        else:
-            table.add_row(item["gpu"], item["tier"], item.get("region") or DASH, DASH, DASH)
-    if not items:
-        table.caption = "no offers yet"
-    return table
+
+
+def _offer_row(offer: dict[str, Any]) -> list[str]:
+    status = offer["status"]
+    if offer.get("reason"):
+        status = f"{status} ({offer['reason']})"
+    row = [offer["id"], offer["gpu"], str(offer["gpus"]), str(offer["remaining_gpus"])]
+    row += [money(offer["price_per_gpu_hour"], offer["currency"]), offer["tier"]]
+    return [*row, offer["billing"], status]
 
 
 def offers_table(offers: list[dict[str, Any]]) -> Table:
     """The seller's offers."""
-    table = plain_table(
+    return listing(
         "Your offers",
-        "id",
-        "GPU",
-        "GPUs",
-        "left",
-        "price/GPU-h",
-        "tier",
-        "billing",
-        "status",
+        ("id", "GPU", "GPUs", "left", "price/GPU-h", "tier", "billing", "status"),
+        map(_offer_row, offers),
         right=("GPUs", "left", "price/GPU-h"),
+        empty="no offers",
     )
-    for offer in offers:
-        status = offer["status"]
-        if offer.get("reason"):
-            status = f"{status} ({offer['reason']})"
-        table.add_row(
-            offer["id"],
-            offer["gpu"],
-            str(offer["gpus"]),
-            str(offer["remaining_gpus"]),
-            money(offer["price_per_gpu_hour"], offer["currency"]),
-            offer["tier"],
-            offer["billing"],
-            status,
-        )
-    if not offers:
-        table.caption = "no offers"
-    return table
 
 
 def order_reason(order: dict[str, Any]) -> str:
@@ -97,43 +86,30 @@ def order_reason(order: dict[str, Any]) -> str:
     return f"{status} ({reason.strip()})"
 
 
+def _order_row(order: dict[str, Any]) -> list[str]:
+    row = [order["id"], order["gpu"], order["type"], str(order["gpus"]), str(order["filled_gpus"])]
+    row += [money(order.get("max_price_per_gpu_hour"), order["currency"]), order["tier"]]
+    row.append(DASH if order.get("hours") is None else str(order["hours"]))
+    return [*row, order_reason(order)]
+
+
 def orders_table(orders: list[dict[str, Any]]) -> Table:
     """The buyer's orders."""
-    table = plain_table(
+    return listing(
         "Your orders",
-        "id",
-        "GPU",
-        "type",
-        "GPUs",
-        "filled",
-        "max price/GPU-h",
-        "tier",
-        "hours",
-        "status",
+        ("id", "GPU", "type", "GPUs", "filled", "max price/GPU-h", "tier", "hours", "status"),
+        map(_order_row, orders),
         right=("GPUs", "filled", "max price/GPU-h", "hours"),
+        empty="no orders",
     )
-    for order in orders:
-        table.add_row(
-            order["id"],
-            order["gpu"],
-            order["type"],
-            str(order["gpus"]),
-            str(order["filled_gpus"]),
-            money(order.get("max_price_per_gpu_hour"), order["currency"]),
-            order["tier"],
-            DASH if order.get("hours") is None else str(order["hours"]),
-            order_reason(order),
-        )
-    if not orders:
-        table.caption = "no orders"
-    return table
 
 
 def balances_table(balances: list[dict[str, Any]]) -> Table:
     """The wallet: available and held per currency."""
-    table = plain_table("Wallet", "currency", "available", "held", right=("available", "held"))
-    for balance in balances:
-        table.add_row(balance["currency"], balance["available"], balance["held"])
-    if not balances:
-        table.caption = "empty: top up with `gpux topup AMOUNT CURRENCY`"
-    return table
+    return listing(
+        "Wallet",
+        ("currency", "available", "held"),
+        ([b["currency"], b["available"], b["held"]] for b in balances),
+        right=("available", "held"),
+        empty="empty: top up with `gpux topup AMOUNT CURRENCY`",
+    )
