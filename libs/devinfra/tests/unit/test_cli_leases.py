@@ -8,7 +8,14 @@ import httpx
 import pytest
 from typer.testing import Result
 
-from gpux_devinfra.testing.cli import KEY, FakeGateway, answer, line_with, use_transport
+from gpux_devinfra.testing.cli import (
+    KEY,
+    FakeGateway,
+    answer,
+    line_with,
+    problem,
+    use_transport,
+)
 from gpux_devinfra.testing.cli import run as run_gpux
 
 pytestmark = pytest.mark.unit
@@ -129,8 +136,7 @@ def test_leases_filters_and_json(fake: FakeGateway) -> None:
 def test_leases_stop_posts_and_reports(fake: FakeGateway) -> None:
     result = run("leases", "stop", "01LEASE", "--key", KEY)
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/leases/01LEASE/stop")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("POST", "/v1/leases/01LEASE/stop", f"Bearer {KEY}")
     assert fake.last.headers["idempotency-key"] == "stop-01LEASE"
     assert len(fake.requests) == 1
     assert result.stdout.strip() == "lease 01LEASE: stop_requested at 2025-01-01T12:30:00Z"
@@ -151,12 +157,7 @@ def test_a_lease_id_that_cannot_make_a_key_is_sent_without_one(fake: FakeGateway
 
 
 def test_stopping_an_unknown_lease_is_one_line(fake: FakeGateway) -> None:
-    fake.problem = {
-        "type": "https://gpux.dev/problems/not-found",
-        "title": "Not found",
-        "status": 404,
-        "detail": "no such lease",
-    }
+    fake.problem = problem(404, "Not found", "no such lease", "not-found")
     result = run("leases", "stop", "01NOPE", "--key", KEY)
     assert result.exit_code == 1
     assert result.stderr.strip() == "gpux: 404 Not found: no such lease"

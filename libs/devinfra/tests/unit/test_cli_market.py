@@ -11,7 +11,15 @@ import json
 import httpx
 import pytest
 
-from gpux_devinfra.testing.cli import KEY, FakeGateway, answer, line_with, run, use_transport
+from gpux_devinfra.testing.cli import (
+    KEY,
+    FakeGateway,
+    answer,
+    line_with,
+    problem,
+    run,
+    use_transport,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -155,27 +163,12 @@ def test_prices_json_keeps_prices_as_decimal_strings(fake: FakeGateway) -> None:
 
 
 def test_offer_push_sends_the_offer_with_the_key(fake: FakeGateway) -> None:
+    args = ["offer", "push", "--gpu", "rtx-4090", "--gpus", "8", "--price", "0.40"]
     result = run(
-        "offer",
-        "push",
-        "--gpu",
-        "rtx-4090",
-        "--gpus",
-        "8",
-        "--price",
-        "0.40",
-        "--currency",
-        "usd",
-        "--tier",
-        "on_demand",
-        "--billing",
-        "hour",
-        "--key",
-        KEY,
+        *args, "--currency", "usd", "--tier", "on_demand", "--billing", "hour", "--key", KEY
     )
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/offers")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("POST", "/v1/offers", f"Bearer {KEY}")
     assert fake.body() == {
         "gpu": "rtx-4090",
         "gpus": 8,
@@ -214,31 +207,15 @@ def test_offer_list_follows_pages_and_the_key_comes_from_the_environment(
 def test_offer_withdraw_deletes_the_offer(fake: FakeGateway) -> None:
     result = run("offer", "withdraw", "01OFFER", "--key", KEY)
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("DELETE", "/v1/offers/01OFFER")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("DELETE", "/v1/offers/01OFFER", f"Bearer {KEY}")
     assert "01OFFER: withdrawal requested" in result.stdout
 
 
 def test_order_buy_limit_sends_the_order(fake: FakeGateway) -> None:
-    result = run(
-        "order",
-        "buy",
-        "--gpu",
-        "rtx-4090",
-        "--gpus",
-        "2",
-        "--limit",
-        "0.45",
-        "--currency",
-        "USD",
-        "--hours",
-        "3",
-        "--key",
-        KEY,
-    )
+    args = ["order", "buy", "--gpu", "rtx-4090", "--gpus", "2", "--limit", "0.45"]
+    result = run(*args, "--currency", "USD", "--hours", "3", "--key", KEY)
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/orders")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("POST", "/v1/orders", f"Bearer {KEY}")
     assert fake.body() == {
         "gpu": "rtx-4090",
         "gpus": 2,
@@ -286,8 +263,7 @@ def test_order_buy_needs_exactly_one_of_market_or_limit(
 def test_orders_table_shows_the_reason_and_shortfall(fake: FakeGateway) -> None:
     result = run("orders", "--key", KEY)
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("GET", "/v1/orders")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("GET", "/v1/orders", f"Bearer {KEY}")
     first = line_with(result.stdout, "01ORDER ")
     for cell in ("limit", "0.45 USD", "any", "3", "pending_funds"):
         assert cell in first
@@ -308,8 +284,7 @@ def test_balance_table_and_json(fake: FakeGateway) -> None:
 def test_topup_sends_amount_currency_and_provider(fake: FakeGateway) -> None:
     result = run("topup", "100.00", "eur", "--provider", "dev", "--key", KEY)
     assert result.exit_code == 0, result.output
-    assert (fake.last.method, fake.last.url.path) == ("POST", "/v1/topups")
-    assert fake.last.headers["authorization"] == f"Bearer {KEY}"
+    assert fake.sent() == ("POST", "/v1/topups", f"Bearer {KEY}")
     assert fake.body() == {"amount": "100.00", "currency": "EUR", "provider": "dev"}
     assert result.stdout.strip() == "top-up 01TOPUP: 100.00 EUR requested (dev)"
     run("topup", "5", "USD", "--key", KEY)
@@ -317,12 +292,8 @@ def test_topup_sends_amount_currency_and_provider(fake: FakeGateway) -> None:
 
 
 def test_a_problem_answer_is_one_line_on_stderr(fake: FakeGateway) -> None:
-    fake.problem = {
-        "type": "https://gpux.dev/problems/validation",
-        "title": "Request validation failed",
-        "status": 422,
-        "detail": "price_per_gpu_hour: at most 4 decimals",
-    }
+    detail = "price_per_gpu_hour: at most 4 decimals"
+    fake.problem = problem(422, "Request validation failed", detail, "validation")
     args = ["offer", "push", "--gpu", "rtx-4090", "--gpus", "1", "--price", "0.123456"]
     result = run(
         *args, "--currency", "USD", "--tier", "on_demand", "--billing", "second", "--key", KEY

@@ -44,6 +44,10 @@ class FakeGateway:
         """The latest request."""
         return self.requests[-1]
 
+    def sent(self) -> tuple[str, str, str | None]:
+        """The latest request's method, path and ``Authorization`` header."""
+        return self.last.method, self.last.url.path, self.last.headers.get("authorization")
+
     def body(self) -> Any:
         """The latest request's JSON body."""
         return json.loads(self.last.content)
@@ -57,6 +61,16 @@ class FakeGateway:
                 headers={"content-type": "application/problem+json"},
             )
         return self.routes.get((request.method, request.url.path), not_found)(request)
+
+
+def problem(status: int, title: str, detail: str, kind: str) -> dict[str, Any]:
+    """A problem document as the gateway answers it (its type ends in ``kind``)."""
+    return {
+        "type": f"https://gpux.dev/problems/{kind}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
 
 
 def answer(status: int, body: Any) -> Handler:
