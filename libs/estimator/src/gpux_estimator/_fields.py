@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpux_estimator.errors import CatalogDataError
@@ -18,6 +18,26 @@ def table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise CatalogDataError(f"{where}: missing table [{key}]")
     return value
+
+
+def versioned_rows(
+    data: Mapping[str, Any], key: str, file: str, *, items: str
+) -> tuple[int, Iterator[tuple[str, Mapping[str, Any]]]]:
+    """A data file's ``version`` and its ``[<key>.<id>]`` tables, (id, row) in file order; a
+    CatalogDataError naming ``file`` when it has no ``items``, or (as it comes) a row that is
+    not a table."""
+    version = integer(data, "version", file)
+    rows = table(data, key, file)
+    if not rows:
+        raise CatalogDataError(f"{file}: no {items}")
+
+    def checked() -> Iterator[tuple[str, Mapping[str, Any]]]:
+        for item_id, row in rows.items():
+            if not isinstance(row, Mapping):
+                raise CatalogDataError(f"{file}: [{key}.{item_id}] must be a table")
+            yield item_id, row
+
+    return version, checked()
 
 
 def slug(value: object, where: str) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from gpux_estimator import _fields as f
-from gpux_estimator.errors import CatalogDataError, UnknownItemError
+from gpux_estimator._catalog import Catalog
+from gpux_estimator.errors import CatalogDataError
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +32,10 @@ class GpuSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class GpuCatalog:
+class GpuCatalog(Catalog[GpuSpec]):
     """A versioned, ordered set of GPU specs with unique ids and names."""
 
+    kind: ClassVar[str] = "GPU"
     version: int
     gpus: tuple[GpuSpec, ...]
 
@@ -43,23 +45,8 @@ class GpuCatalog:
         if len(set(ids)) != len(ids) or len(set(names)) != len(names):
             raise CatalogDataError("GPU catalog: ids and names must be unique")
 
-    def __iter__(self) -> Iterator[GpuSpec]:
-        return iter(self.gpus)
-
-    def __len__(self) -> int:
-        return len(self.gpus)
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Every GPU id, in data-file order."""
-        return tuple(gpu.id for gpu in self.gpus)
-
-    def get(self, gpu_id: str) -> GpuSpec:
-        """The GPU with this id, or UnknownItemError."""
-        for gpu in self.gpus:
-            if gpu.id == gpu_id:
-                return gpu
-        raise UnknownItemError(f"unknown GPU id {gpu_id!r}")
+    def _items(self) -> tuple[GpuSpec, ...]:
+        return self.gpus
 
     def by_name(self, name: str) -> GpuSpec | None:
         """The GPU whose vendor name (as on the product page) is ``name``, if any."""
@@ -89,13 +76,5 @@ def gpu_spec_from_row(gpu_id: str, row: Mapping[str, Any]) -> GpuSpec:
 
 def gpu_catalog_from_mapping(data: Mapping[str, Any]) -> GpuCatalog:
     """Build the catalog from the parsed gpus.toml document (``version`` + ``[gpus.<id>]``)."""
-    version = f.integer(data, "version", "gpus.toml")
-    rows = f.table(data, "gpus", "gpus.toml")
-    if not rows:
-        raise CatalogDataError("gpus.toml: no GPUs")
-    specs = []
-    for gpu_id, row in rows.items():
-        if not isinstance(row, Mapping):
-            raise CatalogDataError(f"gpus.toml: [gpus.{gpu_id}] must be a table")
-        specs.append(gpu_spec_from_row(gpu_id, row))
-    return GpuCatalog(version=version, gpus=tuple(specs))
+    version, rows = f.versioned_rows(data, "gpus", "gpus.toml", items="GPUs")
+    return GpuCatalog(version=version, gpus=tuple(gpu_spec_from_row(i, row) for i, row in rows))

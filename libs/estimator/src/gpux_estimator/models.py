@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from gpux_estimator import _fields as f
-from gpux_estimator.errors import CatalogDataError, InvalidInputError, UnknownItemError
+from gpux_estimator._catalog import Catalog
+from gpux_estimator.errors import CatalogDataError, InvalidInputError
 
 # Custom models derived from a bare parameter count (docs/ESTIMATES.md, "Custom models").
 CUSTOM_MIN_PARAMS_B = 0.05
@@ -105,9 +106,10 @@ class ModelArch:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelCatalog:
+class ModelCatalog(Catalog[ModelArch]):
     """A versioned, ordered set of model architectures with unique ids."""
 
+    kind: ClassVar[str] = "model"
     version: int
     models: tuple[ModelArch, ...]
 
@@ -116,23 +118,8 @@ class ModelCatalog:
         if len(set(ids)) != len(ids):
             raise CatalogDataError("model catalog: ids must be unique")
 
-    def __iter__(self) -> Iterator[ModelArch]:
-        return iter(self.models)
-
-    def __len__(self) -> int:
-        return len(self.models)
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Every model id, in data-file order."""
-        return tuple(model.id for model in self.models)
-
-    def get(self, model_id: str) -> ModelArch:
-        """The model with this id, or UnknownItemError."""
-        for model in self.models:
-            if model.id == model_id:
-                return model
-        raise UnknownItemError(f"unknown model id {model_id!r}")
+    def _items(self) -> tuple[ModelArch, ...]:
+        return self.models
 
 
 def model_from_row(model_id: str, row: Mapping[str, Any]) -> ModelArch:
@@ -160,16 +147,8 @@ def model_from_row(model_id: str, row: Mapping[str, Any]) -> ModelArch:
 
 def model_catalog_from_mapping(data: Mapping[str, Any]) -> ModelCatalog:
     """Build the catalog from the parsed models.toml document (``version`` + ``[models.<id>]``)."""
-    version = f.integer(data, "version", "models.toml")
-    rows = f.table(data, "models", "models.toml")
-    if not rows:
-        raise CatalogDataError("models.toml: no models")
-    models = []
-    for model_id, row in rows.items():
-        if not isinstance(row, Mapping):
-            raise CatalogDataError(f"models.toml: [models.{model_id}] must be a table")
-        models.append(model_from_row(model_id, row))
-    return ModelCatalog(version=version, models=tuple(models))
+    version, rows = f.versioned_rows(data, "models", "models.toml", items="models")
+    return ModelCatalog(version=version, models=tuple(model_from_row(i, row) for i, row in rows))
 
 
 def _custom_shape(hidden: int, layers: int) -> ModelArch:
