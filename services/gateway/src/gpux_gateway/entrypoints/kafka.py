@@ -27,6 +27,7 @@ from gpux_contracts.topics import (
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_STATUS,
+    PRICING_OFFERS,
     Topic,
 )
 from gpux_gateway.entrypoints.context import Views
@@ -42,6 +43,7 @@ from gpux_platform.settings import GpuxSettings
 
 GROUPS: Mapping[Topic, str] = {
     OFFERS_STATUS: "gateway.offers-status",
+    PRICING_OFFERS: "gateway.offers-accepted",
     ORDERS_STATUS: "gateway.orders-status",
     MARKET_TRADES: "gateway.order-fills",
     BILLING_LEASES: "gateway.leases",

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
+from gpux_gateway.domain.offers import FIRST_REVISION
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,13 +30,16 @@ class OfferRow:
     reason: str | None
     created_at: datetime
     updated_at: datetime
+    revision: int = FIRST_REVISION
+    """The revision pricing accepted that the price and GPUs are of."""
 
 
 class OffersRepository(Protocol):
     """The offers table.
 
-    ``apply_status`` is written when the unit of work commits, in the order given (a batch of
-    reports in one round trip); nothing in the same unit reads what it wrote.
+    ``apply_status`` and ``apply_accepted`` are written when the unit of work commits, in the
+    order given (a batch of reports in one round trip); nothing in the same unit reads what
+    they wrote.
     """
 
     async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
@@ -51,5 +55,11 @@ class OffersRepository(Protocol):
         ...
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
-        """Set an offer's status, reason and remaining GPUs as pricing or the book report them."""
+        """Take a status report of pricing or the book as ``domain.offers.after_report`` says
+        (a closed offer stays closed, a live one stays live through a change)."""
+        ...
+
+    async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
+        """Show the price and GPUs of a change pricing accepted, unless a later revision is
+        shown or the offer closed (``domain.offers.change_applies``)."""
         ...

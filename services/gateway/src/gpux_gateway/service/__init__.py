@@ -18,7 +18,7 @@ from gpux_contracts.leases import (
     LeaseOpened,
     LedgerPosted,
 )
-from gpux_contracts.offers import OfferStatusChanged
+from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferWithdrawn
 from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
 from gpux_contracts.topics import (
     BILLING_LEASES,
@@ -26,6 +26,7 @@ from gpux_contracts.topics import (
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_STATUS,
+    PRICING_OFFERS,
     Topic,
 )
 from gpux_gateway.service import leases, ledger, offers, orders
@@ -34,6 +35,7 @@ from gpux_platform.batches import Handler
 
 HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWork]]] = {
     OFFERS_STATUS: {OfferStatusChanged: offers.on_status_changed},
+    PRICING_OFFERS: {OfferAccepted: offers.on_accepted, OfferWithdrawn: offers.on_withdrawn},
     ORDERS_STATUS: {OrderStatusChanged: orders.on_status_changed},
     MARKET_TRADES: {TradeExecuted: orders.on_trade_executed},
     BILLING_LEASES: {

@@ -6,9 +6,10 @@ import dataclasses
 from datetime import datetime
 
 from gpux_contracts.money import to_micros
-from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
 from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.domain.offers import Standing, after_report, change_applies
 from gpux_gateway.domain.orders import report_applies
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
@@ -63,14 +64,36 @@ class MemoryOffers:
         return rows[:limit]
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
-        """Set an offer's status, reason and remaining GPUs."""
+        """Take a status report as ``domain.offers.after_report`` says."""
         row = await self.get(change.seller_id, change.offer_id)
-        if row is not None:
+        if row is None:
+            return
+        held = Standing(row.status, row.remaining_gpus, row.reason)
+        report = Standing(change.status.value, change.remaining_gpus, change.reason)
+        shown = after_report(held, report)
+        if shown is not None:
             self._state.offers[row.id] = dataclasses.replace(
                 row,
-                status=change.status.value,
-                reason=change.reason,
-                remaining_gpus=change.remaining_gpus,
+                status=shown.status,
+                reason=shown.reason,
+                remaining_gpus=shown.remaining_gpus,
+                updated_at=now,
+            )
+
+    async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
+        """Show the price and GPUs of a later accepted revision of an open offer."""
+        offer = accepted.offer
+        row = await self.get(offer.seller_id, offer.offer_id)
+        if row is None:
+            return
+        if change_applies(
+            held_status=row.status, held_revision=row.revision, revision=accepted.revision
+        ):
+            self._state.offers[row.id] = dataclasses.replace(
+                row,
+                price_micros=to_micros(offer.price_per_gpu_hour),
+                gpus=offer.gpus,
+                revision=accepted.revision,
                 updated_at=now,
             )
 

@@ -7,13 +7,25 @@ from datetime import datetime
 import asyncpg
 
 from gpux_contracts.money import to_micros
-from gpux_contracts.offers import OfferStatusChanged, OfferSubmitted
+from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.domain.offers import CLOSED
 from gpux_gateway.offers.repository import OfferRow
 
+# domain.offers.after_report, set-based: a closed offer stays closed, nothing goes back to
+# pending, pricing's `accepted` leaves a live offer live with the book's GPUs (its reason shows).
 APPLY_STATUS = (
-    "UPDATE gateway.offers SET status = $3, reason = $4, remaining_gpus = $5, updated_at = $6"
-    " WHERE id = $1 AND seller_id = $2"
+    "UPDATE gateway.offers SET"
+    " status = CASE WHEN status = 'live' AND $3 = 'accepted' THEN status ELSE $3 END,"
+    " remaining_gpus = CASE WHEN status = 'live' AND $3 = 'accepted'"
+    " THEN remaining_gpus ELSE $5 END,"
+    " reason = $4, updated_at = $6"
+    " WHERE id = $1 AND seller_id = $2 AND status <> ALL($7::text[]) AND $3 <> 'pending'"
+)
+# domain.offers.change_applies: a later revision, on an offer still open.
+APPLY_ACCEPTED = (
+    "UPDATE gateway.offers SET price_micros = $3, gpus = $4, revision = $5, updated_at = $6"
+    " WHERE id = $1 AND seller_id = $2 AND revision < $5 AND status <> ALL($7::text[])"
 )
 
 
@@ -67,7 +79,7 @@ class PostgresOffers:
         return [OfferRow(**dict(r)) for r in rows]
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
-        """Set an offer's status, reason and remaining GPUs (at the commit)."""
+        """Take a status report unless it would undo a newer state (at the commit)."""
         self._deferred.add(
             APPLY_STATUS,
             change.offer_id,
@@ -76,4 +88,19 @@ class PostgresOffers:
             change.reason,
             change.remaining_gpus,
             now,
+            sorted(CLOSED),
+        )
+
+    async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
+        """Show the price and GPUs of a later accepted revision (at the commit)."""
+        offer = accepted.offer
+        self._deferred.add(
+            APPLY_ACCEPTED,
+            offer.offer_id,
+            offer.seller_id,
+            to_micros(offer.price_per_gpu_hour),
+            offer.gpus,
+            accepted.revision,
+            now,
+            sorted(CLOSED),
         )
