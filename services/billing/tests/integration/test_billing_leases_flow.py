@@ -143,27 +143,20 @@ async def funded_order(
     return order.order_id
 
 
-async def trade(
-    settings: GpuxSettings,
-    order_id: str,
-    buyer: str,
-    seller: str,
-    *,
-    gpus: int,
-    price: str,
-    billing: str,
-    hours: int | None = None,
+async def leased(
+    settings: GpuxSettings, wallet: Currency, credit: str, *, limit: str, **terms: Any
 ) -> TradeExecuted:
+    """A new buyer with ``credit`` in its ``wallet`` has an order for ``terms["gpus"]`` funded
+    at ``limit``; a new seller's trade of it (``gpus``, ``price``, ``billing``) opens a lease."""
+    buyer, seller = f"b{new_id()}", f"s{new_id()}"
+    order_id = await funded_order(settings, buyer, wallet, credit, gpus=terms["gpus"], limit=limit)
     executed = trade_executed(
         order_id=order_id,
         offer_id=new_id(),
         buyer_id=buyer,
         seller_id=seller,
-        gpus=gpus,
-        price=price,
-        billing=billing,
-        hours=hours,
         executed_at=settings.clock().now(),
+        **terms,
     )
     await send(settings, MARKET_TRADES, GPU, executed, "matching")
     return executed
@@ -185,9 +178,9 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 async def run_per_second_lease_for_90s(
     billing: GpuxSettings, wallet: Currency
 ) -> tuple[TradeExecuted, list[dict[str, Any]]]:
-    buyer, seller = f"b{new_id()}", f"s{new_id()}"
-    order_id = await funded_order(billing, buyer, wallet, "10", gpus=2, limit="0.60")
-    executed = await trade(billing, order_id, buyer, seller, gpus=2, price="0.50", billing="second")
+    executed = await leased(
+        billing, wallet, "10", limit="0.60", gpus=2, price="0.50", billing="second"
+    )
     events = await lease_events(billing, executed.trade_id, "lease.charged")
     assert of_type(events, "lease.opened"), events
     # The settlement loop charged the first minute by itself; now stop at 90 s.
@@ -243,9 +236,10 @@ async def test_a_euro_wallet_pays_usd_charges_at_the_stored_rate(
 async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
-    buyer, seller = f"b{new_id()}", f"s{new_id()}"
-    order_id = await funded_order(billing, buyer, Currency.USD, "20", gpus=1, limit="2.50")
-    executed = await trade(billing, order_id, buyer, seller, gpus=1, price="2.00", billing="hour")
+    executed = await leased(
+        billing, Currency.USD, "20", limit="2.50", gpus=1, price="2.00", billing="hour"
+    )
+    buyer, seller = executed.buyer_id, executed.seller_id
     # Trades and stops travel on different topics: stop a lease billing has opened.
     assert of_type(await lease_events(billing, executed.trade_id, "lease.opened"), "lease.opened")
     await stop(billing, executed, timedelta(minutes=61))
@@ -260,10 +254,11 @@ async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
 async def test_a_buyer_out_of_money_is_warned_then_the_lease_ends(
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
-    buyer, seller = f"b{new_id()}", f"s{new_id()}"
     # 0.10 USD lasts 3 minutes and 20 s at 1.80 USD an hour (0.03 a minute).
-    order_id = await funded_order(billing, buyer, Currency.USD, "0.10", gpus=1, limit="0.01")
-    executed = await trade(billing, order_id, buyer, seller, gpus=1, price="1.80", billing="second")
+    executed = await leased(
+        billing, Currency.USD, "0.10", limit="0.01", gpus=1, price="1.80", billing="second"
+    )
+    buyer = executed.buyer_id
     events = await lease_events(billing, executed.trade_id, "lease.ended", timeout_s=40)
     kinds = [e["event_type"] for e in events]
     assert kinds.index("lease.low_balance") < kinds.index("lease.ended")
