@@ -1,7 +1,8 @@
 """The one consume path: a batch of records, one unit of work, handlers by payload class.
 
-A subscriber made by ``subscribe_batches`` takes what the broker has (up to ``max_records``,
-waiting at most ``wait_ms`` when nothing is buffered) and hands the batch to ``apply_batch``:
+A subscriber made by ``subscribe_batches`` takes what the broker has (up to ``max_records``;
+when nothing is buffered it waits, and wakes as soon as a fetch brings records) and hands the
+batch to ``apply_batch``:
 
 1. every record is decoded with the topic's codec (one that can never be read is logged,
    counted ``skipped`` and passed over; a payload type without a handler is counted
@@ -29,14 +30,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 import asyncpg
+from faststream import StreamMessage
 from faststream.kafka import KafkaRouter
-from faststream.kafka.annotations import KafkaMessage
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Tracer, TracerProvider
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.topics import Topic
-from gpux_platform.broker import observe_batch_lag, subscriber_options
+from gpux_platform.broker import (
+    IDLE_POLL_MS,
+    batch_subscriber,
+    observe_batch_lag,
+    subscriber_options,
+)
 from gpux_platform.metrics import BATCH_RECORDS, HANDLER_SECONDS, RECORDS
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.unit_of_work import UnitOfWork
@@ -52,6 +58,9 @@ RETRY_LATER_WAIT_S = 0.5
 """How long a batch that must wait (``RetryLater``) waits before Kafka delivers it again."""
 MAX_RECORDS = 500
 WAIT_MS = 5
+"""The ``batch_timeout_ms`` of a subscriber made with faststream's own batch subscriber (which
+sleeps that long again after an empty poll, so keep it short there). ``subscribe_batches``
+and ``gpux_platform.broker.batch_subscriber`` wake on arrival and poll ``IDLE_POLL_MS``."""
 
 log = logging.getLogger("gpux.batches")
 
@@ -210,28 +219,29 @@ def subscribe_batches(
     batch: BatchHandler[Any],
     codec: EventCodec[Any] | None = None,
     max_records: int = MAX_RECORDS,
-    wait_ms: int = WAIT_MS,
+    wait_ms: int = IDLE_POLL_MS,
     tracer_provider: TracerProvider | None = None,
 ) -> None:
     """Add a batch subscriber of ``batch.topic`` in ``group`` to ``router``.
 
     ``codec`` reads the topic's records (by default: the handlers' payload types); a record of
     a type it does not know is logged and counted ``skipped``. ``tracer_provider`` is the
-    service's (the runtime's): each event's span is exported as the service's.
+    service's (the runtime's): each event's span is exported as the service's. ``wait_ms`` is
+    the longest idle poll; a record that arrives ends it at once.
     """
     reader = codec or codec_for(batch.handlers)
     if tracer_provider is not None:
         batch = replace(batch, tracer=tracer_provider.get_tracer("gpux.batches"))
     name = batch.topic.name
 
-    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
+    @batch_subscriber(
+        router,
         settings.topic(batch.topic),
-        batch=True,
         max_records=max_records,
-        batch_timeout_ms=wait_ms,
+        poll_ms=wait_ms,
         **subscriber_options(settings, group),
     )
-    async def consume(message: KafkaMessage) -> None:
+    async def consume(message: StreamMessage[Any]) -> None:
         started = time.perf_counter()
         records = message.raw_message
         bodies = [r.value or b"" for r in records] if isinstance(records, tuple) else [message.body]

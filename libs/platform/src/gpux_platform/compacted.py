@@ -18,18 +18,22 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from faststream import AckPolicy
+from aiokafka.admin import AIOKafkaAdminClient
+from faststream import AckPolicy, StreamMessage
 from faststream.kafka import KafkaRouter
-from faststream.kafka.annotations import KafkaMessage
 
+from gpux_platform.broker import batch_subscriber
 from gpux_platform.settings import GpuxSettings
 
 Partition = tuple[str, int]
 """(physical topic name, partition)."""
 
 RecordHandler = Callable[[ConsumerRecord], Awaitable[None]]
+MAX_RECORDS = 1000
+"""Records handed over per poll (in order, one ``handle`` each)."""
 log = logging.getLogger("gpux.compacted")
 
 
@@ -81,19 +85,25 @@ def subscribe_whole(
     handle: RecordHandler,
 ) -> None:
     """Add a subscriber to ``router`` that hands ``handle`` every record of ``topics``,
-    from the earliest offset, without a group (``handle`` must not raise on bad data)."""
+    from the earliest offset, without a group (``handle`` must not raise on bad data).
 
-    @router.subscriber(
+    The records come in batches (what each fetch brought), one faststream dispatch per batch
+    rather than per record; ``handle`` still takes them one by one, in order.
+    """
+
+    @batch_subscriber(
+        router,
         *topics,
+        max_records=MAX_RECORDS,
         auto_offset_reset="earliest",
         ack_policy=AckPolicy.MANUAL,
         title=title,
         description=description,
     )
-    async def on_record(message: KafkaMessage) -> None:
-        record = message.raw_message
-        assert not isinstance(record, tuple)  # not a batch subscriber
-        await handle(record)
+    async def on_records(message: StreamMessage[Any]) -> None:
+        records = message.raw_message
+        for record in records if isinstance(records, tuple) else (records,):
+            await handle(record)
 
 
 def view_router(view: CompactedView, *, title: str, description: str) -> KafkaRouter:
@@ -109,23 +119,47 @@ def view_router(view: CompactedView, *, title: str, description: str) -> KafkaRo
 
 async def end_offsets(settings: GpuxSettings, topics: Iterable[str]) -> dict[Partition, int]:
     """Where each partition of ``topics`` ends now (a topic that does not exist: none)."""
+    timeout_ms = int(settings.connect_timeout_s * 1000) + 10_000
+    partitions = await _partitions(settings, list(topics), timeout_ms)
+    if not partitions:
+        return {}
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
-        request_timeout_ms=int(settings.connect_timeout_s * 1000) + 10_000,
+        request_timeout_ms=timeout_ms,
         enable_auto_commit=False,
     )
     await consumer.start()
     try:
-        await consumer.topics()  # fetches the metadata partitions_for_topic reads
-        partitions = [
-            TopicPartition(topic, partition)
-            for topic in topics
-            for partition in sorted(consumer.partitions_for_topic(topic) or ())
-        ]
-        ends = await consumer.end_offsets(partitions) if partitions else {}
+        ends = await consumer.end_offsets(partitions)
     finally:
         await consumer.stop()
     return {(tp.topic, tp.partition): end for tp, end in ends.items()}
+
+
+async def _partitions(
+    settings: GpuxSettings, topics: list[str], timeout_ms: int
+) -> list[TopicPartition]:
+    """The partitions of the topics that exist, from the broker's metadata.
+
+    Asked of the admin client: a consumer's ``topics()`` fetches the metadata into a copy,
+    so its ``partitions_for_topic`` knew no topic and every view counted as read at once.
+    """
+    if not topics:
+        return []
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=timeout_ms
+    )
+    await admin.start()
+    try:
+        described = await admin.describe_topics(topics)
+    finally:
+        await admin.close()
+    return sorted(
+        TopicPartition(found["topic"], part["partition"])
+        for found in described
+        if found["error_code"] == 0  # 3: unknown topic (none yet)
+        for part in found["partitions"]
+    )
 
 
 async def load_end_offsets(settings: GpuxSettings, view: CompactedView) -> None:

@@ -24,11 +24,13 @@ import uvloop
 from fastapi import APIRouter, FastAPI, Request, Response
 from faststream.kafka import KafkaBroker, KafkaRouter
 from opentelemetry import propagate
+from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, Status, StatusCode
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import ValidationError
 from redis.asyncio import Redis
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gpux_contracts.topics import REGISTRY
 from gpux_platform import asyncapi, migrations
@@ -189,29 +191,77 @@ def health_router(runtime: Runtime) -> APIRouter:
     return router
 
 
+class RequestTracing:
+    """ASGI middleware: a server span per HTTP request, continuing the caller's trace
+    (``traceparent``), and the request's ``gpux_http_request_seconds``.
+
+    Plain ASGI, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` runs every
+    request through an anyio task group and memory streams. The span and the histogram end
+    when the response starts (as ``call_next`` returned there), with its status code.
+    """
+
+    def __init__(self, app: ASGIApp, provider: TracerProvider) -> None:
+        self.app = app
+        self.tracer = provider.get_tracer("gpux.http")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # The first of repeated headers wins, as in Starlette's ``Headers``.
+        carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        method = scope["method"]
+        started = time.perf_counter()
+        span = self.tracer.start_span(
+            f"{method} {scope['path']}", context=propagate.extract(carrier), kind=SpanKind.SERVER
+        )
+
+        ended = False
+
+        def end(status: int | None) -> None:
+            nonlocal ended
+            ended = True
+            if status is not None:
+                span.set_attribute("http.response.status_code", status)
+                # The route template, not the path: ids in paths would make unbounded labels.
+                route = getattr(scope.get("route"), "path", "unmatched")
+                HTTP_SECONDS.labels(method, route, str(status)).observe(
+                    time.perf_counter() - started
+                )
+            span.end()
+
+        async def respond(message: Message) -> None:
+            if message["type"] == "http.response.start" and not ended:
+                end(int(message["status"]))
+            await send(message)
+
+        try:
+            with otel_trace.use_span(span, record_exception=False, set_status_on_exception=False):
+                await self.app(scope, receive, respond)
+        except BaseException as exc:
+            if not ended:
+                span.record_exception(exc)
+                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+                end(None)
+            raise
+        if not ended:  # the app sent no response at all
+            end(None)
+
+
 def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
     """A server span per HTTP request, continuing the caller's trace (``traceparent``)."""
-    tracer = provider.get_tracer("gpux.http")
-
-    @app.middleware("http")
-    async def traced(request: Request, call_next: Any) -> Response:
-        parent = propagate.extract(dict(request.headers))
-        name = f"{request.method} {request.url.path}"
-        started = time.perf_counter()
-        with tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
-            response: Response = await call_next(request)
-            span.set_attribute("http.response.status_code", response.status_code)
-        # The route template, not the path: ids in paths would make unbounded label sets.
-        route = getattr(request.scope.get("route"), "path", "unmatched")
-        HTTP_SECONDS.labels(request.method, route, str(response.status_code)).observe(
-            time.perf_counter() - started
-        )
-        return response
+    app.add_middleware(RequestTracing, provider=provider)
 
 
 def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
     """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
-    app = FastAPI(title=spec.title or f"gpux {spec.name}", version="0.1.0")
+    # FastAPI's own telemetry off: RequestTracing makes the one server span (FastAPI's would add
+    # a second one and a span per dependency to every request once a provider is installed).
+    app = FastAPI(
+        title=spec.title or f"gpux {spec.name}",
+        version="0.1.0",
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
     trace_requests(app, runtime.tracer_provider)
     install_problem_handlers(app)
     install_problem_openapi(app)

@@ -12,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from gpux_contracts.events import TraceContext
@@ -21,13 +22,21 @@ from gpux_platform.settings import GpuxSettings
 def make_tracer_provider(
     service: str, settings: GpuxSettings, extra: SpanProcessor | None = None
 ) -> TracerProvider:
-    """A tracer provider with the exporter the settings name (none, console or OTLP)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": f"gpux-{service}"}))
+    """A tracer provider with the exporter the settings name (none, console or OTLP).
+
+    With no exporter and no ``extra`` processor nothing would ever read a span, so none is
+    recorded (``ALWAYS_OFF``): trace ids are still made and propagated (envelopes, logs), but a
+    span costs an id instead of attributes, events and a context per record and request.
+    """
     exporter: SpanExporter | None = None
     if settings.otel_exporter == "console":
         exporter = ConsoleSpanExporter()
     elif settings.otel_exporter == "otlp":
         exporter = OTLPSpanExporter(endpoint=settings.otel_endpoint)
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": f"gpux-{service}"}),
+        sampler=ALWAYS_OFF if exporter is None and extra is None else None,
+    )
     if exporter is not None:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     if extra is not None:

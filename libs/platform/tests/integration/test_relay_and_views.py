@@ -1,0 +1,148 @@
+"""The outbox relay and the compacted-topic reader on real Kafka and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from aiokafka import AIOKafkaConsumer, ConsumerRecord
+
+from gpux_contracts.events import TYPE_HEADER, VERSION_HEADER, Envelope, TraceContext, wrap
+from gpux_contracts.smoke import PingSent
+from gpux_contracts.topics import Cleanup, Topic
+from gpux_devinfra.testing.database import migrated_pool
+from gpux_devinfra.testing.waiting import eventually
+from gpux_platform.broker import Outgoing, encode, ensure_topics, make_broker, publish_many
+from gpux_platform.compacted import CompactedView, load_end_offsets, view_router
+from gpux_platform.metrics import EVENTS_PUBLISHED
+from gpux_platform.outbox import OutboxRelay
+from gpux_platform.settings import GpuxSettings
+from gpux_platform.unit_of_work import PostgresUnitOfWork
+
+SCHEMA = "relaytest"
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+
+
+def topic(name: str) -> Topic:
+    return Topic(name, "ping id", 1, Cleanup.DELETE, "a test's own", payloads=(PingSent,))
+
+
+def pings(count: int) -> list[Envelope[PingSent]]:
+    parent = TraceContext(traceparent=f"00-{TRACE_ID}-b7ad6b7169203331-01")
+    now = datetime.now(UTC)
+    return [
+        wrap(PingSent(ping_id=f"p{n}"), producer="test", occurred_at=now, trace=parent)
+        for n in range(count)
+    ]
+
+
+@pytest.fixture
+async def pool(gpux_settings: GpuxSettings, tmp_path: Path) -> AsyncIterator[asyncpg.Pool]:
+    async with migrated_pool(gpux_settings, SCHEMA, tmp_path) as pool:
+        await pool.execute(f"TRUNCATE {SCHEMA}.outbox")
+        yield pool
+
+
+async def read_all(settings: GpuxSettings, name: str, count: int) -> list[ConsumerRecord[Any, Any]]:
+    consumer = AIOKafkaConsumer(
+        name,
+        bootstrap_servers=settings.kafka_bootstrap,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    records: list[ConsumerRecord[Any, Any]] = []
+    try:
+        async with asyncio.timeout(30):
+            while len(records) < count:
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    records.extend(batch)
+    finally:
+        await consumer.stop()
+    return records
+
+
+def published(name: str) -> float:
+    return float(EVENTS_PUBLISHED.labels(name, PingSent.event_type)._value.get())
+
+
+async def test_the_relay_publishes_committed_rows_in_order_once_woken(
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    where = topic("relaytest.pings")
+    await ensure_topics(gpux_settings, [where])
+    before = published(where.name)
+    broker = make_broker(gpux_settings, "relay-test")
+    await broker.start()
+    relay = OutboxRelay(pool, broker, gpux_settings, SCHEMA)
+    running = asyncio.ensure_future(relay.run())
+    events = pings(5)
+    try:
+        async with PostgresUnitOfWork(pool, SCHEMA) as uow:  # committed after the relay waits
+            uow.outbox.add(*(Outgoing(where, e.payload.ping_id, e) for e in events))
+            await uow.commit()
+
+        async def left() -> int:
+            count: int = await pool.fetchval(
+                f"SELECT count(*) FROM {SCHEMA}.outbox WHERE published_at IS NULL"
+            )
+            return count
+
+        await eventually(left, lambda n: n == 0, what="the rows published (NOTIFY)")
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await broker.stop()
+    records = await read_all(gpux_settings, gpux_settings.topic(where), 5)
+    assert [r.value for r in records] == [encode(e) for e in events]
+    assert [r.key for r in records] == [e.payload.ping_id.encode() for e in events]
+    headers = dict(records[0].headers)
+    assert headers[TYPE_HEADER] == PingSent.event_type.encode()
+    assert headers[VERSION_HEADER] == b"1"
+    assert headers["content-type"] == b"application/json"
+    assert headers["traceparent"].decode().split("-")[1] == TRACE_ID  # the event's own trace
+    assert published(where.name) - before == 5
+
+
+class Seen(CompactedView):
+    def __init__(self, *topics: str) -> None:
+        super().__init__(*topics)
+        self.records: list[tuple[int, bytes | None]] = []
+
+    def apply(
+        self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None
+    ) -> None:
+        self._read(topic, partition, offset)
+        self.records.append((offset, key))
+
+
+async def test_a_view_reads_its_topic_whole_in_order_without_a_group(
+    gpux_settings: GpuxSettings,
+) -> None:
+    where = topic("relaytest.view")
+    await ensure_topics(gpux_settings, [where])
+    sender = make_broker(gpux_settings, "view-sender")
+    await sender.start()
+    events = pings(40)
+    await publish_many(
+        sender, gpux_settings, [Outgoing(where, f"k{i}", e) for i, e in enumerate(events)]
+    )
+    await sender.stop()
+    view = Seen(gpux_settings.topic(where))
+    await load_end_offsets(gpux_settings, view)
+    assert not view.ready
+    receiver = make_broker(gpux_settings, "view-receiver")
+    receiver.include_router(view_router(view, title="test-view", description="a test's view"))
+    await receiver.start()
+    try:
+        await eventually(lambda: view.ready, what="the view to read its topic whole")
+    finally:
+        await receiver.stop()
+    assert view.records == [(i, f"k{i}".encode()) for i in range(40)]
