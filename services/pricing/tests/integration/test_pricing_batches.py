@@ -52,8 +52,8 @@ class CountedUnit(PostgresPricingUnitOfWork):
 
 
 @pytest.fixture
-async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
-    async with migrated_pool(gpux_settings, "pricing", MIGRATIONS) as pool:
+async def pool(module_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
+    async with migrated_pool(module_settings, "pricing", MIGRATIONS) as pool:
         yield pool
 
 
@@ -110,10 +110,10 @@ async def consume(
 
 
 async def test_a_burst_of_reports_is_one_transaction_one_offset_commit_one_quote_per_book(
-    gpux_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
+    module_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
 ) -> None:
     settings = PricingSettings(
-        **{**gpux_settings.model_dump(), "database_url": gpux_settings.database_url}
+        **{**module_settings.model_dump(), "database_url": module_settings.database_url}
     )
     redis = Redis.from_url(settings.redis_url)
     cache, models = BookCache(), RedisReadModels(redis, settings)
