@@ -1,24 +1,55 @@
-"""The one place that wires the gateway: the unit of work, views, subscribers, routes, loops."""
+"""The one place that wires the gateway: the unit of work, views, subscribers, routes, loops.
+
+What one process runs depends on its role (``GPUX_GATEWAY_ROLE``, ``config.GatewayRole``):
+``api`` serves the HTTP API, ``views`` keeps the PostgreSQL views from Kafka, ``all`` does
+both. Every role is the same service (``SPEC``): one schema, one set of migrations, which any
+of them may apply (under the migrations' advisory lock).
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from faststream.kafka import KafkaRouter
 
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.adapters.redis.balances import Balances
 from gpux_gateway.adapters.redis.market_data import MarketData
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
-from gpux_gateway.config import GatewaySettings
+from gpux_gateway.config import GatewayRole, GatewaySettings
 from gpux_gateway.domain.backpressure import Capacity
 from gpux_gateway.entrypoints import http, kafka
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
-from gpux_gateway.entrypoints.loops import lag_loop, purge_loop
+from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop, purge_loop
 from gpux_platform.compacted import load_end_offsets
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a gateway process runs."""
+
+    api: bool
+    """The HTTP API with the in-memory views of compacted topics, the outbox relay, the purge
+    of idempotent responses and the door of writes."""
+    views: bool
+    """The batched consumers that keep the PostgreSQL views (offers, orders and fills,
+    leases, ledger)."""
+
+
+PARTS: Mapping[GatewayRole, Parts] = {
+    GatewayRole.ALL: Parts(api=True, views=True),
+    GatewayRole.API: Parts(api=True, views=False),
+    GatewayRole.VIEWS: Parts(api=False, views=True),
+}
+"""The parts each role runs."""
 
 
 def make_gateway(runtime: Runtime) -> Gateway:
@@ -49,21 +80,45 @@ def make_gateway(runtime: Runtime) -> Gateway:
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Subscribers, routes, middleware and background loops of the gateway."""
-    gw = make_gateway(runtime)
+    """Subscribers, routes, middleware and background loops of the gateway's role."""
+    settings = runtime.settings
+    assert isinstance(settings, GatewaySettings)
+    parts = PARTS[settings.gateway_role]
+    if not parts.api:
+        return Wiring(routers=[views_router(runtime)])
+    return api_wiring(runtime, make_gateway(runtime), with_views=parts.views)
+
+
+def views_router(runtime: Runtime, gw: Gateway | None = None) -> KafkaRouter:
+    """The batched view consumers, on the API's units of work when it runs here (its key
+    cache is told what they commit)."""
+    units = (
+        gw.unit_of_work
+        if gw is not None
+        else lambda: PostgresGatewayUnitOfWork(runtime.pool, runtime.clock)
+    )
+    return kafka.views_router(runtime.settings, units, runtime.tracer_provider)
+
+
+def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
+    """The API's part, and the view consumers beside it when ``with_views``.
+
+    The door of writes follows the views' lag: this process's gauge when they run here, the
+    view groups' committed offsets in Kafka when they run in ``views`` processes.
+    """
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
     views = gw.views
+    routers = kafka.memory_view_routers(views)
+    follow: Callable[[], Awaitable[None]]
+    if with_views:
+        routers.append(views_router(runtime, gw))
+        follow = functools.partial(lag_loop, gw, kafka.view_topics(runtime.settings))
+    else:
+        follow = functools.partial(group_lag_loop, gw, kafka.view_groups(runtime.settings))
     return Wiring(
-        routers=[
-            *kafka.memory_view_routers(views),
-            kafka.views_router(runtime.settings, gw.unit_of_work, runtime.tracer_provider),
-        ],
+        routers=routers,
         http=list(http.ROUTERS),
-        tasks=[
-            relay.run,
-            lambda: purge_loop(gw),
-            lambda: lag_loop(gw, kafka.view_topics(runtime.settings)),
-        ],
+        tasks=[relay.run, lambda: purge_loop(gw), follow],
         on_started=[
             lambda: load_end_offsets(runtime.settings, views.catalog),
             lambda: load_end_offsets(runtime.settings, views.sessions),

@@ -2,17 +2,43 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import Field, SecretStr, model_validator
 
 from gpux_platform.settings import Environment, GpuxSettings
 
 DEV_PEPPER = "gpux-dev-pepper-change-me-in-production"
+VIEWS_HTTP_PORT = 8105
+"""Where a ``views`` process answers health and metrics unless ``GPUX_HTTP_PORT`` says."""
+
+
+class GatewayRole(StrEnum):
+    """What one gateway process runs (``GPUX_GATEWAY_ROLE``)."""
+
+    ALL = "all"
+    """The API and the consumers of its PostgreSQL views, in one process."""
+    API = "api"
+    """The HTTP API, the in-memory views of compacted topics, the outbox relay and the timers;
+    the PostgreSQL views are kept by ``views`` processes."""
+    VIEWS = "views"
+    """Only the batched consumers that keep the PostgreSQL views (health and metrics on HTTP):
+    read load on the API cannot slow them down."""
 
 
 class GatewaySettings(GpuxSettings):
     """Everything the gateway reads from the environment (``GPUX_*``)."""
 
-    http_port: int = Field(default=8000, ge=0, le=65535)
+    gateway_role: GatewayRole = Field(
+        default=GatewayRole.ALL,
+        description="`all` (API and view consumers), `api` or `views` (one part each).",
+    )
+    http_port: int = Field(
+        default=8000,
+        ge=0,
+        le=65535,
+        description=f"The API's port; a `views` process's health and metrics: {VIEWS_HTTP_PORT}.",
+    )
     admin_key: SecretStr | None = Field(
         default=None, description="Bootstrap admin key (at least 32 characters); none: no admin."
     )
@@ -40,6 +66,13 @@ class GatewaySettings(GpuxSettings):
         default=1, ge=1, le=60, description="`Retry-After` of a write refused for overload."
     )
     cors_origins: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _views_port(self) -> GatewaySettings:
+        # A views process beside an API on its default port must not take that port.
+        if self.gateway_role is GatewayRole.VIEWS and "http_port" not in self.model_fields_set:
+            self.http_port = VIEWS_HTTP_PORT
+        return self
 
     @model_validator(mode="after")
     def _secrets_in_prod(self) -> GatewaySettings:

@@ -1,15 +1,24 @@
 """The gateway's door for writes: it counts the writes under way and follows its view
 consumers' lag, and refuses a new write when either is beyond capacity (``domain.backpressure``).
 
-The lag is the platform's ``gpux_consumer_lag`` gauge (set after every consumed batch, from
-the fetch's high watermark), read for the gateway's own view topics every half second by
-``loops.lag_loop``: a request only compares two integers.
+Where the view consumers run in this process (``GPUX_GATEWAY_ROLE=all``), the lag is the
+platform's ``gpux_consumer_lag`` gauge (set after every consumed batch, from the fetch's high
+watermark), read for the gateway's own view topics every half second by ``loops.lag_loop``.
+An ``api`` process, whose views are kept by ``views`` processes, reads the view groups' lag
+from Kafka instead (``GroupLag``: end offsets against the groups' committed offsets). Either
+way a request only compares two integers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Collection, Mapping
+from types import TracebackType
 
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 from prometheus_client import Counter
 
 from gpux_gateway.domain.backpressure import (
@@ -22,6 +31,9 @@ from gpux_gateway.domain.backpressure import (
 )
 from gpux_platform.metrics import CONSUMER_LAG
 from gpux_platform.problems import ProblemError
+from gpux_platform.settings import GpuxSettings
+
+log = logging.getLogger("gpux.gateway")
 
 REFUSED = Counter(
     "gpux_gateway_writes_refused_total",
@@ -80,3 +92,100 @@ def consumer_lag(topics: Collection[str]) -> dict[str, int]:
             if topic in topics:
                 read[f"{topic}:{sample.labels.get('partition')}"] = int(sample.value)
     return read
+
+
+class GroupLag:
+    """Each partition's lag of consumer groups, read from Kafka: the partition's end offset
+    minus the group's committed offset (its first offset before the group committed any, as
+    the subscribers start from the earliest).
+
+    ``groups`` maps a topic's physical name to the physical name of the group that reads it.
+    Connected on the first ``read``; a read that fails keeps the last reading (which then
+    stops counting once it is stale, ``domain.backpressure``) and connects again next time.
+    """
+
+    def __init__(self, settings: GpuxSettings, groups: Mapping[str, str]) -> None:
+        self._bootstrap = settings.kafka_bootstrap
+        self._timeout_ms = int(settings.connect_timeout_s * 1000) + 10_000
+        self._groups = dict(groups)
+        self._clients: tuple[AIOKafkaAdminClient, AIOKafkaConsumer] | None = None
+        self._partitions: dict[str, list[TopicPartition]] = {}
+        self._last: dict[str, int] = {}
+        self._failing = False
+
+    async def __aenter__(self) -> GroupLag:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._disconnect()
+
+    async def read(self) -> dict[str, int]:
+        """``topic:partition`` → records behind, now (or as last read, if Kafka fails)."""
+        try:
+            self._last = await self._read()
+        except (KafkaError, OSError, TimeoutError) as exc:
+            if not self._failing:
+                log.warning("view lag not read from Kafka", extra={"error": repr(exc)})
+            self._failing = True
+            await self._disconnect()
+            return self._last
+        self._failing = False
+        return self._last
+
+    async def _read(self) -> dict[str, int]:
+        admin, consumer = await self._connect()
+        every = [tp for parts in self._partitions.values() for tp in parts]
+        if not every:
+            return {}
+        ends = await consumer.end_offsets(every)
+        committed = await asyncio.gather(
+            *(
+                admin.list_consumer_group_offsets(group, partitions=self._partitions[topic])
+                for topic, group in self._groups.items()
+                if self._partitions.get(topic)
+            )
+        )
+        offsets = {tp: meta.offset for found in committed for tp, meta in found.items()}
+        fresh = [tp for tp in every if offsets.get(tp, -1) < 0]
+        if fresh:
+            offsets.update(await consumer.beginning_offsets(fresh))
+        return {f"{tp.topic}:{tp.partition}": max(0, ends[tp] - offsets[tp]) for tp in every}
+
+    async def _connect(self) -> tuple[AIOKafkaAdminClient, AIOKafkaConsumer]:
+        if self._clients is not None:
+            return self._clients
+        admin = AIOKafkaAdminClient(
+            bootstrap_servers=self._bootstrap, request_timeout_ms=self._timeout_ms
+        )
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self._bootstrap,
+            request_timeout_ms=self._timeout_ms,
+            enable_auto_commit=False,
+        )
+        self._clients = (admin, consumer)  # set first: a failed start is closed by _disconnect
+        await admin.start()
+        await consumer.start()
+        described = await admin.describe_topics(list(self._groups))
+        self._partitions = {
+            found["topic"]: sorted(
+                TopicPartition(found["topic"], part["partition"]) for part in found["partitions"]
+            )
+            for found in described
+            if found["error_code"] == 0  # 3: unknown topic (none yet)
+        }
+        return self._clients
+
+    async def _disconnect(self) -> None:
+        if self._clients is None:
+            return
+        admin, consumer = self._clients
+        self._clients = None
+        try:
+            await consumer.stop()
+        finally:
+            await admin.close()

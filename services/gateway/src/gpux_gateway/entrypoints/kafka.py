@@ -2,7 +2,8 @@
 
 - One batched subscriber per topic of ``service.HANDLERS_BY_TOPIC`` (each in its group): a
   batch is one unit of work (one transaction, the inbox claimed in one statement, the views
-  written in pipelined runs), and its offsets are committed once, after the commit.
+  written in pipelined runs), and its offsets are committed once, after the commit. They run
+  in processes of role ``all`` or ``views`` (``config.GatewayRole``), never in ``api`` ones.
 - The in-memory views of compacted topics (catalog, market sessions, order books, and the
   key cache that ``gateway.accounts`` and ``gateway.keys`` keep fresh) read their topics
   whole, without a group (``gpux_platform.compacted``).
@@ -55,6 +56,11 @@ GROUPS: Mapping[Topic, str] = {
 def view_topics(settings: GpuxSettings) -> frozenset[str]:
     """The physical names of the topics whose consumers keep the PostgreSQL views."""
     return frozenset(settings.topic(topic) for topic in GROUPS)
+
+
+def view_groups(settings: GpuxSettings) -> dict[str, str]:
+    """Each view topic's physical name → the physical name of the group that reads it."""
+    return {settings.topic(topic): settings.group(group) for topic, group in GROUPS.items()}
 
 
 def views_router(

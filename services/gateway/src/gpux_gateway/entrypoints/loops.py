@@ -1,13 +1,14 @@
 """The gateway's timers: idempotent responses past their retention are forgotten; the views'
-lag is read for the door of writes."""
+lag is read for the door of writes (from this process's gauge, or from Kafka when the views
+run in processes of their own)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 
-from gpux_gateway.entrypoints.backpressure import consumer_lag
+from gpux_gateway.entrypoints.backpressure import GroupLag, consumer_lag
 from gpux_gateway.entrypoints.context import Gateway
 
 log = logging.getLogger("gpux.gateway")
@@ -31,8 +32,27 @@ async def purge_loop(gw: Gateway, every_s: float = 3600) -> None:
 
 
 async def lag_loop(gw: Gateway, topics: Collection[str], every_s: float = 0.5) -> None:
-    """Read the view consumers' lag for the door of writes, until cancelled."""
+    """Read this process's view consumers' lag (its gauge) for the door of writes, until
+    cancelled."""
+
+    async def gauge() -> Mapping[str, int]:
+        return consumer_lag(topics)
+
+    await follow_lag(gw, gauge, every_s)
+
+
+async def group_lag_loop(gw: Gateway, groups: Mapping[str, str], every_s: float = 1.0) -> None:
+    """Read the view groups' lag from Kafka (``groups``: topic → group, physical names) for the
+    door of writes, until cancelled: the views run in processes of their own."""
+    async with GroupLag(gw.settings, groups) as lag:
+        await follow_lag(gw, lag.read, every_s)
+
+
+async def follow_lag(
+    gw: Gateway, read: Callable[[], Awaitable[Mapping[str, int]]], every_s: float
+) -> None:
+    """Give the door of writes a new reading of the lag every ``every_s``, until cancelled."""
     loop = asyncio.get_running_loop()
     while True:
-        gw.writes.take_lag(consumer_lag(topics), loop.time())
+        gw.writes.take_lag(await read(), loop.time())
         await asyncio.sleep(every_s)
