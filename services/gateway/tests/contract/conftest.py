@@ -12,13 +12,12 @@ from contextlib import AbstractAsyncContextManager
 import asyncpg
 import pytest
 
+from gpux_devinfra.testing.database import migrated_pool
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.bootstrap import MIGRATIONS, SPEC
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform import migrations
 from gpux_platform.clock import ManualClock
-from gpux_platform.db import create_pool
 from gpux_platform.service import schema_of
 from gpux_platform.settings import GpuxSettings
 
@@ -29,10 +28,8 @@ Units = Callable[[], AbstractAsyncContextManager[GatewayUnitOfWork]]
 @pytest.fixture(scope="module")
 async def pool(gpux_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
     """The session database with the gateway's migrations applied."""
-    pool = await create_pool(gpux_settings)
-    await migrations.apply(pool, schema_of(SPEC.name), MIGRATIONS)
-    yield pool
-    await pool.close()
+    async with migrated_pool(gpux_settings, schema_of(SPEC.name), MIGRATIONS) as pool:
+        yield pool
 
 
 @pytest.fixture

@@ -21,85 +21,46 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.leases.repository import LeaseRow
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
+from ..lease_events import (
+    lease_charged,
+    lease_ended,
+    lease_low_balance,
+    lease_opened,
+    lease_totals,
+)
 from .conftest import Units
 
 pytestmark = pytest.mark.integration
 
-MONEY = {"currency": Currency.USD, "wallet_currency": Currency.EUR}
-
 
 def totals(period: int) -> LeaseTotals:
-    return LeaseTotals(
-        period=period,
+    return lease_totals(
+        period,
         charged_through=EPOCH + timedelta(hours=period),
-        total_charged=Decimal(period),
-        total_paid=Decimal("0.9") * period,
-        total_fee=Decimal("0.1") * period,
-        total_seller=Decimal("0.9") * period,
+        charged=period,
+        fee=Decimal("0.1") * period,
+        paid=Decimal("0.9") * period,
     )
 
 
 def life(lease_id: str, buyer: str, seller: str) -> list[Payload]:
     """A lease's events: opened, charged twice, a low-balance warning (twice), ended."""
-    parties = {"lease_id": lease_id, "buyer_id": buyer}
-
-    def charged(period: int) -> LeaseCharged:
-        return LeaseCharged(
-            **parties,
-            **MONEY,
-            seller_id=seller,
-            transfer_id=f"{lease_id}:c{period}",
-            period_start=EPOCH,
-            period_end=EPOCH + timedelta(hours=period),
-            amount=Decimal(1),
-            paid=Decimal("0.9"),
-            fee=Decimal("0.1"),
-            seller_amount=Decimal("0.9"),
-            totals=totals(period),
-        )
-
-    def warned(minutes: int) -> LeaseLowBalance:
-        return LeaseLowBalance(
-            **parties,
-            wallet_currency=Currency.EUR,
-            funds=Decimal(0),
-            runway_seconds=60,
-            as_of=EPOCH + timedelta(minutes=minutes),
-        )
-
+    opened = lease_opened(buyer, seller, lease_id=lease_id, started_at=EPOCH, hours=3)
     return [
-        LeaseOpened(
-            **parties,
-            **MONEY,
-            order_id="o",
-            offer_id="f",
-            seller_id=seller,
-            gpu="rtx-4090",
-            tier="on_demand",
-            gpus=1,
-            price_per_gpu_hour=Decimal(1),
-            billing=BillingGranularity.HOUR,
-            hours=3,
-            started_at=EPOCH,
-            ends_at=EPOCH + timedelta(hours=3),
-        ),
-        charged(1),
-        charged(2),
-        warned(100),
-        warned(90),
-        LeaseEnded(
-            **parties,
-            **MONEY,
-            seller_id=seller,
+        opened,
+        lease_charged(opened, totals(1)),
+        lease_charged(opened, totals(2)),
+        lease_low_balance(opened, EPOCH + timedelta(minutes=100)),
+        lease_low_balance(opened, EPOCH + timedelta(minutes=90)),
+        lease_ended(
+            opened,
+            totals(2),
             reason=LeaseEndReason.INSUFFICIENT_FUNDS,
-            ended_at=EPOCH + timedelta(hours=2),
             unpaid=Decimal("0.25"),
-            totals=totals(2),
         ),
     ]
 

@@ -12,6 +12,7 @@ import pytest
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.ids import new_id
 from gpux_contracts.offers import OfferAccepted, OfferStatus, OfferStatusChanged
+from gpux_devinfra.testing.payloads import offer_status
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.offers.repository import OfferRow
@@ -36,14 +37,7 @@ async def an_offer(units: Units) -> OfferRow:
 def status(
     row: OfferRow, state: OfferStatus, remaining: int, reason: str | None = None
 ) -> OfferStatusChanged:
-    return OfferStatusChanged(
-        offer_id=row.id,
-        seller_id=row.seller_id,
-        gpu=row.gpu,
-        status=state,
-        remaining_gpus=remaining,
-        reason=reason,
-    )
+    return offer_status(row.id, state, remaining, seller_id=row.seller_id, reason=reason)
 
 
 def accepted(row: OfferRow, revision: int, price: str, gpus: int) -> OfferAccepted:

@@ -8,28 +8,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from decimal import Decimal
 
 import pytest
 
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferStatus,
-    OfferStatusChanged,
-    OfferSubmitted,
-    Tier,
-)
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderStatus,
-    OrderStatusChanged,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-    TradeExecuted,
+from gpux_contracts.offers import BillingGranularity, OfferStatus, OfferSubmitted
+from gpux_contracts.orders import OrderPlaced, OrderStatus, OrderStatusChanged
+from gpux_devinfra.testing.payloads import (
+    offer_status,
+    offer_submitted,
+    order_placed,
+    order_status,
+    trade_executed,
 )
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
@@ -108,14 +100,10 @@ async def test_responses_are_kept_for_their_retention(units: Units, clock: Manua
 
 
 def submitted(seller_id: str, offer_id: str) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=offer_id,
+    return offer_submitted(
+        offer_id,
         seller_id=seller_id,
-        gpu="rtx-4090",
-        gpus=4,
-        price_per_gpu_hour=Decimal("0.3300"),
-        currency=Currency.USD,
-        tier=Tier.ON_DEMAND,
+        price="0.3300",
         billing=BillingGranularity.SECOND,
         region="eu-west",
     )
@@ -131,18 +119,13 @@ async def test_offers_are_the_sellers_own_and_follow_their_reports(
         await uow.commit()
     assert (made[0].status, made[0].remaining_gpus, made[0].price_micros) == ("pending", 4, 330_000)
     clock.advance(timedelta(seconds=5))
-    about = {"offer_id": ids[0], "seller_id": seller.id, "gpu": "rtx-4090"}
     async with units() as uow:
-        await uow.offers.apply_status(
-            OfferStatusChanged(**about, status=OfferStatus.LIVE, remaining_gpus=4), uow.now
-        )
-        await uow.offers.apply_status(
-            OfferStatusChanged(**about, status=OfferStatus.LIVE, remaining_gpus=1), uow.now
-        )
-        other = {**about, "seller_id": "someone-else"}
-        await uow.offers.apply_status(
-            OfferStatusChanged(**other, status=OfferStatus.EXPIRED, remaining_gpus=0), uow.now
-        )
+        for report in (
+            offer_status(ids[0], OfferStatus.LIVE, 4, seller_id=seller.id),
+            offer_status(ids[0], OfferStatus.LIVE, 1, seller_id=seller.id),
+            offer_status(ids[0], OfferStatus.EXPIRED, 0, seller_id="someone-else"),
+        ):
+            await uow.offers.apply_status(report, uow.now)
         await uow.commit()
     async with units() as uow:
         shown = await uow.offers.get(seller.id, ids[0])
@@ -155,27 +138,19 @@ async def test_offers_are_the_sellers_own_and_follow_their_reports(
 
 
 def placed(buyer_id: str, order_id: str) -> OrderPlaced:
-    return OrderPlaced(
-        order_id=order_id,
-        buyer_id=buyer_id,
-        gpu="rtx-4090",
-        gpus=4,
-        type=OrderType.LIMIT,
-        max_price_per_gpu_hour=Decimal("0.5"),
-        currency=Currency.EUR,
-        tier=OrderTier.ANY,
-        time_in_force=TimeInForce.GTC,
+    return order_placed(
+        order_id=order_id, buyer_id=buyer_id, gpus=4, price="0.5", currency=Currency.EUR
     )
 
 
 def report(order: OrderPlaced, state: OrderStatus, filled: int) -> OrderStatusChanged:
-    return OrderStatusChanged(
-        order_id=order.order_id,
+    ended = state in {OrderStatus.FILLED, OrderStatus.CANCELLED}
+    return order_status(
+        order.order_id,
+        state,
         buyer_id=order.buyer_id,
-        gpu=order.gpu,
-        status=state,
-        filled_gpus=filled,
-        remaining_gpus=0 if state in {OrderStatus.FILLED, OrderStatus.CANCELLED} else 4 - filled,
+        filled=filled,
+        remaining=0 if ended else 4 - filled,
     )
 
 
@@ -214,18 +189,15 @@ async def test_fills_are_kept_once_in_the_order_they_were_read(units: Units) -> 
     buyer = await account(units)
     order = placed(buyer.id, new_id())
     trades = [
-        TradeExecuted(
+        trade_executed(
             trade_id=f"{order.order_id}:{n}",
             order_id=order.order_id,
             offer_id="f",
             buyer_id=buyer.id,
             seller_id="s",
-            gpu="rtx-4090",
-            tier="on_demand",
             gpus=n,
-            price_per_gpu_hour=Decimal("0.4"),
+            price="0.4",
             currency=Currency.EUR,
-            billing="hour",
             hours=2,
             executed_at=EPOCH,
         )

@@ -4,12 +4,10 @@ one unit of work (one transaction, one inbox claim) and one offset commit."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from decimal import Decimal
 from typing import Any, ClassVar
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -17,24 +15,17 @@ from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderStatus,
-    OrderStatusChanged,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-)
+from gpux_contracts.orders import OrderPlaced, OrderStatus
 from gpux_contracts.topics import ORDERS_STATUS, REGISTRY
+from gpux_devinfra.testing.database import migrated_pool
+from gpux_devinfra.testing.payloads import order_placed, order_status
 from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.bootstrap import MIGRATIONS, SPEC
 from gpux_gateway.entrypoints.kafka import GROUPS, views_router
-from gpux_platform import migrations
 from gpux_platform.broker import Outgoing, ensure_topics, make_broker, publish_many
 from gpux_platform.clock import SystemClock
-from gpux_platform.db import create_pool
 from gpux_platform.service import schema_of
 from gpux_platform.settings import GpuxSettings
 
@@ -59,41 +50,15 @@ class CountedUnit(PostgresGatewayUnitOfWork):
 @pytest.fixture(scope="module")
 async def pool(module_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
     """This module's own database, with the gateway's migrations applied."""
-    pool = await create_pool(module_settings)
-    await migrations.apply(pool, schema_of(SPEC.name), MIGRATIONS)
-    yield pool
-    await pool.close()
-
-
-@pytest.fixture
-def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The group of every offset commit of this process's consumers."""
-    groups: list[str] = []
-    original = AIOKafkaConsumer.commit
-
-    async def counted(self: AIOKafkaConsumer, *args: Any, **kwargs: Any) -> None:
-        groups.append(str(self._group_id))
-        await original(self, *args, **kwargs)
-
-    monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
-    return groups
+    async with migrated_pool(module_settings, schema_of(SPEC.name), MIGRATIONS) as pool:
+        yield pool
 
 
 async def placed_orders(pool: asyncpg.Pool, count: int) -> list[OrderPlaced]:
     """``count`` orders of one buyer, stored as the gateway stores a placed order."""
     buyer = AccountRow(new_id(), "buyer", (Role.BUYER,), AccountStatus.ACTIVE, SystemClock().now())
     orders = [
-        OrderPlaced(
-            order_id=new_id(),
-            buyer_id=buyer.id,
-            gpu="rtx-4090",
-            gpus=2,
-            type=OrderType.LIMIT,
-            max_price_per_gpu_hour=Decimal("0.5"),
-            currency=Currency.EUR,
-            tier=OrderTier.ANY,
-            time_in_force=TimeInForce.GTC,
-        )
+        order_placed(buyer_id=buyer.id, gpus=2, price="0.5", currency=Currency.EUR)
         for _ in range(count)
     ]
     async with PostgresGatewayUnitOfWork(pool, SystemClock()) as uow:
@@ -125,14 +90,7 @@ async def test_a_burst_of_order_reports_is_one_transaction_and_one_offset_commit
             ORDERS_STATUS,
             order.gpu,  # one key: one partition, in order
             wrap(
-                OrderStatusChanged(
-                    order_id=order.order_id,
-                    buyer_id=order.buyer_id,
-                    gpu=order.gpu,
-                    status=OrderStatus.FILLED,
-                    filled_gpus=2,
-                    remaining_gpus=0,
-                ),
+                order_status(order.order_id, OrderStatus.FILLED, buyer_id=order.buyer_id, filled=2),
                 producer="matching",
                 occurred_at=now,
             ),

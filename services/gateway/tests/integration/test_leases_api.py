@@ -14,8 +14,6 @@ from gpux_contracts.ids import new_id
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
-    LeaseEndReason,
-    LeaseLowBalance,
     LeaseOpened,
     LeaseTotals,
     LedgerLine,
@@ -28,7 +26,10 @@ from gpux_devinfra.testing.http import get_until
 from gpux_devinfra.testing.kafka import published
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
+from ..lease_events import lease_charged, lease_ended, lease_low_balance, lease_opened, lease_totals
+
 EUR, USD = Currency.EUR, Currency.USD
+HOUR, SECOND = BillingGranularity.HOUR, BillingGranularity.SECOND
 
 
 def _envelope(payload: Payload) -> Envelope[Any]:
@@ -52,93 +53,30 @@ async def _publish(gateway: Any, *envelopes: Envelope[Any]) -> None:
         await broker.stop()
 
 
-def _opened(
-    buyer: str,
-    seller: str,
-    *,
-    started_at: datetime,
-    billing: BillingGranularity = BillingGranularity.SECOND,
-    price: str = "0.5000",
-    gpus: int = 2,
-    currency: Currency = USD,
-    hours: int | None = None,
-) -> LeaseOpened:
-    order_id = new_id()
-    return LeaseOpened(
-        lease_id=f"{order_id}:b1",
-        order_id=order_id,
-        offer_id=new_id(),
-        buyer_id=buyer,
-        seller_id=seller,
-        gpu="rtx-4090",
-        tier="on_demand",
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=currency,
-        wallet_currency=EUR,
-        billing=billing,
-        hours=hours,
-        started_at=started_at,
-        ends_at=None if hours is None else started_at + timedelta(hours=hours),
-    )
+def _opened(buyer: str, seller: str, *, started_at: datetime, **fields: Any) -> LeaseOpened:
+    """Two GPUs at 0.50 USD an hour, billed by the second, unless ``fields`` say otherwise."""
+    values: dict[str, Any] = {"gpus": 2, "price_per_gpu_hour": Decimal("0.5000"), "billing": SECOND}
+    return lease_opened(buyer, seller, started_at=started_at, **(values | fields))
 
 
 def _totals(lease: LeaseOpened, period: int, charged: str, fee: str) -> LeaseTotals:
-    return LeaseTotals(
-        period=period,
+    return lease_totals(
+        period,
         charged_through=lease.started_at + timedelta(minutes=10 * period),
-        total_charged=Decimal(charged),
-        total_paid=Decimal(charged) * 2,  # an invented rate, so paid is told apart
-        total_fee=Decimal(fee),
-        total_seller=Decimal(charged) - Decimal(fee),
+        charged=charged,
+        fee=fee,
+        paid=Decimal(charged) * 2,  # an invented rate, so paid is told apart
     )
 
 
 def _charged(lease: LeaseOpened, period: int, charged: str, fee: str) -> LeaseCharged:
-    totals = _totals(lease, period, charged, fee)
-    return LeaseCharged(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        transfer_id=new_id(),
-        period_start=lease.started_at,
-        period_end=totals.charged_through,
-        amount=Decimal("0.01"),
-        currency=lease.currency,
-        paid=Decimal("0.02"),
-        wallet_currency=lease.wallet_currency,
-        fee=Decimal("0.001"),
-        seller_amount=Decimal("0.009"),
-        totals=totals,
-    )
+    return lease_charged(lease, _totals(lease, period, charged, fee))
 
 
 def _ended(
     lease: LeaseOpened, period: int, charged: str, fee: str, unpaid: str = "0"
 ) -> LeaseEnded:
-    totals = _totals(lease, period, charged, fee)
-    return LeaseEnded(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        reason=LeaseEndReason.STOPPED,
-        ended_at=totals.charged_through,
-        currency=lease.currency,
-        wallet_currency=lease.wallet_currency,
-        unpaid=Decimal(unpaid),
-        totals=totals,
-    )
-
-
-def _low_balance(lease: LeaseOpened, as_of: datetime) -> LeaseLowBalance:
-    return LeaseLowBalance(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        wallet_currency=lease.wallet_currency,
-        funds=Decimal("1.50"),
-        runway_seconds=600,
-        as_of=as_of,
-    )
+    return lease_ended(lease, _totals(lease, period, charged, fee), unpaid=Decimal(unpaid))
 
 
 def _shown_running(lease: LeaseOpened, buyer_id: str, seller_id: str) -> dict[str, Any]:
@@ -220,14 +158,14 @@ async def test_out_of_order_and_replayed_events_keep_the_latest_totals_and_the_e
 ) -> None:
     buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
     start = datetime.now(UTC) - timedelta(hours=3)
-    lease = _opened(buyer["id"], seller["id"], started_at=start, billing=BillingGranularity.HOUR)
+    lease = _opened(buyer["id"], seller["id"], started_at=start, billing=HOUR)
     charged_2 = _envelope(_charged(lease, 2, "2.0", "0.2"))
     low = datetime.now(UTC) - timedelta(minutes=5)
     # As a replay from another source could deliver them: the end first, the opening late,
     # older charges and a stale end after the end, and the same event twice.
     await _publish(
         gateway,
-        _envelope(_low_balance(lease, low)),
+        _envelope(lease_low_balance(lease, low)),
         _envelope(_ended(lease, 3, "3.0", "0.3", unpaid="0.25")),
         charged_2,
         charged_2,
@@ -236,7 +174,7 @@ async def test_out_of_order_and_replayed_events_keep_the_latest_totals_and_the_e
         _envelope(lease),
         _envelope(_charged(lease, 2, "2.0", "0.2")),
         _envelope(lease),
-        _envelope(_low_balance(lease, low - timedelta(minutes=1))),
+        _envelope(lease_low_balance(lease, low - timedelta(minutes=1))),
     )
     path = f"/v1/leases/{lease.lease_id}"
     async with gateway.client(buyer["key"]) as client:
@@ -262,9 +200,7 @@ async def test_a_charge_read_before_its_opening_is_kept_and_the_lease_shows_once
     gateway: Any, sign_up: Any
 ) -> None:
     buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
-    lease = _opened(
-        buyer["id"], seller["id"], started_at=datetime.now(UTC), billing=BillingGranularity.HOUR
-    )
+    lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC), billing=HOUR)
     await _publish(gateway, _envelope(_charged(lease, 1, "1.0", "0.1")))
     conn = await asyncpg.connect(gateway.settings.database_url.get_secret_value())
     try:

@@ -11,42 +11,41 @@ import pytest
 
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.events import Envelope, Payload, wrap
-from gpux_contracts.leases import (
-    LeaseCharged,
-    LeaseEnded,
-    LeaseEndReason,
-    LeaseLowBalance,
-    LeaseOpened,
-    LeaseTotals,
-    LedgerLine,
-    LedgerPosted,
-)
+from gpux_contracts.leases import LeaseEndReason, LeaseTotals, LedgerLine, LedgerPosted
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
-    BillingGranularity,
+    OfferAccepted,
     OfferStatus,
     OfferStatusChanged,
     OfferSubmitted,
-    Tier,
+    OfferWithdrawn,
 )
-from gpux_contracts.orders import (
-    OrderPlaced,
-    OrderStatus,
-    OrderStatusChanged,
-    OrderTier,
-    OrderType,
-    TimeInForce,
-    TradeExecuted,
+from gpux_contracts.orders import OrderPlaced, OrderStatus, OrderStatusChanged, TradeExecuted
+from gpux_contracts.topics import BILLING_LEASES, ORDERS_STATUS, PRICING_OFFERS, Topic
+from gpux_devinfra.testing.payloads import (
+    GPU,
+    offer_status,
+    offer_submitted,
+    order_placed,
+    order_status,
+    trade_executed,
 )
-from gpux_contracts.topics import BILLING_LEASES, ORDERS_STATUS, Topic
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.service import HANDLERS_BY_TOPIC
 from gpux_platform.batches import BatchHandler, Outcome
 
+from ..lease_events import (
+    lease_charged,
+    lease_ended,
+    lease_low_balance,
+    lease_opened,
+    lease_totals,
+)
+
 pytestmark = pytest.mark.unit
 
-BUYER, SELLER = "buyer-1", "seller-1"
+BUYER, SELLER = "b1", "s1"
 
 
 def event(payload: Payload) -> Envelope[Any]:
@@ -59,35 +58,29 @@ async def apply(uow: MemoryGatewayUnitOfWork, topic: Topic, *payloads: Payload) 
     return await batch.apply([event(p) for p in payloads])
 
 
+async def stored(uow: MemoryGatewayUnitOfWork, made: OrderPlaced | OfferSubmitted) -> None:
+    """An order placed or an offer submitted through the unit of work, with its account."""
+    role, account_id = (
+        (Role.BUYER, BUYER) if isinstance(made, OrderPlaced) else (Role.SELLER, SELLER)
+    )
+    async with uow:
+        await uow.accounts.add(AccountRow(account_id, "acme", (role,), AccountStatus.ACTIVE, EPOCH))
+        if isinstance(made, OrderPlaced):
+            await uow.orders.add(made, uow.now)
+        else:
+            await uow.offers.add(made, uow.now)
+        await uow.commit()
+
+
 async def with_order(uow: MemoryGatewayUnitOfWork) -> str:
     """A buyer with one order of 4 GPUs, placed through the unit of work."""
-    async with uow:
-        await uow.accounts.add(AccountRow(BUYER, "b", (Role.BUYER,), AccountStatus.ACTIVE, EPOCH))
-        order = OrderPlaced(
-            order_id="o1",
-            buyer_id=BUYER,
-            gpu="rtx-4090",
-            gpus=4,
-            type=OrderType.LIMIT,
-            max_price_per_gpu_hour=Decimal("0.50"),
-            currency=Currency.EUR,
-            tier=OrderTier.ANY,
-            time_in_force=TimeInForce.GTC,
-        )
-        await uow.orders.add(order, uow.now)
-        await uow.commit()
+    order = order_placed(order_id="o1", gpus=4, price="0.50", currency=Currency.EUR)
+    await stored(uow, order)
     return order.order_id
 
 
 def status(order_id: str, state: OrderStatus, filled: int) -> OrderStatusChanged:
-    return OrderStatusChanged(
-        order_id=order_id,
-        buyer_id=BUYER,
-        gpu="rtx-4090",
-        status=state,
-        filled_gpus=filled,
-        remaining_gpus=4 - filled,
-    )
+    return order_status(order_id, state, filled=filled, remaining=4 - filled)
 
 
 async def test_a_batch_of_order_reports_is_one_unit_and_the_newest_stays() -> None:
@@ -124,18 +117,13 @@ async def test_trades_become_fills_of_the_order_once() -> None:
     uow = MemoryGatewayUnitOfWork()
     order_id = await with_order(uow)
     trades = [
-        TradeExecuted(
+        trade_executed(
             trade_id=f"{order_id}:t{n}",
             order_id=order_id,
             offer_id="f1",
-            buyer_id=BUYER,
-            seller_id=SELLER,
-            gpu="rtx-4090",
-            tier="on_demand",
             gpus=n,
-            price_per_gpu_hour=Decimal("0.40"),
+            price="0.40",
             currency=Currency.EUR,
-            billing="hour",
             executed_at=EPOCH + timedelta(seconds=n),
         )
         for n in (1, 2)
@@ -152,103 +140,65 @@ async def test_trades_become_fills_of_the_order_once() -> None:
 
 async def test_offer_reports_show_the_last_status_of_the_sellers_own_offer() -> None:
     uow = MemoryGatewayUnitOfWork()
-    async with uow:
-        await uow.accounts.add(AccountRow(SELLER, "s", (Role.SELLER,), AccountStatus.ACTIVE, EPOCH))
-        submitted = OfferSubmitted(
-            offer_id="f1",
-            seller_id=SELLER,
-            gpu="rtx-4090",
-            gpus=4,
-            price_per_gpu_hour=Decimal("0.40"),
-            currency=Currency.EUR,
-            tier=Tier.ON_DEMAND,
-            billing=BillingGranularity.HOUR,
-        )
-        await uow.offers.add(submitted, uow.now)
-        await uow.commit()
+    await stored(uow, offer_submitted("f1", currency=Currency.EUR))
     (offers_status,) = (t for t in HANDLERS_BY_TOPIC if OfferStatusChanged in HANDLERS_BY_TOPIC[t])
-    about = {"offer_id": "f1", "seller_id": SELLER, "gpu": "rtx-4090"}
     await apply(
         uow,
         offers_status,
-        OfferStatusChanged(**about, status=OfferStatus.LIVE, remaining_gpus=4),
-        OfferStatusChanged(**about, status=OfferStatus.LIVE, remaining_gpus=1),
-        OfferStatusChanged(
-            **{**about, "seller_id": "someone-else"}, status=OfferStatus.WITHDRAWN, remaining_gpus=0
-        ),
+        offer_status("f1", OfferStatus.LIVE, 4),
+        offer_status("f1", OfferStatus.LIVE, 1),
+        offer_status("f1", OfferStatus.WITHDRAWN, 0, seller_id="someone-else"),
     )
     row = uow.state.offers["f1"]
     assert (row.status, row.remaining_gpus) == ("live", 1)
 
 
-PARTIES = {"lease_id": "o1:t1", "buyer_id": BUYER}
-MONEY = {"currency": Currency.EUR, "wallet_currency": Currency.EUR}
+def revision(number: int, price: str, gpus: int) -> OfferAccepted:
+    body = offer_submitted("f1", price=price, gpus=gpus, currency=Currency.EUR)
+    return OfferAccepted(offer=body, revision=number)
+
+
+async def test_an_accepted_change_shows_from_its_revision_on() -> None:
+    """A change pricing accepted (``pricing.offers``) shows in the seller's view from its
+    revision on; the first revision is the offer as submitted, and a forwarded withdrawal
+    waits for the book."""
+    uow = MemoryGatewayUnitOfWork()
+    await stored(uow, offer_submitted("f1", currency=Currency.EUR))
+    withdrawn = OfferWithdrawn(offer_id="f1", seller_id=SELLER, gpu=GPU)
+    outcome = await apply(
+        uow,
+        PRICING_OFFERS,
+        revision(1, "0.40", 4),
+        revision(3, "0.55", 2),
+        revision(2, "0.50", 3),  # read late: older than what is shown
+        withdrawn,
+    )
+    assert (outcome.applied, outcome.unhandled, outcome.units) == (4, 0, 1)
+    row = uow.state.offers["f1"]
+    assert (row.price_micros, row.gpus, row.revision) == (550_000, 2, 3)
+    assert row.status == "pending"  # a forwarded withdrawal shows once the book confirms it
+
+
+OPENED = lease_opened(BUYER, SELLER, started_at=EPOCH, hours=2, ends_at=None, currency=Currency.EUR)
 
 
 def totals(period: int) -> LeaseTotals:
-    return LeaseTotals(
-        period=period,
+    return lease_totals(
+        period,
         charged_through=EPOCH + timedelta(hours=period),
-        total_charged=Decimal(period),
-        total_paid=Decimal(period),
-        total_fee=Decimal("0.1") * period,
-        total_seller=Decimal("0.9") * period,
-    )
-
-
-def charged(period: int) -> LeaseCharged:
-    return LeaseCharged(
-        **PARTIES,
-        **MONEY,
-        seller_id=SELLER,
-        transfer_id=f"c{period}",
-        period_start=EPOCH + timedelta(hours=period - 1),
-        period_end=EPOCH + timedelta(hours=period),
-        amount=Decimal(1),
-        paid=Decimal(1),
-        fee=Decimal("0.1"),
-        seller_amount=Decimal("0.9"),
-        totals=totals(period),
+        charged=period,
+        fee=Decimal("0.1") * period,
     )
 
 
 def lease_events() -> list[Payload]:
     """One lease's life: opened, two charges, a warning, the end."""
-    started = EPOCH
-    parties, money = PARTIES, MONEY
     return [
-        LeaseOpened(
-            **parties,
-            **money,
-            order_id="o1",
-            offer_id="f1",
-            seller_id=SELLER,
-            gpu="rtx-4090",
-            tier="on_demand",
-            gpus=1,
-            price_per_gpu_hour=Decimal(1),
-            billing=BillingGranularity.HOUR,
-            hours=2,
-            started_at=started,
-        ),
-        charged(1),
-        charged(2),
-        LeaseLowBalance(
-            **parties,
-            wallet_currency=Currency.EUR,
-            funds=Decimal(0),
-            runway_seconds=0,
-            as_of=started + timedelta(minutes=90),
-        ),
-        LeaseEnded(
-            **parties,
-            **money,
-            seller_id=SELLER,
-            reason=LeaseEndReason.COMPLETED,
-            ended_at=started + timedelta(hours=2),
-            unpaid=Decimal(0),
-            totals=totals(2),
-        ),
+        OPENED,
+        lease_charged(OPENED, totals(1)),
+        lease_charged(OPENED, totals(2)),
+        lease_low_balance(OPENED, EPOCH + timedelta(minutes=90)),
+        lease_ended(OPENED, totals(2), reason=LeaseEndReason.COMPLETED),
     ]
 
 
@@ -258,7 +208,7 @@ async def test_lease_events_give_one_lease_whatever_order_they_are_read_in() -> 
         uow = MemoryGatewayUnitOfWork()
         outcome = await apply(uow, BILLING_LEASES, *order)
         assert (outcome.applied, outcome.units) == (5, 1)
-        row = uow.state.leases["o1:t1"]
+        row = uow.state.leases[OPENED.lease_id]
         finals.add((row.opened, row.status, row.period, row.total_charged_micros, row.end_reason))
         assert row.low_balance_at == EPOCH + timedelta(minutes=90)
     assert finals == {(True, "ended", 2, 2_000_000, "completed")}

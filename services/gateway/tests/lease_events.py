@@ -1,0 +1,131 @@
+"""Billing's lease events as the gateway's tests build them: a lease's opening, then its
+charges, warnings and end, each taking the lease's ids and currencies from its opening.
+
+The defaults are one GPU (``GPU``) on demand at 1 USD an hour, paid from a EUR wallet and
+billed by the hour; ``fields`` set any other field or override a default (pydantic validates
+the result, so a misspelt field fails the test).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from gpux_contracts.ids import new_id
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseEndReason,
+    LeaseLowBalance,
+    LeaseOpened,
+    LeaseTotals,
+)
+from gpux_contracts.money import Currency
+from gpux_contracts.offers import BillingGranularity
+from gpux_devinfra.testing.payloads import GPU, Price
+
+
+def lease_opened(
+    buyer_id: str,
+    seller_id: str,
+    *,
+    started_at: datetime,
+    hours: int | None = None,
+    **fields: Any,
+) -> LeaseOpened:
+    """A lease of a new order (its id ``<order>:b1``) and offer, for ``hours`` from
+    ``started_at`` (None: until stopped; ``ends_at`` follows unless given)."""
+    order_id = new_id()
+    values: dict[str, Any] = {
+        "lease_id": f"{order_id}:b1",
+        "order_id": order_id,
+        "offer_id": new_id(),
+        "buyer_id": buyer_id,
+        "seller_id": seller_id,
+        "gpu": GPU,
+        "tier": "on_demand",
+        "gpus": 1,
+        "price_per_gpu_hour": Decimal(1),
+        "currency": Currency.USD,
+        "wallet_currency": Currency.EUR,
+        "billing": BillingGranularity.HOUR,
+        "hours": hours,
+        "started_at": started_at,
+        "ends_at": None if hours is None else started_at + timedelta(hours=hours),
+    }
+    return LeaseOpened(**(values | fields))
+
+
+def lease_totals(
+    period: int,
+    *,
+    charged_through: datetime,
+    charged: Price,
+    fee: Price,
+    paid: Price | None = None,
+) -> LeaseTotals:
+    """A lease's running totals after ``period``: the seller's part is what was charged less
+    the fee, and the buyer paid what was charged unless ``paid`` says otherwise."""
+    total, cut = Decimal(charged), Decimal(fee)
+    return LeaseTotals(
+        period=period,
+        charged_through=charged_through,
+        total_charged=total,
+        total_paid=total if paid is None else Decimal(paid),
+        total_fee=cut,
+        total_seller=total - cut,
+    )
+
+
+def _of(lease: LeaseOpened) -> dict[str, Any]:
+    """What every later event of the lease repeats of its opening."""
+    return {
+        "lease_id": lease.lease_id,
+        "buyer_id": lease.buyer_id,
+        "seller_id": lease.seller_id,
+        "currency": lease.currency,
+        "wallet_currency": lease.wallet_currency,
+    }
+
+
+def lease_charged(lease: LeaseOpened, totals: LeaseTotals, **fields: Any) -> LeaseCharged:
+    """A charge of 1 (0.1 of it the fee) from the start up to the totals' ``charged_through``,
+    under a new transfer id unless given."""
+    values: dict[str, Any] = {
+        **_of(lease),
+        "transfer_id": new_id(),
+        "period_start": lease.started_at,
+        "period_end": totals.charged_through,
+        "amount": Decimal(1),
+        "paid": Decimal(1),
+        "fee": Decimal("0.1"),
+        "seller_amount": Decimal("0.9"),
+        "totals": totals,
+    }
+    return LeaseCharged(**(values | fields))
+
+
+def lease_ended(lease: LeaseOpened, totals: LeaseTotals, **fields: Any) -> LeaseEnded:
+    """The lease stopped where its totals were charged through, nothing left unpaid."""
+    values: dict[str, Any] = {
+        **_of(lease),
+        "reason": LeaseEndReason.STOPPED,
+        "ended_at": totals.charged_through,
+        "unpaid": Decimal(0),
+        "totals": totals,
+    }
+    return LeaseEnded(**(values | fields))
+
+
+def lease_low_balance(lease: LeaseOpened, as_of: datetime, **fields: Any) -> LeaseLowBalance:
+    """The warning that the buyer's wallet runs dry for this lease as of ``as_of``."""
+    values: dict[str, Any] = {
+        "lease_id": lease.lease_id,
+        "buyer_id": lease.buyer_id,
+        "wallet_currency": lease.wallet_currency,
+        "funds": Decimal(0),
+        "runway_seconds": 0,
+        "as_of": as_of,
+    }
+    return LeaseLowBalance(**(values | fields))
