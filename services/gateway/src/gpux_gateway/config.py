@@ -76,7 +76,12 @@ class GatewaySettings(GpuxSettings):
 
     @model_validator(mode="after")
     def _secrets_in_prod(self) -> GatewaySettings:
-        if self.env is Environment.PROD and self.key_pepper.get_secret_value() == DEV_PEPPER:
+        # A views process never reads a key: it needs no pepper (and is better without one).
+        if (
+            self.env is Environment.PROD
+            and self.gateway_role is not GatewayRole.VIEWS
+            and self.key_pepper.get_secret_value() == DEV_PEPPER
+        ):
             raise ValueError("GPUX_KEY_PEPPER must be set in prod (the dev default is refused)")
         if self.admin_key is not None and len(self.admin_key.get_secret_value()) < 32:
             raise ValueError("GPUX_ADMIN_KEY must be at least 32 characters")

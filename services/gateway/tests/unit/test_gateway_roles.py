@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -55,6 +56,14 @@ def test_a_views_process_answers_on_its_own_port_unless_told() -> None:
     assert GatewaySettings(gateway_role="views").http_port == VIEWS_HTTP_PORT
     assert GatewaySettings(gateway_role="views", http_port=9000).http_port == 9000
     assert GatewaySettings(gateway_role="api").http_port == 8000
+
+
+def test_in_prod_only_a_process_that_serves_the_api_needs_the_key_pepper() -> None:
+    prod: dict[str, Any] = {"env": "prod", "database_url": "postgresql://svc:pw@db:5432/gpux"}
+    for role in ("all", "api"):
+        with pytest.raises(ValidationError, match="GPUX_KEY_PEPPER"):
+            GatewaySettings(gateway_role=role, **prod)
+    assert GatewaySettings(gateway_role="views", **prod).gateway_role is GatewayRole.VIEWS
 
 
 @pytest.fixture
