@@ -5,10 +5,12 @@ strict: unknown fields fail). The custom resources (Strimzi Kafka, KafkaNodePool
 CloudNativePG Cluster) are validated against the small hand-written schemas in
 ``schemas/``, which cover the fields we use and refuse the rest. The KafkaTopics must be the
 topic registry of libs/platform, and the services' settings must parse with their real
-settings classes. Rendering uses ``render.py``; where a kustomize binary is installed, its
-output must be the same objects. Matching's autoscaler stops where its consumers would idle:
-that test wires the service to read what it subscribes to, so it needs the infrastructure
-(marked integration; everything else here is unit, see conftest.py).
+settings classes. A service may run in a second Deployment in one of its roles (the
+gateway's views: its image and database, a port of its own, no Service). Rendering uses
+``render.py``; where a kustomize binary is installed, its output must be the same objects.
+Matching's autoscaler stops where its consumers would idle: that test wires the service to
+read what it subscribes to, so it needs the infrastructure (marked integration; everything
+else here is unit, see conftest.py).
 """
 
 from __future__ import annotations
@@ -46,6 +48,16 @@ SERVICES = tuple(
     for path in sorted((ROOT / "services").iterdir())
     if (path / "pyproject.toml").is_file()
 )
+
+
+# Deployments that run a service in one of its roles, beside the service's own: name ->
+# (service, the role's settings, its port).
+ROLES: dict[str, tuple[str, dict[str, str], int]] = {
+    "gateway-views": ("gateway", {"GPUX_GATEWAY_ROLE": "views"}, 8105),
+}
+
+# The service each Deployment runs, by Deployment name (without gpux-).
+WORKLOADS = {**{name: name for name in SERVICES}, **{n: r[0] for n, r in ROLES.items()}}
 
 
 @functools.cache
@@ -112,6 +124,9 @@ def test_overlay_renders_the_whole_system(overlay: str) -> None:
     for name in SERVICES:
         assert ("Deployment", f"gpux-{name}") in kinds
         assert ("Service", f"gpux-{name}") in kinds
+    for name in ROLES:  # nothing sends a role's pods requests: no Service
+        assert ("Deployment", f"gpux-{name}") in kinds
+        assert ("Service", f"gpux-{name}") not in kinds
     for expected in [
         ("Ingress", "gpux-gateway"),
         ("ConfigMap", "gpux-config"),
@@ -264,7 +279,7 @@ def test_every_workload_is_hardened(overlay: str) -> None:
 def test_every_service_runs_its_module_on_its_port(overlay: str) -> None:
     deployments = of_kind(overlay, "Deployment")
     services = of_kind(overlay, "Service")
-    assert set(deployments) == {f"gpux-{n}" for n in SERVICES}
+    assert set(deployments) == {f"gpux-{n}" for n in WORKLOADS}
     for name in SERVICES:
         port = http_port(name)
         deployment = deployments[f"gpux-{name}"]
@@ -297,6 +312,55 @@ def test_every_service_runs_its_module_on_its_port(overlay: str) -> None:
         assert (ref["name"], ref["key"]) == ("gpux-gateway-secrets", key)
 
 
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_role_runs_its_services_image_and_module_in_its_role(overlay: str) -> None:
+    """The gateway's views run apart from its API (GPUX_GATEWAY_ROLE=views): the gateway's
+    image, module and database, the gateway's probes, on a port of their own; no API secrets."""
+    deployments = of_kind(overlay, "Deployment")
+    for name, (service, role, port) in ROLES.items():
+        own = deployments[f"gpux-{service}"]
+        deployment = deployments[f"gpux-{name}"]
+        container = app_container(deployment)
+        theirs = app_container(own)
+        assert container["command"] == theirs["command"] == ["python", "-m", f"gpux_{service}"]
+        assert container["image"] == theirs["image"]
+        assert container["ports"] == [{"name": "http", "containerPort": port}]
+        assert port != http_port(service)
+        env = {e["name"]: e for e in container["env"]}
+        for variable, value in {**role, "GPUX_HTTP_PORT": str(port)}.items():
+            assert env[variable]["value"] == value, (name, variable)
+        assert (
+            env["GPUX_DATABASE_URL"] == {e["name"]: e for e in theirs["env"]}["GPUX_DATABASE_URL"]
+        )
+        assert not {"GPUX_KEY_PEPPER", "GPUX_ADMIN_KEY"} & set(env), name  # it reads no key
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert container[probe] == theirs[probe], (name, probe)
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["enableServiceLinks"] is False
+        assert (
+            pod["terminationGracePeriodSeconds"]
+            == own["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        )
+        labels = deployment["spec"]["template"]["metadata"]
+        assert labels["annotations"]["prometheus.io/port"] == str(port)
+        selector = deployment["spec"]["selector"]["matchLabels"]
+        assert labels["labels"]["app.kubernetes.io/name"] == selector["app.kubernetes.io/name"]
+        # The service's own Service must not send the role's pods its requests.
+        service_selector = of_kind(overlay, "Service")[f"gpux-{service}"]["spec"]["selector"]
+        assert not service_selector.items() <= labels["labels"].items(), name
+
+
+def test_the_views_have_the_gateways_resources_where_the_gateway_has_the_defaults() -> None:
+    """dev gives every Deployment the same small resources; prod gives the gateway more for
+    its SSE connections and the views a consumer's (``patches/apps-resources.yaml``)."""
+    dev = of_kind("dev", "Deployment")
+    prod = of_kind("prod", "Deployment")
+    views = app_container(dev["gpux-gateway-views"])["resources"]
+    assert views == app_container(dev["gpux-gateway"])["resources"]
+    views = app_container(prod["gpux-gateway-views"])["resources"]
+    assert views == app_container(prod["gpux-billing"])["resources"]
+
+
 # Stand-ins for the Secret values, shaped like the real ones (never the dev defaults).
 SECRET_STANDINS = {
     "url": "postgresql://svc:pw@gpux-pg-rw:5432/gpux",
@@ -315,7 +379,7 @@ def test_settings_parse_with_the_services_own_classes(
     assert config["GPUX_HTTP_HOST"] == "0.0.0.0"
     assert config["GPUX_LOG_JSON"] == "true"
     assert config["GPUX_KAFKA_BOOTSTRAP"] == "gpux-kafka-bootstrap:9092"
-    for name in SERVICES:
+    for name, service in WORKLOADS.items():
         container = app_container(of_kind(overlay, "Deployment")[f"gpux-{name}"])
         assert container["envFrom"] == [{"configMapRef": {"name": "gpux-config"}}]
         environment = dict(config)
@@ -326,7 +390,7 @@ def test_settings_parse_with_the_services_own_classes(
                 environment[entry["name"]] = SECRET_STANDINS[
                     entry["valueFrom"]["secretKeyRef"]["key"]
                 ]
-        settings_type = spec(name).settings_type
+        settings_type = spec(service).settings_type
         for variable in environment:
             if variable.startswith("GPUX_"):
                 assert variable[5:].lower() in settings_type.model_fields, (name, variable)
@@ -336,7 +400,10 @@ def test_settings_parse_with_the_services_own_classes(
             for variable, value in environment.items():
                 patch.setenv(variable, value)
             settings = settings_type()
-        assert settings.http_port == http_port(name)
+        _, role, port = ROLES.get(name, (service, {}, http_port(service)))
+        assert settings.http_port == port
+        for variable, value in role.items():
+            assert str(getattr(settings, variable[5:].lower())) == value, (name, variable)
         assert settings.env.value == config["GPUX_ENV"]
 
 
