@@ -22,7 +22,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import Currency
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
-from gpux_gateway.leases.repository import LeaseRow
+from gpux_gateway.leases.repository import LeaseFilter, LeaseRow
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 from ..lease_events import (
@@ -149,7 +149,7 @@ async def test_a_lease_is_not_shown_before_its_lease_opened(units: Units) -> Non
         await uow.commit()
     async with units() as uow:
         assert await uow.leases.get(buyer, lease_id) is None
-        found = await uow.leases.page(buyer, role=None, status=None, after=None, limit=5)
+        found = await uow.leases.page(LeaseFilter(buyer), after=None, limit=5)
         assert found == []
         assert await uow.leases.earnings(seller) == []
 
@@ -164,10 +164,10 @@ async def test_pages_by_side_and_status_and_earnings_per_currency(units: Units) 
         await apply(uow, life(second, buyer, seller)[5])
         await uow.commit()
     async with units() as uow:
-        rented = await uow.leases.page(buyer, role="buyer", status=None, after=None, limit=5)
-        provided = await uow.leases.page(seller, role=None, status="running", after=None, limit=5)
-        after = await uow.leases.page(seller, role="seller", status=None, after=first, limit=5)
-        none = await uow.leases.page(buyer, role="seller", status=None, after=None, limit=5)
+        rented = await uow.leases.page(LeaseFilter(buyer, role="buyer"), after=None, limit=5)
+        provided = await uow.leases.page(LeaseFilter(seller, status="running"), after=None, limit=5)
+        after = await uow.leases.page(LeaseFilter(seller, role="seller"), after=first, limit=5)
+        none = await uow.leases.page(LeaseFilter(buyer, role="seller"), after=None, limit=5)
         (earned,) = await uow.leases.earnings(seller)
     assert [r.id for r in rented] == [first, second]
     assert [r.id for r in provided] == [first]

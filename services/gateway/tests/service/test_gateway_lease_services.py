@@ -21,6 +21,7 @@ from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.leases import service as leases
+from gpux_gateway.leases.repository import LeaseFilter
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 
@@ -88,9 +89,9 @@ async def test_a_running_per_second_lease_shows_its_cost_up_to_now(
 ) -> None:
     async with uow:
         running = await leases.get(uow, SELLER, "L1")
-        page = await leases.page(uow, BUYER, role="buyer", status=None, limit=1, cursor=None)
-        rest = await leases.page(uow, BUYER, role=None, status=None, limit=1, cursor="L1")
-        as_seller = await leases.page(uow, BUYER, role="seller", status=None, limit=5, cursor=None)
+        page = await leases.page(uow, LeaseFilter(BUYER, role="buyer"), limit=1, cursor=None)
+        rest = await leases.page(uow, LeaseFilter(BUYER), limit=1, cursor="L1")
+        as_seller = await leases.page(uow, LeaseFilter(BUYER, role="seller"), limit=5, cursor=None)
     assert running.cost_so_far == Decimal("0.12")  # 0.36 × 2 GPUs × 600 s / 3600
     assert ([i.lease_id for i in page.items], page.next_cursor) == (["L1"], "L1")
     assert ([i.lease_id for i in rest.items], rest.next_cursor) == (["L2"], None)

@@ -14,6 +14,7 @@ from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
 from gpux_gateway.leases import service
+from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
     EarningsList,
     LeaseCursor,
@@ -58,14 +59,12 @@ async def list_leases(
 ) -> LeasePage:
     required = None if role is None else Role(role.value)
     account_id = account_id_for(who, Scope.READ, required)
-    return await service.page(
-        uow,
+    which = LeaseFilter(
         account_id,
         role=None if role is None else role.value,
         status=None if status is None else status.value,
-        limit=limit,
-        cursor=cursor,
     )
+    return await service.page(uow, which, limit=limit, cursor=cursor)
 
 
 @router.get(

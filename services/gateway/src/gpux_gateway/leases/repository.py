@@ -74,6 +74,16 @@ class LedgerLineRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaseFilter:
+    """Which of an account's leases a listing shows: those on ``role``'s side (None: both
+    sides) in ``status`` (None: any)."""
+
+    account_id: str
+    role: str | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Earnings:
     """A seller's takings in one currency, in micro-units."""
 
@@ -98,16 +108,8 @@ class LeasesRepository(Protocol):
         """A lease the account rents or provides (anyone else's is None, like a missing one)."""
         ...
 
-    async def page(
-        self,
-        account_id: str,
-        *,
-        role: str | None,
-        status: str | None,
-        after: str | None,
-        limit: int,
-    ) -> list[LeaseRow]:
-        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
         ...
 
     async def earnings(self, seller_id: str) -> list[Earnings]:

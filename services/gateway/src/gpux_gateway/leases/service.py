@@ -12,6 +12,7 @@ from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.entrypoints.schemas import split_page
+from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
     EarningsList,
     LeaseOut,
@@ -32,18 +33,10 @@ from gpux_platform.problems import ProblemError
 
 
 async def page(
-    uow: GatewayUnitOfWork,
-    account_id: str,
-    *,
-    role: str | None,
-    status: str | None,
-    limit: int,
-    cursor: str | None,
+    uow: GatewayUnitOfWork, which: LeaseFilter, *, limit: int, cursor: str | None
 ) -> LeasePage:
-    """A page of the leases the account rents or provides (``role`` narrows it), in id order."""
-    found = await uow.leases.page(
-        account_id, role=role, status=status, after=cursor, limit=limit + 1
-    )
+    """A page of the leases the account rents or provides (``which`` narrows it), in id order."""
+    found = await uow.leases.page(which, after=cursor, limit=limit + 1)
     rows, more = split_page(found, limit)
     items = [lease_out(r, uow.now) for r in rows]
     return LeasePage(items=items, next_cursor=items[-1].lease_id if more else None)

@@ -18,7 +18,7 @@ from gpux_contracts.leases import (
 from gpux_contracts.money import to_micros
 from gpux_gateway.adapters.memory.state import GatewayState
 from gpux_gateway.domain.leases import totals_apply
-from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 
 def _new(lease_id: str, buyer_id: str, wallet_currency: str, now: datetime) -> LeaseRow:
@@ -79,25 +79,17 @@ class MemoryLeases:
             return None
         return row
 
-    async def page(
-        self,
-        account_id: str,
-        *,
-        role: str | None,
-        status: str | None,
-        after: str | None,
-        limit: int,
-    ) -> list[LeaseRow]:
-        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
 
         def shown(r: LeaseRow) -> bool:
-            side = (role != "seller" and r.buyer_id == account_id) or (
-                role != "buyer" and r.seller_id == account_id
+            side = (which.role != "seller" and r.buyer_id == which.account_id) or (
+                which.role != "buyer" and r.seller_id == which.account_id
             )
             return (
                 r.opened
                 and side
-                and (status is None or r.status == status)
+                and (which.status is None or r.status == which.status)
                 and (after is None or r.id > after)
             )
 
@@ -166,16 +158,20 @@ class MemoryLeases:
             currency=held.currency if held.currency is not None else currency,
         )
 
-    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
-        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
-        row = self._ensure(
-            charged.lease_id,
-            buyer_id=charged.buyer_id,
-            seller_id=charged.seller_id,
-            currency=charged.currency.value,
-            wallet_currency=charged.wallet_currency.value,
+    def _reported(self, event: LeaseCharged | LeaseEnded, now: datetime) -> LeaseRow:
+        """The row of the lease a charge or an end reports on, with its parties and currencies."""
+        return self._ensure(
+            event.lease_id,
+            buyer_id=event.buyer_id,
+            seller_id=event.seller_id,
+            currency=event.currency.value,
+            wallet_currency=event.wallet_currency.value,
             now=now,
         )
+
+    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
+        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+        row = self._reported(charged, now)
         if totals_apply(row.period, charged.totals.period):
             row = dataclasses.replace(row, **_totals(charged.totals), updated_at=now)
         self._state.leases[row.id] = row
@@ -197,14 +193,7 @@ class MemoryLeases:
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
         """End the lease for good (the first end read stays) and take its final totals."""
-        row = self._ensure(
-            ended.lease_id,
-            buyer_id=ended.buyer_id,
-            seller_id=ended.seller_id,
-            currency=ended.currency.value,
-            wallet_currency=ended.wallet_currency.value,
-            now=now,
-        )
+        row = self._reported(ended, now)
         if row.status != "ended":
             row = dataclasses.replace(
                 row,

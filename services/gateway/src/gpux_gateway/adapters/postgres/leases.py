@@ -20,7 +20,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import to_micros
 from gpux_gateway.adapters.postgres.deferred import Deferred
-from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 APPLY_OPENED = (
     "INSERT INTO gateway.leases (id, opened, order_id, offer_id, buyer_id, seller_id, gpu,"
@@ -136,25 +136,17 @@ class PostgresLeases:
         )
         return None if row is None else LeaseRow(**dict(row))
 
-    async def page(
-        self,
-        account_id: str,
-        *,
-        role: str | None,
-        status: str | None,
-        after: str | None,
-        limit: int,
-    ) -> list[LeaseRow]:
-        """Up to ``limit`` of the account's leases in id order, on ``role``'s side (None: both)."""
+    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
         rows = await self._conn.fetch(
             "SELECT * FROM gateway.leases WHERE opened"
             " AND (($2::text IS DISTINCT FROM 'seller' AND buyer_id = $1)"
             " OR ($2::text IS DISTINCT FROM 'buyer' AND seller_id = $1))"
             " AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR id > $4)"
             " ORDER BY id LIMIT $5",
-            account_id,
-            role,
-            status,
+            which.account_id,
+            which.role,
+            which.status,
             after,
             limit,
         )
