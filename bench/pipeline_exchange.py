@@ -1,7 +1,8 @@
 """The exchange under test: started as ``make up`` starts it (or reused), its lag and CPU.
 
-``started`` runs every service as its own process (``python -m gpux_<name>``, the order and
-environment of ``gpux_devinfra.exchange``) on free loopback ports, with a fresh database and
+``started`` runs every service as its own process (``python -m gpux_<name>``, the processes,
+order and environment of ``gpux_devinfra.exchange``: the gateway's API and its views apart)
+on free loopback ports, with a fresh database and
 namespace of its own (removed afterwards with the namespace's topics and Redis keys, also on
 error and Ctrl-C), so it never meets ``make up`` or a test session running on the same
 machine. Rate limits are raised (the only setting changed). The local
@@ -137,7 +138,7 @@ async def started(endpoints: Endpoints, log_dir: Path) -> AsyncIterator[Exchange
     namespace = "b" + new_id()[-10:].lower() + "."
     env = make_up.service_env(os.environ, endpoints)
     await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
-    ports = {name: free_port() for name, _ in make_up.SERVICES}
+    ports = {service.name: free_port() for service in make_up.SERVICES}
     try:
         async with scratch_database(endpoints.database_url, "gpux_bench_") as database_url:
             env.update(
@@ -150,13 +151,13 @@ async def started(endpoints: Endpoints, log_dir: Path) -> AsyncIterator[Exchange
                 f"http://127.0.0.1:{ports['gateway']}", namespace, endpoints, {}, database_url
             )
             try:
-                for name, _ in make_up.SERVICES:
+                for service in make_up.SERVICES:
                     process = ServiceProcess(
-                        f"gpux_{name}",
-                        {**env, "GPUX_HTTP_PORT": str(ports[name])},
-                        log_dir / f"{name}.log",
+                        service.module,
+                        {**env, **service.env, "GPUX_HTTP_PORT": str(ports[service.name])},
+                        log_dir / f"{service.name}.log",
                     )
-                    running.processes[name] = process
+                    running.processes[service.name] = process
                     process.start()
                 for name, process in running.processes.items():
                     await wait_ready(name, f"http://127.0.0.1:{ports[name]}", process, 120)

@@ -3,7 +3,8 @@
 ``make up`` runs this. It waits until each service answers /readyz, loads the demo data set
 through the gateway (sellers, offers, a funded buyer), prints the gateway URL and the demo
 keys, then keeps a live best-ask table on screen; Ctrl-C (or SIGTERM) stops every process it
-started.
+started. The gateway runs as two processes: ``gateway`` serves the API (role ``api``) and
+``gateway-views`` keeps its PostgreSQL views (role ``views``), so reads never delay them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,12 +28,24 @@ from gpux_devinfra.demo.board import show_live
 from gpux_devinfra.demo.loader import DemoError, DemoResult, load_demo
 from gpux_devinfra.system import InfraError, console, state_dir
 
-SERVICES: tuple[tuple[str, int], ...] = (
-    ("catalog", 8101),
-    ("pricing", 8102),
-    ("matching", 8103),
-    ("billing", 8104),
-    ("gateway", 8000),
+
+@dataclass(frozen=True)
+class Service:
+    """One process of the exchange: its name, port, module and the settings of its role."""
+
+    name: str
+    port: int
+    module: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+SERVICES: tuple[Service, ...] = (
+    Service("catalog", 8101, "gpux_catalog"),
+    Service("pricing", 8102, "gpux_pricing"),
+    Service("matching", 8103, "gpux_matching"),
+    Service("billing", 8104, "gpux_billing"),
+    Service("gateway-views", 8105, "gpux_gateway", {"GPUX_GATEWAY_ROLE": "views"}),
+    Service("gateway", 8000, "gpux_gateway", {"GPUX_GATEWAY_ROLE": "api"}),
 )
 GATEWAY_URL = "http://127.0.0.1:8000"
 
@@ -66,19 +79,19 @@ class Running:
     process: subprocess.Popen[bytes]
 
 
-def start(name: str, port: int, env: dict[str, str]) -> Running:
-    """Start ``python -m gpux_<name>`` with its log in the state directory."""
-    log = (state_dir() / "logs").joinpath(f"{name}.log")
+def start(service: Service, env: dict[str, str]) -> Running:
+    """Start ``python -m <module>`` with its role's settings, its log in the state directory."""
+    log = (state_dir() / "logs").joinpath(f"{service.name}.log")
     log.parent.mkdir(exist_ok=True)
     with log.open("ab") as out:
         process = subprocess.Popen(  # noqa: S603
-            [sys.executable, "-m", f"gpux_{name}"],
-            env={**env, "GPUX_HTTP_PORT": str(port)},
+            [sys.executable, "-m", service.module],
+            env={**env, **service.env, "GPUX_HTTP_PORT": str(service.port)},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    return Running(name, port, process)
+    return Running(service.name, service.port, process)
 
 
 def wait_ready(service: Running, timeout_s: float = 90.0) -> None:
@@ -150,14 +163,14 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with console.status("starting the services"):
-            for name, port in SERVICES:
-                running.append(start(name, port, env))
-            for service in running:
-                wait_ready(service)
+            for service in SERVICES:
+                running.append(start(service, env))
+            for process in running:
+                wait_ready(process)
         out = Console()
         out.print("[bold green]gpux is running[/]")
-        for service in running:
-            out.print(f"  {service.name:<9} http://127.0.0.1:{service.port}")
+        for process in running:
+            out.print(f"  {process.name:<13} http://127.0.0.1:{process.port}")
         demo = load_demo_data(out)
         out.print(f"gateway: [bold]{GATEWAY_URL}[/]  (OpenAPI at /docs); Ctrl-C stops")
         show_live(
