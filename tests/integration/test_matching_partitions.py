@@ -14,11 +14,10 @@ comes exactly once.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -27,18 +26,11 @@ import asyncpg
 from gpux_contracts.events import EventCodec
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferAccepted,
-    OfferStatusChanged,
-    OfferSubmitted,
-    Tier,
-)
+from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_contracts.orders import (
     OrderFunded,
     OrderPlaced,
     OrderStatusChanged,
-    OrderTier,
     OrderType,
     TimeInForce,
     TradeExecuted,
@@ -51,13 +43,16 @@ from gpux_contracts.topics import (
     PRICING_OFFERS,
 )
 from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
+from gpux_devinfra.testing.payloads import offer_submitted, order_placed
 from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.waiting import eventually
 from gpux_matching.bootstrap import SPEC, wire_partitions
 from gpux_matching.domain import partition_of
 from gpux_matching.service.partitions import Partitions
 from gpux_platform.service import Runtime, Wiring
 from gpux_platform.settings import GpuxSettings
 
+EUR = Currency.EUR
 PARTITIONS = PRICING_OFFERS.partitions
 ALL = list(range(PARTITIONS))
 RUN: dict[str, Any] = {"snapshot_every": 4, "expiry_interval_s": 0.2}
@@ -76,31 +71,21 @@ def gpus_one_per_partition() -> dict[int, str]:
 
 
 def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=new_id(),
-        seller_id="seller-1",
-        gpu=gpu,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency("EUR"),
-        tier=Tier.ON_DEMAND,
-        billing=BillingGranularity.HOUR,
+    return offer_submitted(
+        new_id(), gpu=gpu, price=price, gpus=gpus, seller_id="seller-1", currency=EUR
     )
 
 
 def order(gpu: str, gpus: int, kind: OrderType, price: str | None = None) -> OrderPlaced:
-    return OrderPlaced(
-        order_id=new_id(),
-        buyer_id="buyer-1",
+    return order_placed(
         gpu=gpu,
         gpus=gpus,
+        price=price,
+        buyer_id="buyer-1",
+        currency=EUR,
         type=kind,
-        max_price_per_gpu_hour=None if price is None else Decimal(price),
-        currency=Currency("EUR"),
-        tier=OrderTier.ANY,
         hours=2,
         time_in_force=TimeInForce.GTC,
-        expires_at=None,
     )
 
 
@@ -110,29 +95,15 @@ async def accept(settings: GpuxSettings, offers: Sequence[OfferSubmitted]) -> No
 
 
 async def fund(settings: GpuxSettings, orders: Sequence[OrderPlaced]) -> None:
-    items = [
-        (
-            o.gpu,
-            OrderFunded(
-                order=o, hold_id=new_id(), held=Decimal("100"), held_currency=Currency("EUR")
-            ),
-        )
-        for o in orders
+    funded = [
+        OrderFunded(order=o, hold_id=new_id(), held=Decimal(100), held_currency=EUR) for o in orders
     ]
-    await publish_payloads(settings, ORDERS_BOOK, "billing", items)
+    await publish_payloads(settings, ORDERS_BOOK, "billing", [(o.order.gpu, o) for o in funded])
 
 
-async def until(check: Any, what: str, timeout_s: float = 45) -> None:
+async def until(check: Callable[[], Any], what: str) -> None:
     """Wait for ``check()`` (sync or async) to hold."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        ok = check()
-        if asyncio.iscoroutine(ok):
-            ok = await ok
-        if ok:
-            return
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.3)
+    await eventually(check, what=what, timeout_s=45, interval_s=0.3)
 
 
 def trades_key(trades: list[TradeExecuted]) -> Counter[tuple[str, str, int, Decimal]]:

@@ -11,7 +11,6 @@ comes again and changes nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -19,17 +18,18 @@ import asyncpg
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from gpux_contracts.ids import new_id
-from gpux_contracts.money import Currency
-from gpux_contracts.orders import OrderFunded, OrderPlaced, OrderTier, OrderType, TimeInForce
+from gpux_contracts.orders import OrderFunded, OrderType
 from gpux_contracts.topics import ORDERS_BOOK, REGISTRY
 from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.waiting import eventually
 from gpux_matching.adapters.postgres.unit_of_work import PostgresBookUnitOfWork
 from gpux_matching.bootstrap import SPEC
 from gpux_matching.entrypoints.kafka import BOOK_GROUP
 from gpux_platform.broker import ensure_topics
 from gpux_platform.settings import GpuxSettings
+
+from .matching_feed import funded, order
 
 BURST = 200
 RUN: dict[str, Any] = {"snapshot_every": 10_000, "expiry_interval_s": 0.2}
@@ -67,34 +67,19 @@ def counted(module_settings: GpuxSettings, monkeypatch: pytest.MonkeyPatch) -> C
     return seen
 
 
-def funded(gpu: str, count: int) -> list[tuple[str, OrderFunded]]:
+def funded_bids(gpu: str, count: int) -> list[tuple[str, OrderFunded]]:
     """Limit bids that rest (nothing to trade with): one command and one status each."""
     orders = [
-        OrderPlaced(
-            order_id=new_id(),
+        order(
+            gpu,
+            1 + i % 3,
+            OrderType.LIMIT,
+            Decimal("0.10") + Decimal(i % 7) / 100,
             buyer_id=f"buyer-{i % 5}",
-            gpu=gpu,
-            gpus=1 + i % 3,
-            type=OrderType.LIMIT,
-            max_price_per_gpu_hour=Decimal("0.10") + Decimal(i % 7) / 100,
-            currency=Currency("EUR"),
-            tier=OrderTier.ANY,
-            hours=2,
-            time_in_force=TimeInForce.GTC,
         )
         for i in range(count)
     ]
-    held, eur = Decimal("10"), Currency("EUR")
-    return [
-        (gpu, OrderFunded(order=o, hold_id=new_id(), held=held, held_currency=eur)) for o in orders
-    ]
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+    return [(gpu, funded(o, held=Decimal("10"))) for o in orders]
 
 
 async def logged(conn: asyncpg.Connection, gpu: str) -> int:
@@ -118,7 +103,7 @@ async def run_until_logged(
         async def done() -> bool:
             return await logged(conn, gpu) >= BURST and counted.offset_commits >= 1
 
-        await eventually(done)
+        await eventually(done, what="the burst logged and its offsets committed", interval_s=0.05)
         await asyncio.sleep(0.5)  # anything after the offset commit would show by now
 
 
@@ -128,7 +113,7 @@ async def test_a_burst_of_funded_orders_is_one_unit_of_work_and_one_offset_commi
     settings = module_settings
     gpu = "gpu-burst"
     await ensure_topics(settings, REGISTRY)
-    await publish_payloads(settings, ORDERS_BOOK, "billing", funded(gpu, BURST))
+    await publish_payloads(settings, ORDERS_BOOK, "billing", funded_bids(gpu, BURST))
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
         await run_until_logged(settings, conn, gpu, counted)
@@ -149,7 +134,7 @@ async def test_a_burst_whose_offsets_were_not_committed_comes_again_and_changes_
     settings = module_settings
     gpu = "gpu-again"
     await ensure_topics(settings, REGISTRY)
-    await publish_payloads(settings, ORDERS_BOOK, "billing", funded(gpu, BURST))
+    await publish_payloads(settings, ORDERS_BOOK, "billing", funded_bids(gpu, BURST))
     conn = await asyncpg.connect(settings.database_url.get_secret_value())
     try:
         counted.lose_offset_commits = True

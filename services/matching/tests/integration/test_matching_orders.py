@@ -14,155 +14,34 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpux_contracts.book import BookLevelsChanged
-from gpux_contracts.events import EventCodec
-from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferAccepted,
-    OfferStatusChanged,
-    OfferSubmitted,
-    Tier,
-)
 from gpux_contracts.orders import (
-    OrderCancelRequested,
-    OrderFunded,
     OrderPlaced,
-    OrderStatusChanged,
-    OrderTier,
     OrderType,
     TimeInForce,
-    TradeExecuted,
 )
 from gpux_contracts.topics import (
     MARKET_BOOK,
-    MARKET_TRADES,
     OFFERS_STATUS,
-    ORDERS_BOOK,
-    ORDERS_STATUS,
-    PRICING_OFFERS,
-    Topic,
 )
-from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
+from gpux_devinfra.testing.kafka import read_to_end
 from gpux_devinfra.testing.services import running
 from gpux_matching.bootstrap import SPEC
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
 
-RUN: dict[str, Any] = {"snapshot_every": 5, "expiry_interval_s": 0.2}
-
-
-def offer(gpu: str, price: str, gpus: int) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=new_id(),
-        seller_id="seller-1",
-        gpu=gpu,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency("EUR"),
-        tier=Tier.ON_DEMAND,
-        billing=BillingGranularity.HOUR,
-    )
-
-
-def order(
-    gpu: str,
-    gpus: int,
-    kind: OrderType,
-    price: str | None = None,
-    *,
-    tif: TimeInForce = TimeInForce.GTC,
-    expires_in_s: float | None = None,
-) -> OrderPlaced:
-    expires = (
-        None if expires_in_s is None else SystemClock().now() + timedelta(seconds=expires_in_s)
-    )
-    return OrderPlaced(
-        order_id=new_id(),
-        buyer_id="buyer-1",
-        gpu=gpu,
-        gpus=gpus,
-        type=kind,
-        max_price_per_gpu_hour=None if price is None else Decimal(price),
-        currency=Currency("EUR"),
-        tier=OrderTier.ANY,
-        hours=2,
-        time_in_force=tif,
-        expires_at=expires,
-    )
-
-
-async def accept(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
-    items = [(o.gpu, OfferAccepted(offer=o, revision=1)) for o in offers]
-    await publish_payloads(settings, PRICING_OFFERS, "pricing", items)
-
-
-async def fund(settings: GpuxSettings, placed: OrderPlaced) -> None:
-    funded = OrderFunded(
-        order=placed, hold_id=new_id(), held=Decimal("100"), held_currency=Currency("EUR")
-    )
-    await publish_payloads(settings, ORDERS_BOOK, "billing", [(placed.gpu, funded)])
-
-
-async def cancel(settings: GpuxSettings, placed: OrderPlaced) -> None:
-    request = OrderCancelRequested(
-        order_id=placed.order_id, buyer_id=placed.buyer_id, gpu=placed.gpu
-    )
-    await publish_payloads(settings, ORDERS_BOOK, "billing", [(placed.gpu, request)])
-
-
-async def eventually(
-    settings: GpuxSettings,
-    topic: Topic,
-    codec: EventCodec[Any],
-    check: Callable[[list[Any]], bool],
-    timeout_s: float = 20,
-) -> list[Any]:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        seen = await read_to_end(settings, topic, codec, "matching")
-        if check(seen) or asyncio.get_running_loop().time() > deadline:
-            return seen
-        await asyncio.sleep(0.3)
-
-
-OFFER_CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
-ORDER_CODEC: EventCodec[Any] = EventCodec(OrderStatusChanged)
-TRADE_CODEC: EventCodec[Any] = EventCodec(TradeExecuted)
-
-Status = tuple[str, str, int, int, str | None]
-
-
-def order_states(seen: list[OrderStatusChanged]) -> list[Status]:
-    return [(s.order_id, s.status.value, s.filled_gpus, s.remaining_gpus, s.reason) for s in seen]
-
-
-async def live(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
-    """Wait until the book reported every offer live (orders and offers are separate topics)."""
-    wanted = {(o.offer_id, "live", o.gpus) for o in offers}
-    seen = await eventually(
-        settings,
-        OFFERS_STATUS,
-        OFFER_CODEC,
-        lambda s: wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in s},
-    )
-    assert wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in seen}
-
-
-async def orders_until(settings: GpuxSettings, expected: Status) -> list[Status]:
-    seen = await eventually(
-        settings, ORDERS_STATUS, ORDER_CODEC, lambda s: expected in order_states(s)
-    )
-    return order_states(seen)
-
-
-async def trades_of(settings: GpuxSettings, order_id: str) -> list[TradeExecuted]:
-    return [
-        t
-        for t in await read_to_end(settings, MARKET_TRADES, TRADE_CODEC, "matching")
-        if t.order_id == order_id
-    ]
+from .matching_feed import (
+    RUN,
+    accept,
+    cancel,
+    fund,
+    live,
+    offer,
+    order,
+    orders_until,
+    reported,
+    trades_of,
+)
 
 
 async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
@@ -186,10 +65,9 @@ async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
         assert all(t.buyer_id == "buyer-1" and t.seller_id == "seller-1" for t in trades)
         assert all(t.currency == "EUR" and t.hours == 2 and t.gpu == gpu for t in trades)
         assert len({t.trade_id for t in trades}) == 2
-        offers = await eventually(
+        offers = await reported(
             settings,
             OFFERS_STATUS,
-            OFFER_CODEC,
             lambda s: (second.offer_id, "exhausted") in {(x.offer_id, x.status.value) for x in s},
         )
         ended = {(x.offer_id, x.status.value, x.remaining_gpus) for x in offers}
@@ -252,7 +130,7 @@ async def test_fok_that_cannot_fill_completely_fills_nothing(
     settings = module_settings
     gpu = "gpu-fok"
     ask = offer(gpu, "0.20", 2)
-    placed = order(gpu, 5, OrderType.LIMIT, price="0.30", tif=TimeInForce.FOK)
+    placed = order(gpu, 5, OrderType.LIMIT, price="0.30", time_in_force=TimeInForce.FOK)
     async with running(SPEC, settings, **RUN):
         await accept(settings, ask)
         await live(settings, ask)
@@ -260,8 +138,16 @@ async def test_fok_that_cannot_fill_completely_fills_nothing(
         killed = (placed.order_id, "cancelled", 0, 0, "fok_unfillable")
         assert killed in await orders_until(settings, killed)
         assert await trades_of(settings, placed.order_id) == []
-        offers = await read_to_end(settings, OFFERS_STATUS, OFFER_CODEC, "matching")
+        offers = await read_to_end(settings, OFFERS_STATUS, OFFERS_STATUS.codec(), "matching")
         assert [x.status.value for x in offers if x.offer_id == ask.offer_id] == ["live"]
+
+
+def gtd(gpu: str, gpus: int, *, expires_in_s: float) -> OrderPlaced:
+    """A limit bid at 0.10, good till ``expires_in_s`` from now (in the past if negative)."""
+    expires = SystemClock().now() + timedelta(seconds=expires_in_s)
+    return order(
+        gpu, gpus, OrderType.LIMIT, "0.10", time_in_force=TimeInForce.GTD, expires_at=expires
+    )
 
 
 async def test_an_expired_gtd_order_leaves_the_book_by_itself(
@@ -269,11 +155,10 @@ async def test_an_expired_gtd_order_leaves_the_book_by_itself(
 ) -> None:
     settings = module_settings
     gpu = "gpu-gtd"
-    placed = order(gpu, 3, OrderType.LIMIT, price="0.10", tif=TimeInForce.GTD, expires_in_s=3)
-    late = order(gpu, 1, OrderType.LIMIT, price="0.10", tif=TimeInForce.GTD, expires_in_s=-1)
+    placed = gtd(gpu, 3, expires_in_s=3)
+    late = gtd(gpu, 1, expires_in_s=-1)
     async with running(SPEC, settings, **RUN):
-        await fund(settings, placed)
-        await fund(settings, late)
+        await fund(settings, placed, late)
         rested = (placed.order_id, "open", 0, 3, None)
         assert rested in await orders_until(settings, rested)
         expired = (placed.order_id, "expired", 0, 0, None)
@@ -308,11 +193,9 @@ async def test_a_resting_order_survives_a_restart_and_nothing_is_sent_twice(
 
 async def book_state(settings: GpuxSettings, gpu: str, check: Callable[[Any], bool]) -> Any:
     """The newest ``book.levels_changed`` of ``gpu|on_demand`` once ``check`` accepts it."""
-    codec: EventCodec[Any] = EventCodec(BookLevelsChanged)
-    seen = await eventually(
+    seen = await reported(
         settings,
         MARKET_BOOK,
-        codec,
         lambda s: (
             any(x.gpu == gpu for x in s)
             and check(max((x for x in s if x.gpu == gpu), key=lambda x: x.sequence))

@@ -10,7 +10,6 @@ pre-partition (legacy) log, keeping only its own GPUs.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from decimal import Decimal
 from typing import Any
 
 import asyncpg
@@ -18,13 +17,10 @@ import pytest
 
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.ids import new_id
-from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
-    BillingGranularity,
     OfferAccepted,
     OfferSubmitted,
     OfferWithdrawn,
-    Tier,
 )
 from gpux_contracts.topics import PRICING_OFFERS
 from gpux_matching.adapters.postgres import SCHEMA
@@ -38,6 +34,8 @@ from gpux_platform import migrations
 from gpux_platform.clock import SystemClock
 from gpux_platform.db import create_pool
 from gpux_platform.settings import GpuxSettings
+
+from .matching_feed import offer
 
 PARTITIONS = 6
 
@@ -61,16 +59,7 @@ def gpu_in(partition: int) -> str:
 
 
 def submitted(gpu: str) -> OfferSubmitted:
-    return OfferSubmitted(
-        offer_id=new_id(),
-        seller_id="seller-1",
-        gpu=gpu,
-        gpus=2,
-        price_per_gpu_hour=Decimal("0.40"),
-        currency=Currency("EUR"),
-        tier=Tier.ON_DEMAND,
-        billing=BillingGranularity.HOUR,
-    )
+    return offer(gpu, "0.40", 2)
 
 
 def envelope(payload: Any) -> Envelope[Any]:

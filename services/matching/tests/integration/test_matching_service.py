@@ -7,7 +7,6 @@ and the command log, and publish nothing twice.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
@@ -17,22 +16,21 @@ import asyncpg
 
 from gpux_contracts.events import EventCodec
 from gpux_contracts.fx import RatePublished
-from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
-    BillingGranularity,
-    OfferAccepted,
     OfferStatusChanged,
     OfferSubmitted,
     OfferWithdrawn,
-    Tier,
 )
 from gpux_contracts.topics import FX_RATES, OFFERS_STATUS, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads, read_to_end
 from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.waiting import eventually
 from gpux_matching.bootstrap import SPEC
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
+
+from . import matching_feed as feed
 
 CODEC: EventCodec[Any] = EventCodec(OfferStatusChanged)
 GPU = "rtx-4090"
@@ -56,26 +54,9 @@ async def rates(settings: GpuxSettings) -> None:
     await publish_payloads(settings, FX_RATES, "pricing", items)
 
 
-def offer(
-    price: str, currency: str, gpus: int, until_s: float | None = None, **changes: Any
-) -> OfferSubmitted:
+def offer(price: str, currency: str, gpus: int, until_s: float | None = None) -> OfferSubmitted:
     until = None if until_s is None else SystemClock().now() + timedelta(seconds=until_s)
-    return OfferSubmitted(
-        offer_id=changes.get("offer_id", new_id()),
-        seller_id="seller-1",
-        gpu=GPU,
-        gpus=gpus,
-        price_per_gpu_hour=Decimal(price),
-        currency=Currency(currency),
-        tier=Tier.ON_DEMAND,
-        billing=BillingGranularity.HOUR,
-        available_until=until,
-    )
-
-
-async def accept(settings: GpuxSettings, *offers: OfferSubmitted, revision: int = 1) -> None:
-    items = [(o.gpu, OfferAccepted(offer=o, revision=revision)) for o in offers]
-    await publish_payloads(settings, PRICING_OFFERS, "pricing", items)
+    return feed.offer(GPU, price, gpus, currency=Currency(currency), available_until=until)
 
 
 async def withdraw(settings: GpuxSettings, o: OfferSubmitted) -> None:
@@ -89,17 +70,13 @@ async def statuses(settings: GpuxSettings) -> list[tuple[str, str, int]]:
     return [(p.offer_id, p.status.value, p.remaining_gpus) for p in seen]
 
 
-async def eventually(
-    settings: GpuxSettings,
-    check: Callable[[list[tuple[str, str, int]]], bool],
-    timeout_s: float = 20,
+async def statuses_until(
+    settings: GpuxSettings, check: Callable[[list[tuple[str, str, int]]], bool]
 ) -> list[tuple[str, str, int]]:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        seen = await statuses(settings)
-        if check(seen) or asyncio.get_running_loop().time() > deadline:
-            return seen
-        await asyncio.sleep(0.3)
+    """Every status the book published (``statuses``), once ``check`` holds for them."""
+    return await eventually(
+        lambda: statuses(settings), check, what="the offers' statuses", interval_s=0.3
+    )
 
 
 async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
@@ -112,8 +89,8 @@ async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
     kept = offer("0.50", "GBP", 1)
     async with running(SPEC, settings, snapshot_every=3, expiry_interval_s=0.2):
         await rates(settings)
-        await accept(settings, usd, eur, short)
-        seen = await eventually(
+        await feed.accept(settings, usd, eur, short)
+        seen = await statuses_until(
             settings,
             lambda s: {(usd.offer_id, "live", 4), (eur.offer_id, "live", 2)} <= set(s),
         )
@@ -122,10 +99,10 @@ async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
         assert (short.offer_id, "live", 8) in seen
 
         # A second revision sets the GPU count; a withdrawal takes the offer off.
-        await accept(settings, usd.model_copy(update={"gpus": 3}), revision=2)
+        await feed.accept(settings, usd.model_copy(update={"gpus": 3}), revision=2)
         await withdraw(settings, eur)
-        await accept(settings, kept)
-        seen = await eventually(
+        await feed.accept(settings, kept)
+        seen = await statuses_until(
             settings,
             lambda s: (
                 {
@@ -140,7 +117,7 @@ async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
         assert (eur.offer_id, "withdrawn", 0) in seen
 
         # The short offer expires by itself.
-        seen = await eventually(settings, lambda s: (short.offer_id, "expired", 0) in s)
+        seen = await statuses_until(settings, lambda s: (short.offer_id, "expired", 0) in s)
         assert (short.offer_id, "expired", 0) in seen
         before = len(seen)
 
@@ -152,7 +129,7 @@ async def test_offers_go_live_change_withdraw_expire_and_survive_a_restart(
 
     async with running(SPEC, settings, snapshot_every=3, expiry_interval_s=0.2):
         await withdraw(settings, kept)
-        seen = await eventually(settings, lambda s: (kept.offer_id, "withdrawn", 0) in s)
+        seen = await statuses_until(settings, lambda s: (kept.offer_id, "withdrawn", 0) in s)
         assert (kept.offer_id, "withdrawn", 0) in seen
         # The restored book re-emits nothing: only the new withdrawal was added.
         assert len(seen) == before + 1

@@ -22,16 +22,15 @@ from gpux_matching.bootstrap import SPEC
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
 
-from .test_matching_orders import (
-    OFFER_CODEC,
+from .matching_feed import (
     RUN,
     accept,
-    eventually,
     fund,
     live,
     offer,
     order,
     orders_until,
+    reported,
     trades_of,
 )
 
@@ -86,10 +85,9 @@ async def test_a_halted_gpu_rejects_new_orders_keeps_resting_ones_and_takes_offe
         await live(settings, another)
         withdrawn = OfferWithdrawn(offer_id=ask.offer_id, seller_id=ask.seller_id, gpu=gpu)
         await publish_payloads(settings, PRICING_OFFERS, "pricing", [(gpu, withdrawn)])
-        seen = await eventually(
+        seen = await reported(
             settings,
             OFFERS_STATUS,
-            OFFER_CODEC,
             lambda s: (ask.offer_id, "withdrawn") in {(x.offer_id, x.status.value) for x in s},
         )
         assert (ask.offer_id, "withdrawn") in {(x.offer_id, x.status.value) for x in seen}
