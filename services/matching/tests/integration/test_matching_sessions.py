@@ -22,17 +22,7 @@ from gpux_matching.bootstrap import SPEC
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
 
-from .matching_feed import (
-    RUN,
-    accept,
-    fund,
-    live,
-    offer,
-    order,
-    orders_until,
-    reported,
-    trades_of,
-)
+from . import matching_feed as feed
 
 
 async def set_state(settings: GpuxSettings, scope: str, state: MarketState) -> None:
@@ -64,47 +54,49 @@ async def test_a_halted_gpu_rejects_new_orders_keeps_resting_ones_and_takes_offe
 ) -> None:
     settings = module_settings
     gpu = "gpu-halted"
-    async with running(SPEC, settings, **RUN):
-        ask = offer(gpu, "0.40", 2)
-        resting = order(gpu, 2, OrderType.LIMIT, price="0.30")
-        await accept(settings, ask)
-        await live(settings, ask)
-        await fund(settings, resting)
-        await orders_until(settings, (resting.order_id, "open", 0, 2, None))
+    async with running(SPEC, settings, **feed.RUN):
+        ask = feed.offer(gpu, "0.40", 2)
+        resting = feed.order(gpu, 2, OrderType.LIMIT, price="0.30")
+        await feed.accept(settings, ask)
+        await feed.live(settings, ask)
+        await feed.fund(settings, resting)
+        await feed.orders_until(settings, (resting.order_id, "open", 0, 2, None))
 
         await set_state(settings, gpu, MarketState.HALTED)
-        refused = order(gpu, 2, OrderType.MARKET)
-        await fund(settings, refused)
-        states = await orders_until(settings, (refused.order_id, "rejected", 0, 2, "market_halted"))
+        refused = feed.order(gpu, 2, OrderType.MARKET)
+        await feed.fund(settings, refused)
+        states = await feed.orders_until(
+            settings, (refused.order_id, "rejected", 0, 2, "market_halted")
+        )
         assert (refused.order_id, "rejected", 0, 2, "market_halted") in states
-        assert await trades_of(settings, refused.order_id) == []
+        assert await feed.trades_of(settings, refused.order_id) == []
 
         # Offers can still be pushed and withdrawn while halted; the resting bid stays.
-        another = offer(gpu, "0.35", 3)
-        await accept(settings, another)
-        await live(settings, another)
+        another = feed.offer(gpu, "0.35", 3)
+        await feed.accept(settings, another)
+        await feed.live(settings, another)
         withdrawn = OfferWithdrawn(offer_id=ask.offer_id, seller_id=ask.seller_id, gpu=gpu)
         await publish_payloads(settings, PRICING_OFFERS, "pricing", [(gpu, withdrawn)])
-        seen = await reported(
+        seen = await feed.reported(
             settings,
             OFFERS_STATUS,
             lambda s: (ask.offer_id, "withdrawn") in {(x.offer_id, x.status.value) for x in s},
         )
         assert (ask.offer_id, "withdrawn") in {(x.offer_id, x.status.value) for x in seen}
 
-        assert (resting.order_id, "open", 0, 2, None) in await orders_until(
+        assert (resting.order_id, "open", 0, 2, None) in await feed.orders_until(
             settings, (resting.order_id, "open", 0, 2, None)
         )
-        assert await trades_of(settings, resting.order_id) == []
+        assert await feed.trades_of(settings, resting.order_id) == []
 
         # Another GPU model trades on; the halted one trades again once reopened.
-        other = order("gpu-halted-other", 1, OrderType.LIMIT, price="0.10")
-        await fund(settings, other)
-        await orders_until(settings, (other.order_id, "open", 0, 1, None))
+        other = feed.order("gpu-halted-other", 1, OrderType.LIMIT, price="0.10")
+        await feed.fund(settings, other)
+        await feed.orders_until(settings, (other.order_id, "open", 0, 1, None))
         await set_state(settings, gpu, MarketState.OPEN)
-        again = order(gpu, 1, OrderType.LIMIT, price="0.10")
-        await fund(settings, again)
-        states = await orders_until(settings, (again.order_id, "open", 0, 1, None))
+        again = feed.order(gpu, 1, OrderType.LIMIT, price="0.10")
+        await feed.fund(settings, again)
+        states = await feed.orders_until(settings, (again.order_id, "open", 0, 1, None))
         assert (again.order_id, "open", 0, 1, None) in states
 
 
@@ -112,20 +104,22 @@ async def test_halting_the_whole_market_rejects_every_gpu_until_it_reopens(
     module_settings: GpuxSettings,
 ) -> None:
     settings = module_settings
-    async with running(SPEC, settings, **RUN):
+    async with running(SPEC, settings, **feed.RUN):
         await set_state(settings, ALL_GPUS, MarketState.HALTED)
-        refused = [order(gpu, 1, OrderType.LIMIT, price="0.10") for gpu in ("gpu-a1", "gpu-a2")]
+        refused = [
+            feed.order(gpu, 1, OrderType.LIMIT, price="0.10") for gpu in ("gpu-a1", "gpu-a2")
+        ]
         for placed in refused:
-            await fund(settings, placed)
+            await feed.fund(settings, placed)
         for placed in refused:
             expected = (placed.order_id, "rejected", 0, 1, "market_halted")
-            assert expected in await orders_until(settings, expected)
+            assert expected in await feed.orders_until(settings, expected)
 
         # A redelivered funding is not rejected (nor placed) a second time.
-        await fund(settings, refused[0])
+        await feed.fund(settings, refused[0])
         await set_state(settings, ALL_GPUS, MarketState.OPEN)
-        placed = order("gpu-a1", 1, OrderType.LIMIT, price="0.10")
-        await fund(settings, placed)
-        states = await orders_until(settings, (placed.order_id, "open", 0, 1, None))
+        placed = feed.order("gpu-a1", 1, OrderType.LIMIT, price="0.10")
+        await feed.fund(settings, placed)
+        states = await feed.orders_until(settings, (placed.order_id, "open", 0, 1, None))
         assert (placed.order_id, "open", 0, 1, None) in states
         assert [s[0] for s in states].count(refused[0].order_id) == 1
