@@ -78,6 +78,17 @@ def lease_totals(
     )
 
 
+def hourly_totals(started_at: datetime, period: int, *, paid: Price | None = None) -> LeaseTotals:
+    """The totals after ``period`` hours of 1 an hour from ``started_at``, 0.1 of it the fee."""
+    return lease_totals(
+        period,
+        charged_through=started_at + timedelta(hours=period),
+        charged=period,
+        fee=Decimal("0.1") * period,
+        paid=paid,
+    )
+
+
 def _of(lease: LeaseOpened) -> dict[str, Any]:
     """What every later event of the lease repeats of its opening."""
     return {

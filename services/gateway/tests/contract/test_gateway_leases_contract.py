@@ -26,11 +26,11 @@ from gpux_gateway.leases.repository import LeaseFilter, LeaseRow
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 from ..lease_events import (
+    hourly_totals,
     lease_charged,
     lease_ended,
     lease_low_balance,
     lease_opened,
-    lease_totals,
 )
 from .conftest import Units
 
@@ -38,13 +38,7 @@ pytestmark = pytest.mark.integration
 
 
 def totals(period: int) -> LeaseTotals:
-    return lease_totals(
-        period,
-        charged_through=EPOCH + timedelta(hours=period),
-        charged=period,
-        fee=Decimal("0.1") * period,
-        paid=Decimal("0.9") * period,
-    )
+    return hourly_totals(EPOCH, period, paid=Decimal("0.9") * period)
 
 
 def life(lease_id: str, buyer: str, seller: str) -> list[Payload]:

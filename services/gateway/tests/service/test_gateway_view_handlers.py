@@ -36,11 +36,11 @@ from gpux_gateway.service import HANDLERS_BY_TOPIC
 from gpux_platform.batches import BatchHandler, Outcome
 
 from ..lease_events import (
+    hourly_totals,
     lease_charged,
     lease_ended,
     lease_low_balance,
     lease_opened,
-    lease_totals,
 )
 
 pytestmark = pytest.mark.unit
@@ -183,12 +183,7 @@ OPENED = lease_opened(BUYER, SELLER, started_at=EPOCH, hours=2, ends_at=None, cu
 
 
 def totals(period: int) -> LeaseTotals:
-    return lease_totals(
-        period,
-        charged_through=EPOCH + timedelta(hours=period),
-        charged=period,
-        fee=Decimal("0.1") * period,
-    )
+    return hourly_totals(EPOCH, period)
 
 
 def lease_events() -> list[Payload]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
-from gpux_contracts.money import accrued_micros
+from gpux_contracts.leases import LeaseTotals
+from gpux_contracts.money import accrued_micros, to_micros
 from gpux_contracts.offers import BillingGranularity
 
 
@@ -42,3 +44,27 @@ def totals_apply(held_period: int | None, period: int) -> bool:
     stay, so a late ``lease.charged`` cannot roll a lease's figures back.
     """
     return held_period is None or held_period <= period
+
+
+class TotalsMicros(NamedTuple):
+    """A lease's running totals as both stores keep them: money in micro-units, field by
+    field as the lease row names them."""
+
+    period: int
+    charged_through: datetime
+    total_charged_micros: int
+    total_paid_micros: int
+    total_fee_micros: int
+    total_seller_micros: int
+
+
+def totals_micros(totals: LeaseTotals) -> TotalsMicros:
+    """The running totals an event carries, as the lease row keeps them."""
+    return TotalsMicros(
+        totals.period,
+        totals.charged_through,
+        to_micros(totals.total_charged),
+        to_micros(totals.total_paid),
+        to_micros(totals.total_fee),
+        to_micros(totals.total_seller),
+    )

@@ -5,19 +5,17 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from datetime import datetime
-from typing import Any
 
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
-    LeaseTotals,
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
 from gpux_gateway.adapters.memory.state import GatewayState
-from gpux_gateway.domain.leases import totals_apply
+from gpux_gateway.domain.leases import totals_apply, totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 
@@ -53,17 +51,6 @@ def _new(lease_id: str, buyer_id: str, wallet_currency: str, now: datetime) -> L
         total_seller_micros=0,
         updated_at=now,
     )
-
-
-def _totals(totals: LeaseTotals) -> dict[str, Any]:
-    return {
-        "period": totals.period,
-        "charged_through": totals.charged_through,
-        "total_charged_micros": to_micros(totals.total_charged),
-        "total_paid_micros": to_micros(totals.total_paid),
-        "total_fee_micros": to_micros(totals.total_fee),
-        "total_seller_micros": to_micros(totals.total_seller),
-    }
 
 
 class MemoryLeases:
@@ -173,7 +160,9 @@ class MemoryLeases:
         """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
         row = self._reported(charged, now)
         if totals_apply(row.period, charged.totals.period):
-            row = dataclasses.replace(row, **_totals(charged.totals), updated_at=now)
+            row = dataclasses.replace(
+                row, **totals_micros(charged.totals)._asdict(), updated_at=now
+            )
         self._state.leases[row.id] = row
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
@@ -204,7 +193,7 @@ class MemoryLeases:
                 updated_at=now,
             )
         if totals_apply(row.period, ended.totals.period):
-            row = dataclasses.replace(row, **_totals(ended.totals), updated_at=now)
+            row = dataclasses.replace(row, **totals_micros(ended.totals)._asdict(), updated_at=now)
         self._state.leases[row.id] = row
 
 

@@ -15,11 +15,11 @@ from gpux_contracts.leases import (
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
-    LeaseTotals,
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
 from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.domain.leases import totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 APPLY_OPENED = (
@@ -106,17 +106,6 @@ ADD_LINE = (
     " fx_rate_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     " ON CONFLICT (transfer_id, owner, currency, account_kind) DO NOTHING"
 )
-
-
-def _totals(totals: LeaseTotals) -> tuple[object, ...]:
-    return (
-        totals.period,
-        totals.charged_through,
-        to_micros(totals.total_charged),
-        to_micros(totals.total_paid),
-        to_micros(totals.total_fee),
-        to_micros(totals.total_seller),
-    )
 
 
 class PostgresLeases:
@@ -206,7 +195,7 @@ class PostgresLeases:
             charged.currency.value,
             charged.wallet_currency.value,
             now,
-            *_totals(charged.totals),
+            *totals_micros(charged.totals),
         )
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
@@ -230,7 +219,7 @@ class PostgresLeases:
             ended.currency.value,
             ended.wallet_currency.value,
             now,
-            *_totals(ended.totals),
+            *totals_micros(ended.totals),
             ended.reason.value,
             ended.ended_at,
             to_micros(ended.unpaid),
