@@ -14,7 +14,7 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
-from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.state import GatewayState, id_page
 from gpux_gateway.domain.leases import totals_apply, totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
@@ -73,14 +73,9 @@ class MemoryLeases:
             side = (which.role != "seller" and r.buyer_id == which.account_id) or (
                 which.role != "buyer" and r.seller_id == which.account_id
             )
-            return (
-                r.opened
-                and side
-                and (which.status is None or r.status == which.status)
-                and (after is None or r.id > after)
-            )
+            return r.opened and side and (which.status is None or r.status == which.status)
 
-        return sorted(filter(shown, self._state.leases.values()), key=lambda r: r.id)[:limit]
+        return id_page(filter(shown, self._state.leases.values()), after, limit)
 
     async def earnings(self, seller_id: str) -> list[Earnings]:
         """Per offer currency: the sums of the running totals of the leases the account sells."""

@@ -8,7 +8,7 @@ from datetime import datetime
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
-from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.state import GatewayState, id_page
 from gpux_gateway.domain.offers import Standing, after_report, change_applies
 from gpux_gateway.domain.orders import report_applies
 from gpux_gateway.offers.repository import OfferRow
@@ -53,15 +53,8 @@ class MemoryOffers:
 
     async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
         """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
-        rows = sorted(
-            (
-                r
-                for r in self._state.offers.values()
-                if r.seller_id == seller_id and (after is None or r.id > after)
-            ),
-            key=lambda r: r.id,
-        )
-        return rows[:limit]
+        owned = (r for r in self._state.offers.values() if r.seller_id == seller_id)
+        return id_page(owned, after, limit)
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
         """Take a status report as ``domain.offers.after_report`` says."""
@@ -141,15 +134,8 @@ class MemoryOrders:
 
     async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
         """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
-        rows = sorted(
-            (
-                r
-                for r in self._state.orders.values()
-                if r.buyer_id == buyer_id and (after is None or r.id > after)
-            ),
-            key=lambda r: r.id,
-        )
-        return rows[:limit]
+        owned = (r for r in self._state.orders.values() if r.buyer_id == buyer_id)
+        return id_page(owned, after, limit)
 
     async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
         """The fills of one of the buyer's orders, oldest first."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol, TypeVar
 
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.domain.idempotency import StoredResponse
@@ -33,3 +35,17 @@ class GatewayState:
         """The next sequence number."""
         self.sequence += 1
         return self.sequence
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+R = TypeVar("R", bound=_Identified)
+
+
+def id_page(rows: Iterable[R], after: str | None, limit: int) -> list[R]:
+    """Up to ``limit`` rows in id order after the cursor id (None: from the first), as the
+    tables' keyset pages give them (``id > $cursor ORDER BY id LIMIT $limit``)."""
+    return sorted((r for r in rows if after is None or r.id > after), key=lambda r: r.id)[:limit]
