@@ -1,7 +1,8 @@
 """The leases and ledger_lines tables: billing's events, applied; leases, statements, earnings.
 
-Every writer is one upsert, safe in any order and under replay (see ``leases.repository``),
-so a batch of lease events is a few pipelined runs of statements, not one round trip each.
+Every writer is an upsert (an end: the upsert of its totals a charge makes, then the end),
+safe in any order and under replay (see ``leases.repository``), so a batch of lease events is
+a few pipelined runs of statements, not one round trip each.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ APPLY_OPENED = (
 # The totals of the highest period read stay (domain.leases.totals_apply): each total is
 # replaced only when the held period is null or at most the event's. A lease.charged or a
 # lease.ended read before the lease's lease.opened makes its row from what it carries.
-APPLY_CHARGED = (
+APPLY_TOTALS = (
     "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, currency, wallet_currency,"
     " updated_at, period, charged_through, total_charged_micros, total_paid_micros,"
     " total_fee_micros, total_seller_micros)"
@@ -71,33 +72,15 @@ APPLY_LOW_BALANCE = (
 )
 
 # The first end read stays: a lease that ended keeps its reason, instant and unpaid amount.
-APPLY_ENDED = (
-    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, currency, wallet_currency,"
-    " updated_at, period, charged_through, total_charged_micros, total_paid_micros,"
-    " total_fee_micros, total_seller_micros, status, end_reason, ended_at, unpaid_micros)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'ended', $13, $14, $15)"
-    " ON CONFLICT (id) DO UPDATE SET"
-    " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
-    " currency = coalesce(l.currency, EXCLUDED.currency),"
-    " period = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.period ELSE l.period END,"
-    " charged_through = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.charged_through ELSE l.charged_through END,"
-    " total_charged_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.total_charged_micros ELSE l.total_charged_micros END,"
-    " total_paid_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.total_paid_micros ELSE l.total_paid_micros END,"
-    " total_fee_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.total_fee_micros ELSE l.total_fee_micros END,"
-    " total_seller_micros = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.total_seller_micros ELSE l.total_seller_micros END,"
-    " end_reason = CASE WHEN l.status <> 'ended' THEN EXCLUDED.end_reason ELSE l.end_reason END,"
-    " ended_at = CASE WHEN l.status <> 'ended' THEN EXCLUDED.ended_at ELSE l.ended_at END,"
-    " unpaid_micros = CASE WHEN l.status <> 'ended'"
-    " THEN EXCLUDED.unpaid_micros ELSE l.unpaid_micros END,"
-    " status = 'ended',"
-    " updated_at = CASE WHEN l.status <> 'ended' OR l.period IS NULL OR l.period <= EXCLUDED.period"
-    " THEN EXCLUDED.updated_at ELSE l.updated_at END"
+# Run after APPLY_TOTALS with the end's final totals, so the row exists.
+APPLY_END = (
+    "UPDATE gateway.leases SET"
+    " end_reason = CASE WHEN status <> 'ended' THEN $2 ELSE end_reason END,"
+    " ended_at = CASE WHEN status <> 'ended' THEN $3 ELSE ended_at END,"
+    " unpaid_micros = CASE WHEN status <> 'ended' THEN $4 ELSE unpaid_micros END,"
+    " updated_at = CASE WHEN status <> 'ended' THEN $5 ELSE updated_at END,"
+    " status = 'ended'"
+    " WHERE id = $1"
 )
 
 ADD_LINE = (
@@ -185,18 +168,21 @@ class PostgresLeases:
             now,
         )
 
+    def _take_totals(self, event: LeaseCharged | LeaseEnded, now: datetime) -> None:
+        self._deferred.add(
+            APPLY_TOTALS,
+            event.lease_id,
+            event.buyer_id,
+            event.seller_id,
+            event.currency.value,
+            event.wallet_currency.value,
+            now,
+            *totals_micros(event.totals),
+        )
+
     async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
         """Take a charge's running totals (at the commit)."""
-        self._deferred.add(
-            APPLY_CHARGED,
-            charged.lease_id,
-            charged.buyer_id,
-            charged.seller_id,
-            charged.currency.value,
-            charged.wallet_currency.value,
-            now,
-            *totals_micros(charged.totals),
-        )
+        self._take_totals(charged, now)
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
         """Note when the buyer's funds first ran low for this lease (at the commit)."""
@@ -210,19 +196,15 @@ class PostgresLeases:
         )
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
-        """End the lease for good and take its final totals (at the commit)."""
+        """Take the final totals as a charge's, then end the lease for good (at the commit)."""
+        self._take_totals(ended, now)
         self._deferred.add(
-            APPLY_ENDED,
+            APPLY_END,
             ended.lease_id,
-            ended.buyer_id,
-            ended.seller_id,
-            ended.currency.value,
-            ended.wallet_currency.value,
-            now,
-            *totals_micros(ended.totals),
             ended.reason.value,
             ended.ended_at,
             to_micros(ended.unpaid),
+            now,
         )
 
 
