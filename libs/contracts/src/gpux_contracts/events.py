@@ -20,7 +20,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    TypeAdapter,
     ValidationError,
     field_validator,
 )
@@ -134,7 +133,6 @@ class EventCodec(Generic[P]):
         self._types: dict[tuple[str, int], type[Payload]] = {
             (t.event_type, t.schema_version): t for t in payload_types
         }
-        self._raw = TypeAdapter(Envelope[dict[str, Any]])
 
     @property
     def payload_types(self) -> tuple[type[Payload], ...]:
@@ -142,13 +140,28 @@ class EventCodec(Generic[P]):
         return tuple(self._types.values())
 
     def decode(self, data: bytes | str) -> Envelope[Any]:
-        """Parse bytes into an envelope whose payload is the registered model."""
-        raw = self._raw.validate_json(data)
-        model = self._types.get((raw.event_type, raw.schema_version))
+        """Parse bytes into an envelope whose payload is the registered model.
+
+        The type and version are read first (a cheap parse that validates nothing else), then
+        the whole record in one pass by the cached envelope class of that payload type: a
+        consumer decodes every record, and building ``Envelope[model]`` per record costs
+        more than the parse.
+        """
+        head = _Head.model_validate_json(data)
+        model = self._types.get((head.event_type, head.schema_version))
         if model is None:
-            raise UnknownEventError(raw.event_type, raw.schema_version)
-        payload = model.model_validate(raw.payload)
-        return Envelope[model](**{**dict(raw), "payload": payload})  # type: ignore[valid-type]
+            raise UnknownEventError(head.event_type, head.schema_version)
+        envelope: Envelope[Any] = _envelope_type(model).model_validate_json(data)
+        return envelope
+
+
+class _Head(BaseModel):
+    """What routes a record: its payload's type and version (the rest is read afterwards)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    event_type: str
+    schema_version: int
 
 
 class UnknownEventError(ValueError):

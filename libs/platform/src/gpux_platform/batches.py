@@ -57,10 +57,6 @@ RETRY_WAIT_S = 0.05
 RETRY_LATER_WAIT_S = 0.5
 """How long a batch that must wait (``RetryLater``) waits before Kafka delivers it again."""
 MAX_RECORDS = 500
-WAIT_MS = 5
-"""The ``batch_timeout_ms`` of a subscriber made with faststream's own batch subscriber (which
-sleeps that long again after an empty poll, so keep it short there). ``subscribe_batches``
-and ``gpux_platform.broker.batch_subscriber`` wake on arrival and poll ``IDLE_POLL_MS``."""
 
 log = logging.getLogger("gpux.batches")
 

@@ -33,8 +33,9 @@ bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: B
 _ADMIN = Principal(None, frozenset(), frozenset(), None, is_admin=True)
 
 
-def gateway(request: Request) -> Gateway:
-    """The gateway the app was wired with."""
+async def gateway(request: Request) -> Gateway:
+    """The gateway the app was wired with (async: FastAPI runs a plain def in a worker
+    thread, a hop per request that costs about as much as the request's own work)."""
     gw: Gateway = request.app.state.gateway
     return gw
 

@@ -5,7 +5,7 @@ group ``matching.book``) with Kafka's range assignor: both topics are keyed by G
 same partition count, and the range assignor gives each member the same partition numbers of
 both, so an instance owns partition p of both topics, i.e. every offer and order of p's GPUs.
 The rebalance listener tells the partitions which ones this instance owns (``Ownership``). A
-batch (up to ``MAX_RECORDS`` records, or what came within ``WAIT_MS``) is split by partition;
+batch (up to ``MAX_RECORDS`` records: what the consumer has when it wakes) is split by partition;
 each partition applies its records under its lock through units of work
 (``gpux_platform.batches.BatchHandler``: one unit for the lot unless one fails, which is split
 down to the bad record); the offsets are committed once, after every unit committed.
@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 
 from aiokafka import ConsumerRebalanceListener, ConsumerRecord, TopicPartition
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
+from faststream import StreamMessage
 from faststream.kafka import KafkaRouter
-from faststream.kafka.annotations import KafkaMessage
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.fx import RatePublished
@@ -39,13 +39,12 @@ from gpux_matching.service.unit_of_work import BookUnitOfWork, MatchingUnitOfWor
 from gpux_platform.batches import (
     MAX_RECORDS,
     RETRY_LATER_WAIT_S,
-    WAIT_MS,
     BatchHandler,
     Handler,
     RetryLater,
     subscribe_batches,
 )
-from gpux_platform.broker import observe_batch_lag, subscriber_options
+from gpux_platform.broker import batch_subscriber, observe_batch_lag, subscriber_options
 from gpux_platform.compacted import end_offsets, subscribe_whole
 from gpux_platform.metrics import BATCH_RECORDS, HANDLER_SECONDS, RECORDS
 from gpux_platform.settings import GpuxSettings
@@ -170,16 +169,17 @@ def subscribe_book(router: KafkaRouter, settings: GpuxSettings, partitions: Part
         for topic, handlers in BOOK_HANDLERS.items()
     }
 
-    @router.subscriber(  # type: ignore[untyped-decorator]  # kwargs come from a dict
+    # The platform's batch subscriber: it wakes when records arrive (faststream's own sleeps
+    # its batch timeout again after an empty poll) and hands the message over directly.
+    @batch_subscriber(
+        router,
         *inputs,
-        batch=True,
         max_records=MAX_RECORDS,
-        batch_timeout_ms=WAIT_MS,
         **subscriber_options(settings, BOOK_GROUP),
         partition_assignment_strategy=(RangePartitionAssignor,),
         listener=Ownership(partitions),
     )
-    async def consume(message: KafkaMessage) -> None:
+    async def consume(message: StreamMessage[Any]) -> None:
         raw = message.raw_message
         records = raw if isinstance(raw, tuple) else (raw,)
         started = time.perf_counter()
