@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -68,6 +69,18 @@ OFFER = {
     "tier": "on_demand",
     "billing": "second",
 }
+
+
+ORDER: dict[str, Any] = {
+    "gpu": "rtx-4090",
+    "gpus": 8,
+    "type": "limit",
+    "max_price_per_gpu_hour": "0.4500",
+    "currency": "EUR",
+    "tier": "on_demand",
+    "hours": 24,
+}
+"""A valid limit order."""
 
 
 @pytest.fixture

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from redis.asyncio import Redis
 
-from gpux_contracts.topics import OFFERS_COMMANDS
+from gpux_contracts.topics import OFFERS_COMMANDS, ORDERS_COMMANDS, Topic
 from gpux_devinfra.testing.kafka import published
+
+from .conftest import OFFER, ORDER
 
 
 async def _commands_for(gateway: Any, offer_id: str, settle_s: float = 3.0) -> list[dict[str, Any]]:
@@ -25,26 +28,55 @@ async def _commands_for(gateway: Any, offer_id: str, settle_s: float = 3.0) -> l
     return [record.body for record in found]
 
 
+@dataclass(frozen=True)
+class Creation:
+    """A creating POST by an account of ``role``, and the command it publishes on ``topic``
+    about ``about`` (the payload's ``owner`` field names the caller)."""
+
+    role: str
+    path: str
+    body: dict[str, Any]
+    topic: Topic
+    about: str
+    event_type: str
+    owner: str
+
+
+CREATIONS = [
+    Creation(
+        "seller", "/v1/offers", OFFER, OFFERS_COMMANDS, "offer_id", "offer.submitted", "seller_id"
+    ),
+    Creation("buyer", "/v1/orders", ORDER, ORDERS_COMMANDS, "order_id", "order.placed", "buyer_id"),
+]
+
+
+@pytest.mark.parametrize("creation", CREATIONS, ids=lambda c: c.path)
 async def test_replay_returns_identical_response_and_publishes_once(
-    gateway: Any, sign_up: Any, offer_body: dict[str, Any]
+    gateway: Any, sign_up: Any, creation: Creation
 ) -> None:
-    seller = await sign_up(["seller"])
-    headers = {"Idempotency-Key": "offer-0001"}
-    async with gateway.client(seller["key"]) as client:
-        first = await client.post("/v1/offers", json=offer_body, headers=headers)
-        second = await client.post("/v1/offers", json=offer_body, headers=headers)
-        other = await client.post("/v1/offers", json={**offer_body, "gpus": 5}, headers=headers)
-        listing = await client.get("/v1/offers")
+    account = await sign_up([creation.role])
+    headers = {"Idempotency-Key": f"{creation.about[:-3]}-0001"}
+    async with gateway.client(account["key"]) as client:
+        first = await client.post(creation.path, json=creation.body, headers=headers)
+        second = await client.post(creation.path, json=creation.body, headers=headers)
+        changed = {**creation.body, "gpus": 5}
+        other = await client.post(creation.path, json=changed, headers=headers)
+        listing = await client.get(creation.path)
     assert first.status_code == 202
     assert (second.status_code, second.content) == (first.status_code, first.content)
     assert second.headers["Idempotent-Replayed"] == "true"
     assert other.status_code == 422
     assert other.json()["type"].endswith("/idempotency-key-reused")
     assert [o["id"] for o in listing.json()["items"]] == [first.json()["id"]]
-    commands = await _commands_for(gateway, first.json()["id"])
-    assert len(commands) == 1
-    assert commands[0]["event_type"] == "offer.submitted"
-    assert commands[0]["payload"]["seller_id"] == seller["id"]
+    found = await published(
+        gateway.settings,
+        creation.topic,
+        lambda body: body["payload"][creation.about] == first.json()["id"],
+        settle_s=3.0,
+    )
+    assert len(found) == 1
+    assert found[0].body["event_type"] == creation.event_type
+    assert found[0].body["payload"][creation.owner] == account["id"]
 
 
 async def test_concurrent_replays_create_one_offer(

@@ -14,15 +14,7 @@ from gpux_contracts.topics import MARKET_TRADES, ORDERS_COMMANDS, ORDERS_STATUS,
 from gpux_devinfra.testing.kafka import published
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
-ORDER: dict[str, Any] = {
-    "gpu": "rtx-4090",
-    "gpus": 8,
-    "type": "limit",
-    "max_price_per_gpu_hour": "0.4500",
-    "currency": "EUR",
-    "tier": "on_demand",
-    "hours": 24,
-}
+from .conftest import ORDER
 
 
 async def _commands_for(gateway: Any, order_id: str, settle_s: float = 2.0) -> list[dict[str, Any]]:
@@ -134,22 +126,6 @@ async def test_bad_orders_are_refused(gateway: Any, sign_up: Any) -> None:
         gtd = {**ORDER, "time_in_force": "gtd", "expires_at": future}
         assert (await client.post("/v1/orders", json=gtd)).status_code == 202
         assert len((await client.get("/v1/orders")).json()["items"]) == 2
-
-
-async def test_replay_returns_the_same_order_and_publishes_once(gateway: Any, sign_up: Any) -> None:
-    buyer = await sign_up(["buyer"])
-    headers = {"Idempotency-Key": "order-0001"}
-    async with gateway.client(buyer["key"]) as client:
-        first = await client.post("/v1/orders", json=ORDER, headers=headers)
-        second = await client.post("/v1/orders", json=ORDER, headers=headers)
-        other = await client.post("/v1/orders", json={**ORDER, "gpus": 5}, headers=headers)
-        listing = await client.get("/v1/orders")
-    assert first.status_code == 202
-    assert (second.status_code, second.content) == (first.status_code, first.content)
-    assert second.headers["Idempotent-Replayed"] == "true"
-    assert other.status_code == 422
-    assert [o["id"] for o in listing.json()["items"]] == [first.json()["id"]]
-    assert len(await _commands_for(gateway, first.json()["id"])) == 1
 
 
 def _fill_of(order: dict[str, Any], buyer_id: str) -> TradeExecuted:
