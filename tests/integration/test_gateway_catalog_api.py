@@ -21,6 +21,13 @@ from gpux_platform.settings import GpuxSettings
 PROBLEM = "application/problem+json"
 
 
+def refused(response: httpx.Response, problem: str = "") -> None:
+    """A 422 problem (of the type ending in ``problem``, if given)."""
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == PROBLEM
+    assert response.json()["type"].endswith(problem)
+
+
 @pytest.fixture(scope="module")
 async def gateway_url(module_settings: GpuxSettings) -> AsyncIterator[str]:
     """The gateway alone, in this module's namespace."""
@@ -137,10 +144,7 @@ async def test_a_custom_size_full_fine_tune_does_not_fit_one_small_gpu(
 async def test_bad_estimate_input_is_a_422_problem(
     client: httpx.AsyncClient, body: dict[str, Any]
 ) -> None:
-    response = await client.post("/v1/estimates", json=body)
-    assert response.status_code == 422, response.text
-    assert response.headers["content-type"] == PROBLEM
-    assert response.json()["type"].endswith("/validation-error")
+    refused(await client.post("/v1/estimates", json=body), "/validation-error")
 
 
 @pytest.mark.parametrize(
@@ -152,11 +156,8 @@ async def test_bad_estimate_input_is_a_422_problem(
     ],
 )
 async def test_nan_and_infinity_are_refused(client: httpx.AsyncClient, raw: bytes) -> None:
-    response = await client.post(
-        "/v1/estimates", content=raw, headers={"Content-Type": "application/json"}
-    )
-    assert response.status_code == 422, response.text
-    assert response.headers["content-type"] == PROBLEM
+    json_body = {"Content-Type": "application/json"}
+    refused(await client.post("/v1/estimates", content=raw, headers=json_body))
 
 
 async def test_recommendations_are_gpus_that_fit_ranked_by_hours(
@@ -190,6 +191,4 @@ async def test_recommendations_are_gpus_that_fit_ranked_by_hours(
 async def test_bad_recommendation_queries_are_422(
     client: httpx.AsyncClient, params: dict[str, str]
 ) -> None:
-    response = await client.get("/v1/recommendations", params=params)
-    assert response.status_code == 422, response.text
-    assert response.headers["content-type"] == PROBLEM
+    refused(await client.get("/v1/recommendations", params=params))

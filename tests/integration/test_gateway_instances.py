@@ -3,7 +3,8 @@ an account suspended through one is refused by the other within a second (its ev
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -19,6 +20,8 @@ ADMIN_KEY = "admin-key-for-tests-0123456789abcdef"
 WITHIN_S = 1.0
 """How soon a change made on one instance must be refused by the other."""
 
+T = TypeVar("T")
+
 
 @pytest.fixture(scope="module")
 async def pair(
@@ -32,6 +35,13 @@ async def pair(
         b.client() as on_b,
     ):
         yield on_a, on_b
+
+
+async def within_a_second(
+    probe: Callable[[], Awaitable[T]], check: Callable[[T], bool], what: str
+) -> T:
+    """What ``probe`` gives once ``check`` holds for it, which must be within ``WITHIN_S``."""
+    return await eventually(probe, check, what=what, timeout_s=WITHIN_S, interval_s=0.02)
 
 
 async def status_of(client: httpx.AsyncClient, key: str) -> int:
@@ -49,12 +59,10 @@ async def test_a_key_revoked_through_a_is_refused_by_b_within_a_second(
     assert await status_of(on_b, key) == 200
     revoked = await on_a.delete(f"/v1/accounts/me/keys/{key_id}", headers=auth(key))
     assert revoked.status_code == 204, revoked.text
-    await eventually(
+    await within_a_second(
         lambda: status_of(on_b, key),
         lambda status: status == 401,
-        what="B refusing the key revoked through A",
-        timeout_s=WITHIN_S,
-        interval_s=0.02,
+        "B refusing the key revoked through A",
     )
     assert await status_of(on_a, key) == 401
 
@@ -70,22 +78,18 @@ async def test_an_account_suspended_through_a_is_refused_by_b_within_a_second(
         f"/v1/admin/accounts/{me.json()['id']}/suspend", headers=auth(ADMIN_KEY)
     )
     assert suspended.status_code == 200, suspended.text
-    refused = await eventually(
+    refused = await within_a_second(
         lambda: on_b.get("/v1/accounts/me", headers=auth(key)),
         lambda response: response.status_code == 403,
-        what="B refusing the account suspended through A",
-        timeout_s=WITHIN_S,
-        interval_s=0.02,
+        "B refusing the account suspended through A",
     )
     assert refused.json()["type"].endswith("/account-suspended")
     reactivated = await on_a.post(
         f"/v1/admin/accounts/{me.json()['id']}/reactivate", headers=auth(ADMIN_KEY)
     )
     assert reactivated.status_code == 200
-    await eventually(
+    await within_a_second(
         lambda: status_of(on_b, key),
         lambda status: status == 200,
-        what="B taking the reactivated account back",
-        timeout_s=WITHIN_S,
-        interval_s=0.02,
+        "B taking the reactivated account back",
     )
