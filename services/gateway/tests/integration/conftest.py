@@ -10,6 +10,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from gpux_contracts.topics import Topic
+from gpux_devinfra.testing.kafka import published
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC
 from gpux_gateway.config import GatewaySettings
@@ -87,3 +89,14 @@ ORDER: dict[str, Any] = {
 def offer_body() -> dict[str, object]:
     """A valid offer."""
     return dict(OFFER)
+
+
+async def commands_about(
+    gateway: RunningGateway, topic: Topic, field: str, value: str, settle_s: float
+) -> list[dict[str, Any]]:
+    """Every record the gateway published on ``topic`` whose payload's ``field`` is ``value``
+    (once none arrived for ``settle_s``)."""
+    found = await published(
+        gateway.settings, topic, lambda body: body["payload"][field] == value, settle_s=settle_s
+    )
+    return [record.body for record in found]

@@ -12,20 +12,8 @@ import pytest
 from redis.asyncio import Redis
 
 from gpux_contracts.topics import OFFERS_COMMANDS, ORDERS_COMMANDS, Topic
-from gpux_devinfra.testing.kafka import published
 
-from .conftest import OFFER, ORDER
-
-
-async def _commands_for(gateway: Any, offer_id: str, settle_s: float = 3.0) -> list[dict[str, Any]]:
-    """Every offers.commands record about one offer."""
-    found = await published(
-        gateway.settings,
-        OFFERS_COMMANDS,
-        lambda body: body["payload"]["offer_id"] == offer_id,
-        settle_s=settle_s,
-    )
-    return [record.body for record in found]
+from .conftest import OFFER, ORDER, commands_about
 
 
 @dataclass(frozen=True)
@@ -68,15 +56,10 @@ async def test_replay_returns_identical_response_and_publishes_once(
     assert other.status_code == 422
     assert other.json()["type"].endswith("/idempotency-key-reused")
     assert [o["id"] for o in listing.json()["items"]] == [first.json()["id"]]
-    found = await published(
-        gateway.settings,
-        creation.topic,
-        lambda body: body["payload"][creation.about] == first.json()["id"],
-        settle_s=3.0,
-    )
+    found = await commands_about(gateway, creation.topic, creation.about, first.json()["id"], 3.0)
     assert len(found) == 1
-    assert found[0].body["event_type"] == creation.event_type
-    assert found[0].body["payload"][creation.owner] == account["id"]
+    assert found[0]["event_type"] == creation.event_type
+    assert found[0]["payload"][creation.owner] == account["id"]
 
 
 async def test_concurrent_replays_create_one_offer(
@@ -282,7 +265,10 @@ async def test_bulk_offers_are_all_or_nothing_and_replayable(
     assert again.content == first.content
     assert [o["gpus"] for o in first.json()["items"]] == [4, 2, 4]
     assert sorted(o["id"] for o in listing) == sorted(o["id"] for o in first.json()["items"])
-    commands = [await _commands_for(gateway, o["id"], settle_s=1.0) for o in first.json()["items"]]
+    commands = [
+        await commands_about(gateway, OFFERS_COMMANDS, "offer_id", o["id"], 1.0)
+        for o in first.json()["items"]
+    ]
     assert [len(c) for c in commands] == [1, 1, 1]
 
 
@@ -297,6 +283,6 @@ async def test_a_command_continues_the_callers_trace_across_the_outbox(
             json=offer_body,
             headers={"traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"},
         )
-    commands = await _commands_for(gateway, created.json()["id"], settle_s=1.0)
+    commands = await commands_about(gateway, OFFERS_COMMANDS, "offer_id", created.json()["id"], 1.0)
     assert len(commands) == 1
     assert commands[0]["trace"]["traceparent"].split("-")[1] == trace_id

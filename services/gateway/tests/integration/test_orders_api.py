@@ -11,21 +11,9 @@ from gpux_contracts.events import Payload, wrap
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
 from gpux_contracts.topics import MARKET_TRADES, ORDERS_COMMANDS, ORDERS_STATUS, Topic
-from gpux_devinfra.testing.kafka import published
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
-from .conftest import ORDER
-
-
-async def _commands_for(gateway: Any, order_id: str, settle_s: float = 2.0) -> list[dict[str, Any]]:
-    """Every orders.commands record about one order."""
-    found = await published(
-        gateway.settings,
-        ORDERS_COMMANDS,
-        lambda body: body["payload"]["order_id"] == order_id,
-        settle_s=settle_s,
-    )
-    return [record.body for record in found]
+from .conftest import ORDER, commands_about
 
 
 async def _publish(gateway: Any, topic: Topic, key: str, *payloads: Payload) -> None:
@@ -71,7 +59,7 @@ async def test_a_buyer_places_an_order_and_one_command_goes_out(gateway: Any, si
     assert order["time_in_force"] == "gtc"
     assert one.json() == {**order, "fills": []}
     assert [o["id"] for o in listing.json()["items"]] == [order["id"]]
-    commands = await _commands_for(gateway, order["id"])
+    commands = await commands_about(gateway, ORDERS_COMMANDS, "order_id", order["id"], 2.0)
     assert [c["event_type"] for c in commands] == ["order.placed"]
     payload = commands[0]["payload"]
     assert payload["buyer_id"] == buyer["id"]
@@ -155,7 +143,7 @@ async def test_cancel_sends_one_command_and_status_comes_from_orders_status(
         order = (await client.post("/v1/orders", json=ORDER)).json()
         cancelled = await client.delete(f"/v1/orders/{order['id']}")
         assert cancelled.status_code == 202
-        commands = await _commands_for(gateway, order["id"])
+        commands = await commands_about(gateway, ORDERS_COMMANDS, "order_id", order["id"], 2.0)
         assert [c["event_type"] for c in commands] == ["order.placed", "order.cancel_requested"]
         assert commands[1]["payload"]["buyer_id"] == buyer["id"]
 
