@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
@@ -31,6 +32,8 @@ from gpux_gateway.market.schemas import (
 from gpux_gateway.service.access import admin_only
 
 router = APIRouter(prefix="/v1")
+public = partial(router.get, dependencies=[AnonymousLimit], tags=["market data"])
+"""A route of public market data: anyone may read it, rate-limited per client address."""
 
 CurrencyQuery = Annotated[Currency, Query(description="Show prices in this currency.")]
 RegionQuery = Annotated[str, Query(max_length=30, pattern=r"^(\*|[a-z0-9-]{1,30})$")]
@@ -43,11 +46,9 @@ BOOK_PROBLEMS = problem_responses(
 )
 
 
-@router.get(
+@public(
     "/prices",
     response_model=PriceList,
-    dependencies=[AnonymousLimit],
-    tags=["market data"],
     summary="Best ask per GPU model and tier",
 )
 async def list_prices(
@@ -57,11 +58,9 @@ async def list_prices(
     return PriceList(items=[service.price_out(q, currency) for q in quotes])
 
 
-@router.get(
+@public(
     "/prices/{gpu}",
     response_model=PriceList,
-    dependencies=[AnonymousLimit],
-    tags=["market data"],
     summary="Best ask and depth of one GPU model, every tier and region",
 )
 async def gpu_prices(
@@ -71,11 +70,9 @@ async def gpu_prices(
     return PriceList(items=[service.price_out(q, currency) for q in quotes])
 
 
-@router.get(
+@public(
     "/prices/{gpu}/history",
     response_model=HistoryOut,
-    dependencies=[AnonymousLimit],
-    tags=["market data"],
     summary="OHLC candles and 24 h volume-weighted price of one GPU model and tier",
 )
 async def price_history(
@@ -102,24 +99,20 @@ async def set_market(body: MarketStateIn, who: PrincipalDep, uow: UnitOfWorkDep)
     return JSONResponse(accepted.model_dump(mode="json"), status_code=202)
 
 
-@router.get(
+@public(
     "/market",
     response_model=MarketOut,
     responses=MARKET_UNAVAILABLE,
-    dependencies=[AnonymousLimit],
-    tags=["market data"],
     summary="Whether trading is open, for all GPU models and each",
 )
 async def market(gw: GatewayDep) -> MarketOut:
     return service.market_state(gw.views.sessions)
 
 
-@router.get(
+@public(
     "/orderbook/{gpu}",
     response_model=OrderBookOut,
     responses=BOOK_PROBLEMS,
-    dependencies=[AnonymousLimit],
-    tags=["market data"],
     summary="Aggregated bid and ask levels of one GPU model and tier",
 )
 async def orderbook(
