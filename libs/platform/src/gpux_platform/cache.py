@@ -10,7 +10,6 @@ from redis.exceptions import RedisError
 from gpux_platform.errors import ConfigError, redact
 from gpux_platform.settings import GpuxSettings
 
-
 READ_TIMEOUT_S = 30.0
 """How long a reply may take: longer than the longest blocking read a service makes (the
 gateway's price stream waits up to 15 s in XREAD). redis-py 8 defaults to 5 s, which ended
