@@ -24,13 +24,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from pipeline_http import HttpClient, HttpError
-from redis.asyncio import Redis
 
 from gpux_contracts.ids import new_id
 from gpux_contracts.topics import REGISTRY
@@ -39,6 +36,7 @@ from gpux_devinfra import infra, kafka, postgres, redis
 from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.testing.endpoints import from_environment
 from gpux_devinfra.testing.processes import ServiceProcess
+from gpux_devinfra.testing.scratch import drop_namespace, scratch_database
 from gpux_devinfra.testing.services import free_port
 
 RAISED_LIMIT = "100000000/minute"
@@ -88,49 +86,6 @@ async def wait_ready(name: str, url: str, process: ServiceProcess, timeout_s: fl
     raise RuntimeError(f"{name} was not ready within {timeout_s:.0f} s")
 
 
-def _with_database(url: str, database: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
-
-
-@contextlib.asynccontextmanager
-async def scratch_database(server_url: str, prefix: str) -> AsyncIterator[str]:
-    """A new empty database ``<prefix><random>`` on the same server; dropped afterwards, also
-    when the body fails or is cancelled."""
-    name = f"{prefix}{new_id()[-10:].lower()}"
-    admin = await asyncpg.connect(_with_database(server_url, "postgres"))
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield _with_database(server_url, name)
-    finally:
-        admin = await asyncpg.connect(_with_database(server_url, "postgres"))
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
-
-
-async def drop_namespace(endpoints: Endpoints, namespace: str) -> None:
-    """Delete the namespace's topics and Redis keys."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=endpoints.kafka_bootstrap)
-    await admin.start()
-    try:
-        ours = [t for t in await admin.list_topics() if t.startswith(namespace)]
-        if ours:
-            await admin.delete_topics(ours)
-    finally:
-        await admin.close()
-    redis = Redis.from_url(endpoints.redis_url)
-    try:
-        keys = [k async for k in redis.scan_iter(match=f"{namespace}*", count=1000)]
-        if keys:
-            await redis.delete(*keys)
-    finally:
-        await redis.aclose()
-
-
 @contextlib.asynccontextmanager
 async def started(endpoints: Endpoints, log_dir: Path) -> AsyncIterator[Exchange]:
     """Every service as its own process on a fresh database and namespace; all stopped, and
@@ -140,7 +95,9 @@ async def started(endpoints: Endpoints, log_dir: Path) -> AsyncIterator[Exchange
     await asyncio.to_thread(log_dir.mkdir, parents=True, exist_ok=True)
     ports = {service.name: free_port() for service in make_up.SERVICES}
     try:
-        async with scratch_database(endpoints.database_url, "gpux_bench_") as database_url:
+        async with scratch_database(
+            endpoints.database_url, f"gpux_bench_{new_id()[-10:].lower()}"
+        ) as database_url:
             env.update(
                 GPUX_NAMESPACE=namespace,
                 GPUX_DATABASE_URL=database_url,

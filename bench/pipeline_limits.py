@@ -27,7 +27,6 @@ from typing import Any
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from pipeline_exchange import scratch_database
 from pipeline_http import HttpClient, HttpError
 from pipeline_limit_app import SCRATCH_TABLE
 from pipeline_load import Job, encode, split
@@ -38,6 +37,7 @@ from pipeline_report import percentiles
 from gpux_contracts.ids import new_id
 from gpux_devinfra.infra import Endpoints
 from gpux_devinfra.system import state_dir
+from gpux_devinfra.testing.scratch import scratch_database
 from gpux_devinfra.testing.services import free_port
 
 APP = Path(__file__).resolve().with_name("pipeline_limit_app.py")
@@ -214,7 +214,9 @@ async def limits_section(
     log = state_dir() / "logs" / "bench" / "limit-app.log"
     await asyncio.to_thread(log.parent.mkdir, parents=True, exist_ok=True)
     async with (
-        scratch_database(endpoints.database_url, "gpux_bench_limit_") as dsn,
+        scratch_database(
+            endpoints.database_url, f"gpux_bench_limit_{new_id()[-10:].lower()}"
+        ) as dsn,
         limit_app(free_port(), dsn, log) as (url, pid),
     ):
         door = await front_door(bench, url, pid, duration_s)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_gateway.accounts import service
@@ -16,7 +16,7 @@ from gpux_gateway.entrypoints.dependencies import (
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.keys import service as keys
 from gpux_gateway.service.access import account_id_for
 
@@ -34,15 +34,10 @@ ANONYMOUS = "anonymous"
     summary="Sign up: a new account and its first API key (shown once)",
 )
 async def sign_up(
-    body: SignUp,
-    request: Request,
-    gw: GatewayDep,
-    uow: AnonymousUnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    body: SignUp, gw: GatewayDep, uow: AnonymousUnitOfWorkDep, idem: IdempotencyDep
 ) -> JSONResponse:
-    idem = check_key(idempotency_key)
-    material = keys.new_material(gw.pepper, ANONYMOUS, idem)
-    once = once_for(request, body, scope=ANONYMOUS, key=idem, ttl=gw.idempotency_ttl)
+    material = keys.new_material(gw.pepper, ANONYMOUS, idem.key())
+    once = idem.once(body, scope=ANONYMOUS)
     outcome = await service.sign_up(uow, gw.pepper, body=body, material=material, once=once)
     return answer(outcome, reveal={"api_key": key_format.format_key(*material)})
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import AccountStatus
@@ -10,8 +10,8 @@ from gpux_gateway.accounts import service as accounts
 from gpux_gateway.accounts.schemas import AccountOut
 from gpux_gateway.admin import service
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
-from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.service.access import admin_only
 
@@ -40,13 +40,10 @@ async def credit(
     *,
     account_id: ResourceId,
     body: CreditIn,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     admin_only(who)
-    idem = check_key(idempotency_key)
-    once = once_for(request, body, scope="admin", key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(body, scope="admin")
     return answer(await service.credit(uow, account_id=account_id, body=body, once=once))

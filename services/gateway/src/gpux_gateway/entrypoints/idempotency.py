@@ -4,14 +4,16 @@ and the answer, replayed or not (``domain.idempotency`` holds the rule,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import Header, Request
+from fastapi import Depends, Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from gpux_gateway.domain.idempotency import PATTERN, Once, Outcome, fingerprint, is_usable_key
+from gpux_gateway.entrypoints.dependencies import GatewayDep
 from gpux_platform.problems import ProblemError
 
 HEADER = "Idempotency-Key"
@@ -60,3 +62,30 @@ def answer(outcome: Outcome, reveal: dict[str, Any] | None = None) -> JSONRespon
     if reveal and 200 <= outcome.status_code < 300:
         content = {**reveal, **content}
     return JSONResponse(content, status_code=outcome.status_code, headers=headers)
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A creating request's Idempotency-Key, checked when first used, and its fingerprint."""
+
+    request: Request
+    header: str | None
+    ttl: timedelta
+
+    def key(self) -> str | None:
+        """The key, if the request sent a usable one (400 problem if it is not)."""
+        return check_key(self.header)
+
+    def once(self, body: BaseModel, *, scope: str) -> Once:
+        """The request's ``Once`` in ``scope``: its key and the fingerprint of ``body``."""
+        return once_for(self.request, body, scope=scope, key=self.key(), ttl=self.ttl)
+
+
+async def idempotency(
+    request: Request, gw: GatewayDep, idempotency_key: IdemKey = None
+) -> Idempotency:
+    """The dependency of a creating route: the Idempotency-Key header, documented once."""
+    return Idempotency(request, idempotency_key, gw.idempotency_ttl)
+
+
+IdempotencyDep = Annotated[Idempotency, Depends(idempotency)]

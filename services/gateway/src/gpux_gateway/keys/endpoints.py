@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.keys import service
 from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey
@@ -27,17 +27,16 @@ async def list_keys(who: PrincipalDep, uow: UnitOfWorkDep) -> list[KeyOut]:
 async def create_key(
     *,
     body: NewKey,
-    request: Request,
     who: PrincipalDep,
     gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
-    idem = check_key(idempotency_key)
+    key = idem.key()
     account_id = account_id_for(who, Scope.KEYS_MANAGE)
     scopes = service.scopes_of(who.roles, body)
-    material = service.new_material(gw.pepper, account_id, idem)
-    once = once_for(request, body, scope=account_id, key=idem, ttl=gw.idempotency_ttl)
+    material = service.new_material(gw.pepper, account_id, key)
+    once = idem.once(body, scope=account_id)
     outcome = await service.create(
         uow,
         gw.pepper,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from gpux_contracts.accounts import Role
 from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
-from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.leases import service
 from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
@@ -92,15 +92,12 @@ async def get_lease(lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep) ->
 async def stop(
     *,
     lease_id: LeaseId,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
-    idem = check_key(idempotency_key)
-    once = once_for(request, _NoBody(), scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(_NoBody(), scope=buyer_id)
     return answer(await service.stop(uow, buyer_id=buyer_id, lease_id=lease_id, once=once))
 
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
     OVERLOADED,
-    GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
     WriteAdmission,
 )
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.offers import service
 from gpux_gateway.offers.schemas import (
@@ -42,15 +41,12 @@ router = APIRouter(prefix="/v1/offers", tags=["offers"])
 async def submit(
     *,
     body: OfferIn,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
-    idem = check_key(idempotency_key)
-    once = once_for(request, body, scope=seller_id, key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(body, scope=seller_id)
     return answer(await service.submit(uow, seller_id=seller_id, offer=body, once=once))
 
 
@@ -65,15 +61,12 @@ async def submit(
 async def submit_many(
     *,
     body: OfferBatchIn,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
-    idem = check_key(idempotency_key)
-    once = once_for(request, body, scope=seller_id, key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(body, scope=seller_id)
     return answer(await service.submit_many(uow, seller_id=seller_id, batch=body, once=once))
 
 

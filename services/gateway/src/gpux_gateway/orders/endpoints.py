@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
     OVERLOADED,
-    GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
     WriteAdmission,
 )
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.orders import service
 from gpux_gateway.orders.schemas import OrderDetailOut, OrderIn, OrderOut
@@ -36,15 +35,12 @@ router = APIRouter(prefix="/v1/orders", tags=["orders"])
 async def place(
     *,
     body: OrderIn,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
-    idem = check_key(idempotency_key)
-    once = once_for(request, body, scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(body, scope=buyer_id)
     return answer(await service.place(uow, buyer_id=buyer_id, order=body, once=once))
 
 

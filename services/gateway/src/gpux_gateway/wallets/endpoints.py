@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdemKey, answer, check_key, once_for
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.service.access import account_id_for, admin_only
 from gpux_gateway.wallets import service
@@ -26,15 +26,12 @@ router = APIRouter(tags=["wallets"])
 async def top_up(
     *,
     body: TopupIn,
-    request: Request,
     who: PrincipalDep,
-    gw: GatewayDep,
     uow: UnitOfWorkDep,
-    idempotency_key: IdemKey = None,
+    idem: IdempotencyDep,
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
-    idem = check_key(idempotency_key)
-    once = once_for(request, body, scope=buyer_id, key=idem, ttl=gw.idempotency_ttl)
+    once = idem.once(body, scope=buyer_id)
     return answer(await service.top_up(uow, buyer_id=buyer_id, body=body, once=once))
 
 
