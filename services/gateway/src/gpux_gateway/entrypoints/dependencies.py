@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -131,3 +131,11 @@ OVERLOADED = problem_responses(
     (503, "Overloaded: the gateway takes no new writes now; retry after `Retry-After` seconds")
 )
 """The ``responses`` of the routes behind ``WriteAdmission``."""
+
+WRITE_ROUTE: dict[str, Any] = {
+    "status_code": 202,
+    "dependencies": [WriteAdmission],
+    "responses": OVERLOADED,
+}
+"""What every order and offer write route declares (``@router.post(path, **WRITE_ROUTE, ...)``):
+accepted for processing (202), behind the door of writes, documented 503."""

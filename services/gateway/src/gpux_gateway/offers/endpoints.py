@@ -10,10 +10,9 @@ from fastapi.responses import JSONResponse
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
-    OVERLOADED,
+    WRITE_ROUTE,
     PrincipalDep,
     UnitOfWorkDep,
-    WriteAdmission,
 )
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
@@ -32,10 +31,8 @@ router = APIRouter(prefix="/v1/offers", tags=["offers"])
 
 @router.post(
     "",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OfferOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Offer GPUs (sellers)",
 )
 async def submit(
@@ -52,10 +49,8 @@ async def submit(
 
 @router.post(
     "/bulk",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OfferBatchOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Offer many GPUs at once (sellers): all or none",
 )
 async def submit_many(
@@ -72,10 +67,8 @@ async def submit_many(
 
 @router.patch(
     "/{offer_id}",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OfferOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Re-price or resize",
 )
 async def change(
@@ -87,10 +80,8 @@ async def change(
 
 @router.delete(
     "/{offer_id}",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OfferOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Withdraw",
 )
 async def withdraw(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:

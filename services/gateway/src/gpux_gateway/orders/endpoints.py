@@ -10,10 +10,9 @@ from fastapi.responses import JSONResponse
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
-    OVERLOADED,
+    WRITE_ROUTE,
     PrincipalDep,
     UnitOfWorkDep,
-    WriteAdmission,
 )
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
@@ -26,10 +25,8 @@ router = APIRouter(prefix="/v1/orders", tags=["orders"])
 
 @router.post(
     "",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OrderOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Order GPUs (buyers)",
 )
 async def place(
@@ -46,10 +43,8 @@ async def place(
 
 @router.delete(
     "/{order_id}",
-    status_code=202,
+    **WRITE_ROUTE,
     response_model=OrderOut,
-    dependencies=[WriteAdmission],
-    responses=OVERLOADED,
     summary="Cancel the open rest",
 )
 async def cancel(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderOut:
