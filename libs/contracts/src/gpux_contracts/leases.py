@@ -16,7 +16,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
@@ -34,14 +34,21 @@ class LeaseEndReason(StrEnum):
     """The buyer's wallet could not cover the next period (a ``lease.low_balance`` came first)."""
 
 
-class LeaseStopRequested(Payload):
+class LeaseKey(BaseModel):
+    """What names a lease to its buyer: its id (the trade's) and the buyer who rents it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lease_id: str
+    buyer_id: str
+
+
+class LeaseStopRequested(Payload, LeaseKey):
     """A buyer asked to stop a lease (a command on ``billing.commands``, key: buyer id)."""
 
     event_type: ClassVar[str] = "lease.stop_requested"
     schema_version: ClassVar[int] = 1
 
-    lease_id: str
-    buyer_id: str
     requested_at: AwareDatetime = Field(
         description="When the buyer asked: the lease ends then (or at its last settled instant,"
         " if billing already charged past it)."
@@ -82,14 +89,12 @@ class LeaseOpened(Payload):
     ends_at: AwareDatetime | None = None
 
 
-class LeaseCharged(Payload):
+class LeaseCharged(Payload, LeaseKey):
     """One period of a lease was charged (hourly: in advance; per second: after the fact)."""
 
     event_type: ClassVar[str] = "lease.charged"
     schema_version: ClassVar[int] = 1
 
-    lease_id: str
-    buyer_id: str
     seller_id: str
     transfer_id: str = Field(description="The ledger transfer of this charge.")
     period_start: AwareDatetime
@@ -107,28 +112,24 @@ class LeaseCharged(Payload):
     totals: LeaseTotals
 
 
-class LeaseLowBalance(Payload):
+class LeaseLowBalance(Payload, LeaseKey):
     """The buyer's wallet covers less than the configured runway of this lease (sent once)."""
 
     event_type: ClassVar[str] = "lease.low_balance"
     schema_version: ClassVar[int] = 1
 
-    lease_id: str
-    buyer_id: str
     wallet_currency: Currency
     funds: DecimalAmount = Field(description="Available balance plus the lease's prepayment.")
     runway_seconds: int = Field(ge=0, description="How long the funds last at this lease's rate.")
     as_of: AwareDatetime
 
 
-class LeaseEnded(Payload):
+class LeaseEnded(Payload, LeaseKey):
     """A lease ended; ``totals`` are final."""
 
     event_type: ClassVar[str] = "lease.ended"
     schema_version: ClassVar[int] = 1
 
-    lease_id: str
-    buyer_id: str
     seller_id: str
     reason: LeaseEndReason
     ended_at: AwareDatetime

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
@@ -29,6 +29,16 @@ class BillingGranularity(StrEnum):
     """Per second, settled in batches and exactly at stop."""
 
 
+class OfferKey(BaseModel):
+    """What addresses an offer on the book: its id, its seller, its GPU (the book's key)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    offer_id: str
+    seller_id: str
+    gpu: str
+
+
 class OfferSubmitted(Payload):
     """A seller asked to put GPUs on the market (a command; pricing validates it)."""
 
@@ -48,28 +58,21 @@ class OfferSubmitted(Payload):
     available_until: AwareDatetime | None = None
 
 
-class OfferChangeRequested(Payload):
+class OfferChangeRequested(Payload, OfferKey):
     """A seller asked to re-price an offer or change its GPU count (a command)."""
 
     event_type: ClassVar[str] = "offer.change_requested"
     schema_version: ClassVar[int] = 1
 
-    offer_id: str
-    seller_id: str
-    gpu: str
     price_per_gpu_hour: DecimalAmount | None = None
     gpus: int | None = Field(default=None, ge=1)
 
 
-class OfferWithdrawalRequested(Payload):
+class OfferWithdrawalRequested(Payload, OfferKey):
     """A seller asked to take an offer off the market (a command)."""
 
     event_type: ClassVar[str] = "offer.withdrawal_requested"
     schema_version: ClassVar[int] = 1
-
-    offer_id: str
-    seller_id: str
-    gpu: str
 
 
 class OfferStatus(StrEnum):
@@ -101,26 +104,18 @@ class OfferAccepted(Payload):
     revision: int = Field(ge=1, description="1 for a new offer, +1 for each accepted change.")
 
 
-class OfferWithdrawn(Payload):
+class OfferWithdrawn(Payload, OfferKey):
     """Pricing forwards a seller's withdrawal to the book."""
 
     event_type: ClassVar[str] = "offer.withdrawn"
     schema_version: ClassVar[int] = 1
 
-    offer_id: str
-    seller_id: str
-    gpu: str
 
-
-class OfferStatusChanged(Payload):
+class OfferStatusChanged(Payload, OfferKey):
     """An offer's status or remaining GPUs changed (from pricing or from the book)."""
 
     event_type: ClassVar[str] = "offer.status_changed"
     schema_version: ClassVar[int] = 1
-
-    offer_id: str
-    seller_id: str
-    gpu: str
     status: OfferStatus
     remaining_gpus: int = Field(ge=0)
     reason: str | None = Field(default=None, description="Why it was rejected, when it was.")

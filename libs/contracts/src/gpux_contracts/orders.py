@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
@@ -63,15 +63,21 @@ class OrderStatus(StrEnum):
     """Refused (by billing: insufficient funds; by the book: a rule); ``reason`` says why."""
 
 
-class OrderPlaced(Payload):
-    """A buyer placed an order (a command; billing funds it before the book sees it)."""
+class OrderKey(BaseModel):
+    """What addresses an order on the book: its id, its buyer, its GPU (the book's key)."""
 
-    event_type: ClassVar[str] = "order.placed"
-    schema_version: ClassVar[int] = 1
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     order_id: str
     buyer_id: str
     gpu: str
+
+
+class OrderPlaced(Payload, OrderKey):
+    """A buyer placed an order (a command; billing funds it before the book sees it)."""
+
+    event_type: ClassVar[str] = "order.placed"
+    schema_version: ClassVar[int] = 1
     gpus: int = Field(ge=1)
     type: OrderType
     max_price_per_gpu_hour: DecimalAmount | None = Field(
@@ -89,15 +95,11 @@ class OrderPlaced(Payload):
     )
 
 
-class OrderCancelRequested(Payload):
+class OrderCancelRequested(Payload, OrderKey):
     """A buyer asked to cancel an order's open remainder (a command)."""
 
     event_type: ClassVar[str] = "order.cancel_requested"
     schema_version: ClassVar[int] = 1
-
-    order_id: str
-    buyer_id: str
-    gpu: str
 
 
 class OrderFunded(Payload):
@@ -112,15 +114,11 @@ class OrderFunded(Payload):
     held_currency: Currency
 
 
-class OrderStatusChanged(Payload):
+class OrderStatusChanged(Payload, OrderKey):
     """An order's status changed (from billing or from the book)."""
 
     event_type: ClassVar[str] = "order.status_changed"
     schema_version: ClassVar[int] = 1
-
-    order_id: str
-    buyer_id: str
-    gpu: str
     status: OrderStatus
     filled_gpus: int = Field(ge=0)
     remaining_gpus: int = Field(ge=0)
