@@ -51,52 +51,60 @@ class Case:
     excludes_cuda_context: bool = False
 
 
+def torchtune(
+    label: str,
+    model_id: str,
+    method: Method,
+    *,
+    lora_rank: int,
+    cited_gb: float,
+    config: str,
+    num_gpus: int = 1,
+) -> Case:
+    """A torchtune README row: its recipes share batch 2, packing to 2,048 tokens, fused loss."""
+    return Case(
+        label,
+        model_id,
+        TrainingSettings(
+            method=method,
+            seq_len=2048,
+            micro_batch=2,
+            lora_rank=lora_rank,
+            target_modules=TargetModules.ALL_LINEAR,
+            fused_loss=True,
+            num_gpus=num_gpus,
+        ),
+        cited_gb,
+        f"{TORCHTUNE}; config recipes/configs/llama3_1/{config}.yaml",
+        excludes_cuda_context=True,
+    )
+
+
 CASES = [
-    Case(
+    torchtune(
         "torchtune Llama 3.1 8B QLoRA, 1x RTX 4090: 7.4 GiB",
         "llama-3.1-8b",
-        TrainingSettings(
-            method=Method.QLORA,
-            seq_len=2048,
-            micro_batch=2,
-            lora_rank=8,
-            target_modules=TargetModules.ALL_LINEAR,
-            fused_loss=True,
-        ),
-        7.4,
-        TORCHTUNE + "; config recipes/configs/llama3_1/8B_qlora_single_device.yaml",
-        excludes_cuda_context=True,
+        Method.QLORA,
+        lora_rank=8,
+        cited_gb=7.4,
+        config="8B_qlora_single_device",
     ),
-    Case(
+    torchtune(
         "torchtune Llama 3.1 8B LoRA, 1x RTX 4090: 16.2 GiB",
         "llama-3.1-8b",
-        TrainingSettings(
-            method=Method.LORA,
-            seq_len=2048,
-            micro_batch=2,
-            lora_rank=8,
-            target_modules=TargetModules.ALL_LINEAR,
-            fused_loss=True,
-        ),
-        16.2,
-        TORCHTUNE + "; config recipes/configs/llama3_1/8B_lora_single_device.yaml",
-        excludes_cuda_context=True,
+        Method.LORA,
+        lora_rank=8,
+        cited_gb=16.2,
+        config="8B_lora_single_device",
     ),
-    Case(
+    torchtune(
         "torchtune Llama 3.1 70B LoRA, 8x A100 (FSDP): 27.6 GiB per GPU",
         "llama-3.1-70b",
-        TrainingSettings(
-            method=Method.LORA,
-            seq_len=2048,
-            micro_batch=2,
-            lora_rank=16,
-            target_modules=TargetModules.ALL_LINEAR,
-            fused_loss=True,
-            num_gpus=8,
-        ),
-        27.6,
-        TORCHTUNE + "; config recipes/configs/llama3_1/70B_lora.yaml",
-        excludes_cuda_context=True,
+        Method.LORA,
+        lora_rank=16,
+        cited_gb=27.6,
+        config="70B_lora",
+        num_gpus=8,
     ),
     *[
         Case(
