@@ -34,6 +34,15 @@ class LeaseEndReason(StrEnum):
     """The buyer's wallet could not cover the next period (a ``lease.low_balance`` came first)."""
 
 
+class LeaseStatus(StrEnum):
+    """Where a lease is in its life."""
+
+    RUNNING = "running"
+    """The buyer has the GPUs and is being charged."""
+    ENDED = "ended"
+    """Over for good (`end_reason` says why); its totals are final."""
+
+
 class LeaseKey(BaseModel):
     """What names a lease to its buyer: its id (the trade's) and the buyer who rents it."""
 

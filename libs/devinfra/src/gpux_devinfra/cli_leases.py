@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
+from gpux_contracts.accounts import Role
+from gpux_contracts.leases import LeaseStatus
 from gpux_devinfra.cli_support import Caller, grouped_options
 from gpux_devinfra.lease_tables import earnings_table, leases_table, ledger_table
 
 leases_app = typer.Typer(help="Your leases: list them, stop one.")
-
-
-class LeaseStatus(StrEnum):
-    """Which leases to list."""
-
-    RUNNING = "running"
-    ENDED = "ended"
-
-
-class LeaseRole(StrEnum):
-    """List the leases you buy or the ones you sell."""
-
-    BUYER = "buyer"
-    SELLER = "seller"
 
 
 @leases_app.callback(invoke_without_command=True)
@@ -36,7 +23,7 @@ def leases_command(
         LeaseStatus | None, typer.Option(help="Only running or only ended leases.")
     ] = None,
     role: Annotated[
-        LeaseRole | None, typer.Option(help="As buyer or as seller (default: the API's).")
+        Role | None, typer.Option(help="As buyer or as seller (default: the API's).")
     ] = None,
     caller: Caller,
 ) -> None:
