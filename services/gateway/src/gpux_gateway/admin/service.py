@@ -9,10 +9,9 @@ from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.service.access import not_found
-from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.broker import Outgoing
 
 
 async def credit(uow: GatewayUnitOfWork, *, account_id: str, body: CreditIn, once: Once) -> Outcome:
@@ -30,12 +29,8 @@ async def credit(uow: GatewayUnitOfWork, *, account_id: str, body: CreditIn, onc
             reference=body.reference,
             requested_by="admin",
         )
-        uow.outbox.add(
-            Outgoing(BILLING_COMMANDS, account_id, envelope(command, credit_id, uow.now))
-        )
-        accepted = CreditAccepted(
-            credit_id=credit_id, account_id=account_id, amount=body.amount, currency=body.currency
-        )
+        send(uow, BILLING_COMMANDS, account_id, command, credit_id)
+        accepted = CreditAccepted.model_validate(command, from_attributes=True)
         return 202, accepted.model_dump(mode="json")
 
     return await run_once(uow, once, make)

@@ -1,10 +1,12 @@
-"""Request shapes every resource uses (strict: unknown fields are refused), and pages."""
+"""Request shapes every resource uses (strict: unknown fields are refused), pages, and stored
+rows as responses."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Path, Query
 from pydantic import (
@@ -17,8 +19,11 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from gpux_contracts.money import to_decimal
+from gpux_contracts.money import canonical, from_micros, to_decimal
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 Price = Annotated[
     Decimal,
@@ -84,6 +89,7 @@ class Strict(BaseModel):
 
 T = TypeVar("T")
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
 
 
 class Page(BaseModel, Generic[T]):
@@ -96,6 +102,37 @@ class Page(BaseModel, Generic[T]):
 def split_page(rows: Sequence[R], limit: int) -> tuple[Sequence[R], bool]:
     """The rows of a page read as ``limit + 1`` rows, and whether a next page follows."""
     return rows[:limit], len(rows) > limit
+
+
+class Identified(Protocol):
+    """A stored row with an id, the cursor of the pages it is listed in."""
+
+    @property
+    def id(self) -> str:
+        """The row's id."""
+        ...
+
+
+RowT = TypeVar("RowT", bound=Identified)
+
+
+def id_page(rows: Sequence[RowT], limit: int, out: Callable[[RowT], T]) -> Page[T]:
+    """The page of ``rows`` read as ``limit + 1`` in id order, each shown by ``out``; the next
+    page starts after the last row's id."""
+    shown, more = split_page(rows, limit)
+    return Page[T](items=[out(r) for r in shown], next_cursor=shown[-1].id if more else None)
+
+
+def amount(micros: int) -> Decimal:
+    """Stored micro-units as a response shows them (``money.canonical``: 0.33, 1.2345)."""
+    return canonical(from_micros(micros))
+
+
+def from_row(model: type[M], row: DataclassInstance, **shown: Any) -> M:
+    """A stored row as the response ``model``: every field the row stores under the model's
+    name, as stored, and ``shown`` for the others (money in micro-units, renamed fields)."""
+    stored = {field.name: getattr(row, field.name) for field in dataclasses.fields(row)}
+    return model.model_validate({**stored, **shown})
 
 
 def problem_responses(*answers: tuple[int, str]) -> dict[int | str, dict[str, Any]]:

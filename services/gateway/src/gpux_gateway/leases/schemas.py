@@ -10,9 +10,10 @@ from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
 from gpux_contracts.leases import LeaseEndReason
-from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.domain.leases import cost_so_far_micros
+from gpux_gateway.entrypoints.schemas import amount, from_row
 from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
 
 LeaseId = Annotated[
@@ -153,10 +154,6 @@ class EarningsList(BaseModel):
     items: list[EarningsOut]
 
 
-def _amount(micros: int) -> DecimalAmount:
-    return canonical(from_micros(micros))
-
-
 def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
     """A stored lease as its parties see it, with its cost up to ``now``.
 
@@ -177,61 +174,38 @@ def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
         total_charged_micros=row.total_charged_micros,
         now=now,
     )
-    return LeaseOut(
+    return from_row(
+        LeaseOut,
+        row,
         lease_id=row.id,
-        order_id=row.order_id,
-        offer_id=row.offer_id,
-        gpu=row.gpu,
-        tier=row.tier,
-        gpus=row.gpus,
-        buyer_id=row.buyer_id,
-        seller_id=row.seller_id,
-        price_per_gpu_hour=_amount(row.price_micros),
-        currency=row.currency,
-        wallet_currency=row.wallet_currency,
-        billing=billing,
-        hours=row.hours,
-        started_at=row.started_at,
-        ends_at=row.ends_at,
-        status=row.status,
-        end_reason=row.end_reason,
-        ended_at=row.ended_at,
-        charged_through=row.charged_through,
-        total_charged=_amount(row.total_charged_micros),
-        total_paid=_amount(row.total_paid_micros),
-        total_fee=_amount(row.total_fee_micros),
-        total_seller=_amount(row.total_seller_micros),
-        unpaid=_amount(row.unpaid_micros),
-        low_balance_at=row.low_balance_at,
-        cost_so_far=_amount(cost),
+        price_per_gpu_hour=amount(row.price_micros),
+        total_charged=amount(row.total_charged_micros),
+        total_paid=amount(row.total_paid_micros),
+        total_fee=amount(row.total_fee_micros),
+        total_seller=amount(row.total_seller_micros),
+        unpaid=amount(row.unpaid_micros),
+        cost_so_far=amount(cost),
     )
 
 
 def line_out(row: LedgerLineRow) -> LedgerLineOut:
     """One stored statement line."""
     rate = row.fx_rate
-    return LedgerLineOut(
-        transfer_id=row.transfer_id,
+    return from_row(
+        LedgerLineOut,
+        row,
         kind=row.transfer_kind,
-        created_at=row.created_at,
-        reference=row.reference,
-        account_kind=row.account_kind,
-        currency=row.currency,
-        amount=_amount(row.amount_micros),
+        amount=amount(row.amount_micros),
         fx_rate=None if rate is None else rate.normalize(),
-        fx_base=row.fx_base,
-        fx_quote=row.fx_quote,
-        fx_rate_at=row.fx_rate_at,
     )
 
 
 def earnings_out(earnings: Earnings) -> EarningsOut:
     """A seller's takings in one currency, as answered."""
-    return EarningsOut(
-        currency=Currency(earnings.currency),
-        gross=_amount(earnings.gross_micros),
-        fee=_amount(earnings.fee_micros),
-        net=_amount(earnings.net_micros),
-        leases=earnings.leases,
-        running=earnings.running,
+    return from_row(
+        EarningsOut,
+        earnings,
+        gross=amount(earnings.gross_micros),
+        fee=amount(earnings.fee_micros),
+        net=amount(earnings.net_micros),
     )

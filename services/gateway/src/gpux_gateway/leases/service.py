@@ -25,10 +25,9 @@ from gpux_gateway.leases.schemas import (
     line_out,
 )
 from gpux_gateway.service.access import not_found
-from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError
 
 
@@ -65,7 +64,7 @@ async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: On
         if row.status == LeaseStatus.ENDED:
             raise ProblemError(409, "lease-ended", "Lease ended", "the lease already ended")
         command = LeaseStopRequested(lease_id=lease_id, buyer_id=buyer_id, requested_at=uow.now)
-        uow.outbox.add(Outgoing(BILLING_COMMANDS, buyer_id, envelope(command, event_id, uow.now)))
+        send(uow, BILLING_COMMANDS, buyer_id, command, event_id)
         accepted = StopAccepted(lease_id=lease_id, requested_at=uow.now)
         return 202, accepted.model_dump(mode="json")
 

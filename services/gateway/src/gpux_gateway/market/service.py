@@ -37,9 +37,8 @@ from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
 from gpux_gateway.service.access import not_found
-from gpux_gateway.service.commands import envelope
+from gpux_gateway.service.commands import send
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError
 
 ALL = "all"
@@ -107,7 +106,7 @@ def set_state(uow: GatewayUnitOfWork, body: MarketStateIn) -> MarketStateAccepte
         changed_by="admin",
     )
     event_id = new_id()
-    uow.outbox.add(Outgoing(MARKET_SESSIONS, scope, envelope(changed, event_id, uow.now)))
+    send(uow, MARKET_SESSIONS, scope, changed, event_id)
     return MarketStateAccepted(
         event_id=event_id, scope=body.scope, state=body.state, reason=body.reason
     )

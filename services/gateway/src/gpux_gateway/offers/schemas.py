@@ -6,9 +6,9 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, Field
 
-from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity, Tier
-from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict
+from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
 from gpux_gateway.offers.repository import OfferRow
 
 
@@ -67,20 +67,4 @@ class OfferBatchOut(BaseModel):
 
 def offer_out(row: OfferRow) -> OfferOut:
     """The seller's view of a stored offer."""
-    return OfferOut(
-        id=row.id,
-        gpu=row.gpu,
-        gpus=row.gpus,
-        remaining_gpus=row.remaining_gpus,
-        price_per_gpu_hour=canonical(from_micros(row.price_micros)),
-        currency=Currency(row.currency),
-        tier=Tier(row.tier),
-        billing=BillingGranularity(row.billing),
-        region=row.region,
-        min_hours=row.min_hours,
-        available_until=row.available_until,
-        status=row.status,
-        reason=row.reason,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return from_row(OfferOut, row, price_per_gpu_hour=amount(row.price_micros))

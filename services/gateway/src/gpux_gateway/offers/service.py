@@ -12,7 +12,7 @@ from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.domain.offers import change_problem, is_closed
 from gpux_gateway.domain.windows import check_window
-from gpux_gateway.entrypoints.schemas import Page, split_page
+from gpux_gateway.entrypoints.schemas import Page, id_page
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.offers.schemas import (
     OfferBatchIn,
@@ -23,10 +23,9 @@ from gpux_gateway.offers.schemas import (
     offer_out,
 )
 from gpux_gateway.service.access import not_found, validation_problem
-from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError
 
 
@@ -36,7 +35,7 @@ async def _submit(
     """Store one offer and queue its command, in the unit of work."""
     command = OfferSubmitted(offer_id=new_id(), seller_id=seller_id, **offer.model_dump())
     row = await uow.offers.add(command, uow.now)
-    uow.outbox.add(Outgoing(OFFERS_COMMANDS, command.gpu, envelope(command, event_id, uow.now)))
+    send(uow, OFFERS_COMMANDS, command.gpu, command, event_id)
     return row
 
 
@@ -73,17 +72,22 @@ async def submit_many(
     return await run_once(uow, once, make)
 
 
-async def _own_open_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:
+async def _own_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:
     row = await uow.offers.get(seller_id, offer_id)
     if row is None:
         raise not_found("no such offer")
+    return row
+
+
+async def _own_open_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:
+    row = await _own_offer(uow, seller_id, offer_id)
     if is_closed(row.status):
         raise ProblemError(409, "offer-closed", "Offer closed", f"the offer is {row.status}")
     return row
 
 
 def _command(uow: GatewayUnitOfWork, row: OfferRow, payload: Payload) -> None:
-    uow.outbox.add(Outgoing(OFFERS_COMMANDS, row.gpu, envelope(payload, new_id(), uow.now)))
+    send(uow, OFFERS_COMMANDS, row.gpu, payload, new_id())
 
 
 async def change(
@@ -118,14 +122,9 @@ async def page(
     uow: GatewayUnitOfWork, seller_id: str, *, limit: int, cursor: str | None
 ) -> Page[OfferOut]:
     """A page of the seller's offers, in id order."""
-    rows, more = split_page(await uow.offers.page(seller_id, cursor, limit + 1), limit)
-    items = [offer_out(r) for r in rows]
-    return Page[OfferOut](items=items, next_cursor=items[-1].id if more else None)
+    return id_page(await uow.offers.page(seller_id, cursor, limit + 1), limit, offer_out)
 
 
 async def get(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferOut:
     """One of the seller's offers; 404 for any other."""
-    row = await uow.offers.get(seller_id, offer_id)
-    if row is None:
-        raise not_found("no such offer")
-    return offer_out(row)
+    return offer_out(await _own_offer(uow, seller_id, offer_id))

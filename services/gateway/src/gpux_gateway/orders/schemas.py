@@ -6,10 +6,10 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
-from gpux_contracts.money import Currency, DecimalAmount, canonical, from_micros
+from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity, Tier
 from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
-from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict
+from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
 from gpux_gateway.orders.repository import FillRow, OrderRow
 
 
@@ -101,42 +101,15 @@ class OrderDetailOut(OrderOut):
 
 def order_out(row: OrderRow) -> OrderOut:
     """The buyer's view of a stored order."""
-    price = row.max_price_micros
-    shortfall = row.shortfall_micros
-    return OrderOut(
-        id=row.id,
-        gpu=row.gpu,
-        gpus=row.gpus,
-        filled_gpus=row.filled_gpus,
-        remaining_gpus=row.remaining_gpus,
-        type=OrderType(row.type),
-        max_price_per_gpu_hour=None if price is None else canonical(from_micros(price)),
-        currency=Currency(row.currency),
-        tier=OrderTier(row.tier),
-        region=row.region,
-        hours=row.hours,
-        time_in_force=TimeInForce(row.time_in_force),
-        expires_at=row.expires_at,
-        status=OrderStatus(row.status),
-        reason=row.reason,
-        shortfall=None if shortfall is None else canonical(from_micros(shortfall)),
-        shortfall_currency=None
-        if row.shortfall_currency is None
-        else Currency(row.shortfall_currency),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+    price, shortfall = row.max_price_micros, row.shortfall_micros
+    return from_row(
+        OrderOut,
+        row,
+        max_price_per_gpu_hour=None if price is None else amount(price),
+        shortfall=None if shortfall is None else amount(shortfall),
     )
 
 
 def fill_out(row: FillRow) -> OrderFillOut:
     """One stored fill as its buyer sees it."""
-    return OrderFillOut(
-        trade_id=row.trade_id,
-        gpus=row.gpus,
-        price_per_gpu_hour=canonical(from_micros(row.price_micros)),
-        currency=Currency(row.currency),
-        tier=Tier(row.tier),
-        billing=BillingGranularity(row.billing),
-        hours=row.hours,
-        executed_at=row.executed_at,
-    )
+    return from_row(OrderFillOut, row, price_per_gpu_hour=amount(row.price_micros))

@@ -11,7 +11,8 @@ from gpux_contracts.topics import ORDERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.domain.orders import is_final
 from gpux_gateway.domain.windows import check_window
-from gpux_gateway.entrypoints.schemas import Page, split_page
+from gpux_gateway.entrypoints.schemas import Page, id_page
+from gpux_gateway.orders.repository import OrderRow
 from gpux_gateway.orders.schemas import (
     OrderDetailOut,
     OrderIn,
@@ -20,10 +21,9 @@ from gpux_gateway.orders.schemas import (
     order_out,
 )
 from gpux_gateway.service.access import not_found, validation_problem
-from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_platform.broker import Outgoing
 from gpux_platform.problems import ProblemError
 
 
@@ -37,21 +37,26 @@ async def place(uow: GatewayUnitOfWork, *, buyer_id: str, order: OrderIn, once: 
     async def make() -> tuple[int, dict[str, Any]]:
         command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **order.model_dump())
         row = await uow.orders.add(command, uow.now)
-        uow.outbox.add(Outgoing(ORDERS_COMMANDS, command.gpu, envelope(command, event_id, uow.now)))
+        send(uow, ORDERS_COMMANDS, command.gpu, command, event_id)
         return 202, order_out(row).model_dump(mode="json")
 
     return await run_once(uow, once, make)
 
 
-async def cancel(uow: GatewayUnitOfWork, *, buyer_id: str, order_id: str) -> OrderOut:
-    """Ask for the open rest of an order to be cancelled; answers the order as it stands."""
+async def _own_order(uow: GatewayUnitOfWork, buyer_id: str, order_id: str) -> OrderRow:
     row = await uow.orders.get(buyer_id, order_id)
     if row is None:
         raise not_found("no such order")
+    return row
+
+
+async def cancel(uow: GatewayUnitOfWork, *, buyer_id: str, order_id: str) -> OrderOut:
+    """Ask for the open rest of an order to be cancelled; answers the order as it stands."""
+    row = await _own_order(uow, buyer_id, order_id)
     if is_final(row.status):
         raise ProblemError(409, "order-closed", "Order closed", f"the order is {row.status}")
     command = OrderCancelRequested(order_id=order_id, buyer_id=buyer_id, gpu=row.gpu)
-    uow.outbox.add(Outgoing(ORDERS_COMMANDS, row.gpu, envelope(command, new_id(), uow.now)))
+    send(uow, ORDERS_COMMANDS, row.gpu, command, new_id())
     return order_out(row)
 
 
@@ -59,15 +64,11 @@ async def page(
     uow: GatewayUnitOfWork, buyer_id: str, *, limit: int, cursor: str | None
 ) -> Page[OrderOut]:
     """A page of the buyer's orders, in id order."""
-    rows, more = split_page(await uow.orders.page(buyer_id, cursor, limit + 1), limit)
-    items = [order_out(r) for r in rows]
-    return Page[OrderOut](items=items, next_cursor=items[-1].id if more else None)
+    return id_page(await uow.orders.page(buyer_id, cursor, limit + 1), limit, order_out)
 
 
 async def get(uow: GatewayUnitOfWork, buyer_id: str, order_id: str) -> OrderDetailOut:
     """One of the buyer's orders with its fills; 404 for any other."""
-    row = await uow.orders.get(buyer_id, order_id)
-    if row is None:
-        raise not_found("no such order")
+    row = await _own_order(uow, buyer_id, order_id)
     fills = await uow.orders.fills(buyer_id, order_id)
     return OrderDetailOut(**order_out(row).model_dump(), fills=[fill_out(f) for f in fills])

@@ -10,11 +10,10 @@ from gpux_contracts.ids import new_id
 from gpux_contracts.money import canonical
 from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
-from gpux_gateway.service.commands import command_id, envelope
+from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.wallets.schemas import BalanceOut, TopupAccepted, TopupConfirmAccepted, TopupIn
-from gpux_platform.broker import Outgoing
 
 
 async def top_up(uow: GatewayUnitOfWork, *, buyer_id: str, body: TopupIn, once: Once) -> Outcome:
@@ -22,22 +21,15 @@ async def top_up(uow: GatewayUnitOfWork, *, buyer_id: str, body: TopupIn, once: 
 
     async def make() -> tuple[int, dict[str, Any]]:
         event_id = command_id(buyer_id, once.key, "topup")
-        topup_id = new_id()
         command = TopupRequested(
-            topup_id=topup_id,
+            topup_id=new_id(),
             account_id=buyer_id,
             amount=body.amount,
             currency=body.currency,
             provider=body.provider.value,
         )
-        uow.outbox.add(Outgoing(BILLING_COMMANDS, buyer_id, envelope(command, event_id, uow.now)))
-        accepted = TopupAccepted(
-            topup_id=topup_id,
-            account_id=buyer_id,
-            amount=body.amount,
-            currency=body.currency,
-            provider=body.provider,
-        )
+        send(uow, BILLING_COMMANDS, buyer_id, command, event_id)
+        accepted = TopupAccepted.model_validate(command, from_attributes=True)
         return 202, accepted.model_dump(mode="json")
 
     return await run_once(uow, once, make)
@@ -48,7 +40,7 @@ def confirm(uow: GatewayUnitOfWork, topup_id: str) -> TopupConfirmAccepted:
     # One command per top-up: confirming twice sends the same id, which billing absorbs.
     event_id = command_id("admin", topup_id, "topup.confirm")
     command = TopupConfirmRequested(topup_id=topup_id, confirmed_by="admin")
-    uow.outbox.add(Outgoing(BILLING_COMMANDS, topup_id, envelope(command, event_id, uow.now)))
+    send(uow, BILLING_COMMANDS, topup_id, command, event_id)
     return TopupConfirmAccepted(topup_id=topup_id)
 
 
