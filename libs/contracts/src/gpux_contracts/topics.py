@@ -46,6 +46,7 @@ from gpux_contracts.orders import (
     TradeExecuted,
 )
 from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.smoke import PingSent
 
 
@@ -228,7 +229,7 @@ BILLING_LEASES = Topic(
     Cleanup.DELETE,
     "Lease events: opened, charged, low balance, ended.",
     30 * 24 * 3600 * 1000,
-    payloads=(LeaseOpened, LeaseCharged, LeaseLowBalance, LeaseEnded),
+    payloads=(LeaseOpened, LeaseCharged, LeasesSettled, LeaseLowBalance, LeaseEnded),
 )
 BILLING_LEDGER = Topic(
     "billing.ledger",
@@ -237,7 +238,7 @@ BILLING_LEDGER = Topic(
     Cleanup.DELETE,
     "Every posted transfer with its entries on accounts' balances (statements).",
     30 * 24 * 3600 * 1000,
-    payloads=(LedgerPosted,),
+    payloads=(LedgerPosted, LedgerBatchPosted),
 )
 MARKET_BOOK = Topic(
     "market.book",
