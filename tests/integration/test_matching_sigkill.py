@@ -32,7 +32,7 @@ from aiokafka import TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from gpux_contracts.ids import new_id
-from gpux_contracts.money import Currency, to_micros
+from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity, OfferAccepted, OfferSubmitted, Tier
 from gpux_contracts.orders import (
     OrderFunded,
@@ -44,15 +44,10 @@ from gpux_contracts.orders import (
 from gpux_contracts.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
 from gpux_devinfra.testing.kafka import publish_payloads, records_to_end
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
-from gpux_matching.domain import (
-    AddOffer,
-    Command,
-    MatchingEngine,
-    PlaceOrder,
-    apply,
-    partition_of,
-)
+from gpux_matching.domain import Command, MatchingEngine, apply, partition_of
 from gpux_matching.entrypoints.kafka import BOOK_GROUP
+from gpux_matching.service.offers import add_command
+from gpux_matching.service.orders import place_command
 from gpux_platform.settings import GpuxSettings
 
 SEED = 20261129
@@ -120,38 +115,8 @@ def _orders(rng: random.Random) -> list[OrderPlaced]:
 
 def _commands(offers: list[OfferSubmitted], orders: list[OrderPlaced]) -> list[Command]:
     """The service's commands for these inputs, in publication order."""
-    commands: list[Command] = [
-        AddOffer(
-            now=1,
-            offer_id=o.offer_id,
-            seller_id=o.seller_id,
-            gpu=o.gpu,
-            tier=str(o.tier),
-            price_micros=to_micros(o.price_per_gpu_hour),
-            currency=str(o.currency),
-            gpus=o.gpus,
-            billing=str(o.billing),
-        )
-        for o in offers
-    ]
-    commands += [
-        PlaceOrder(
-            now=2,
-            order_id=o.order_id,
-            buyer_id=o.buyer_id,
-            gpu=o.gpu,
-            gpus=o.gpus,
-            currency=str(o.currency),
-            order_type=str(o.type),
-            price_micros=(
-                None if o.max_price_per_gpu_hour is None else to_micros(o.max_price_per_gpu_hour)
-            ),
-            tier=str(o.tier),
-            hours=o.hours,
-            time_in_force=str(o.time_in_force),
-        )
-        for o in orders
-    ]
+    commands: list[Command] = [add_command(o, 1) for o in offers]
+    commands += [place_command(o, 2) for o in orders]
     return commands
 
 

@@ -8,7 +8,7 @@ buyer-1's, for any tier, 2 hours, good till cancelled, in EUR (``fields`` overri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -121,6 +121,15 @@ async def live(settings: GpuxSettings, *offers: OfferSubmitted) -> None:
         lambda s: wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in s},
     )
     assert wanted <= {(x.offer_id, x.status.value, x.remaining_gpus) for x in seen}
+
+
+async def fund_once_live(
+    settings: GpuxSettings, offers: Sequence[OfferSubmitted], *orders: OrderPlaced
+) -> None:
+    """Publish the offers, wait until the book reported each live, then fund the orders."""
+    await accept(settings, *offers)
+    await live(settings, *offers)
+    await fund(settings, *orders)
 
 
 async def orders_until(settings: GpuxSettings, expected: Status) -> list[Status]:

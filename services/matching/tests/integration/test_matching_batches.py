@@ -11,6 +11,8 @@ comes again and changes nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -94,6 +96,18 @@ async def outbox_rows(conn: asyncpg.Connection) -> int:
     return count
 
 
+@contextlib.asynccontextmanager
+async def burst_published(settings: GpuxSettings, gpu: str) -> AsyncIterator[asyncpg.Connection]:
+    """A burst of funded bids for ``gpu`` on ``orders.book``; a database connection meanwhile."""
+    await ensure_topics(settings, REGISTRY)
+    await publish_payloads(settings, ORDERS_BOOK, "billing", funded_bids(gpu, BURST))
+    conn = await asyncpg.connect(settings.database_url.get_secret_value())
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
 async def run_until_logged(
     settings: GpuxSettings, conn: asyncpg.Connection, gpu: str, counted: Counted
 ) -> None:
@@ -112,10 +126,7 @@ async def test_a_burst_of_funded_orders_is_one_unit_of_work_and_one_offset_commi
 ) -> None:
     settings = module_settings
     gpu = "gpu-burst"
-    await ensure_topics(settings, REGISTRY)
-    await publish_payloads(settings, ORDERS_BOOK, "billing", funded_bids(gpu, BURST))
-    conn = await asyncpg.connect(settings.database_url.get_secret_value())
-    try:
+    async with burst_published(settings, gpu) as conn:
         await run_until_logged(settings, conn, gpu, counted)
         assert counted.units == [BURST]  # one transaction logged the whole burst
         assert counted.offset_commits == 1
@@ -124,8 +135,6 @@ async def test_a_burst_of_funded_orders_is_one_unit_of_work_and_one_offset_commi
         # Per order its open status; then, once for the unit, the levels of both books (bids
         # for any tier show in both).
         assert await outbox_rows(conn) == BURST + 2
-    finally:
-        await conn.close()
 
 
 async def test_a_burst_whose_offsets_were_not_committed_comes_again_and_changes_nothing(
@@ -133,10 +142,7 @@ async def test_a_burst_whose_offsets_were_not_committed_comes_again_and_changes_
 ) -> None:
     settings = module_settings
     gpu = "gpu-again"
-    await ensure_topics(settings, REGISTRY)
-    await publish_payloads(settings, ORDERS_BOOK, "billing", funded_bids(gpu, BURST))
-    conn = await asyncpg.connect(settings.database_url.get_secret_value())
-    try:
+    async with burst_published(settings, gpu) as conn:
         counted.lose_offset_commits = True
         await run_until_logged(settings, conn, gpu, counted)
         assert counted.units == [BURST]
@@ -152,5 +158,3 @@ async def test_a_burst_whose_offsets_were_not_committed_comes_again_and_changes_
         assert await logged(conn, gpu) == BURST
         assert await conn.fetchval("SELECT count(*) FROM matching.inbox") == inbox
         assert await outbox_rows(conn) == rows
-    finally:
-        await conn.close()

@@ -9,10 +9,12 @@ test uses a GPU model of its own, so the scenarios share one book without meetin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
+
+import pytest
 
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import (
@@ -35,6 +37,7 @@ from .matching_feed import (
     accept,
     cancel,
     fund,
+    fund_once_live,
     live,
     offer,
     order,
@@ -44,102 +47,97 @@ from .matching_feed import (
 )
 
 
+@pytest.fixture
+async def serving(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
+    """The module's settings, with the matching service running for the test."""
+    async with running(SPEC, module_settings, **RUN):
+        yield module_settings
+
+
 async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
-    module_settings: GpuxSettings,
+    serving: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = serving
     gpu = "gpu-market"
     cheapest, second, dearer = offer(gpu, "0.30", 4), offer(gpu, "0.32", 4), offer(gpu, "0.50", 4)
     placed = order(gpu, 8, OrderType.MARKET)
-    async with running(SPEC, settings, **RUN):
-        await accept(settings, dearer, second, cheapest)
-        await live(settings, dearer, second, cheapest)
-        await fund(settings, placed)
-        states = await orders_until(settings, (placed.order_id, "filled", 8, 0, None))
-        assert (placed.order_id, "filled", 8, 0, None) in states
-        trades = await trades_of(settings, placed.order_id)
-        assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
-            (cheapest.offer_id, 4, Decimal("0.30")),
-            (second.offer_id, 4, Decimal("0.32")),
-        ]
-        assert all(t.buyer_id == "buyer-1" and t.seller_id == "seller-1" for t in trades)
-        assert all(t.currency == "EUR" and t.hours == 2 and t.gpu == gpu for t in trades)
-        assert len({t.trade_id for t in trades}) == 2
-        offers = await reported(
-            settings,
-            OFFERS_STATUS,
-            lambda s: (second.offer_id, "exhausted") in {(x.offer_id, x.status.value) for x in s},
-        )
-        ended = {(x.offer_id, x.status.value, x.remaining_gpus) for x in offers}
-        assert (cheapest.offer_id, "exhausted", 0) in ended
-        assert (second.offer_id, "exhausted", 0) in ended
-        assert (dearer.offer_id, "exhausted", 0) not in ended
+    await fund_once_live(settings, [dearer, second, cheapest], placed)
+    states = await orders_until(settings, (placed.order_id, "filled", 8, 0, None))
+    assert (placed.order_id, "filled", 8, 0, None) in states
+    trades = await trades_of(settings, placed.order_id)
+    assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
+        (cheapest.offer_id, 4, Decimal("0.30")),
+        (second.offer_id, 4, Decimal("0.32")),
+    ]
+    assert all(t.buyer_id == "buyer-1" and t.seller_id == "seller-1" for t in trades)
+    assert all(t.currency == "EUR" and t.hours == 2 and t.gpu == gpu for t in trades)
+    assert len({t.trade_id for t in trades}) == 2
+    offers = await reported(
+        settings,
+        OFFERS_STATUS,
+        lambda s: (second.offer_id, "exhausted") in {(x.offer_id, x.status.value) for x in s},
+    )
+    ended = {(x.offer_id, x.status.value, x.remaining_gpus) for x in offers}
+    assert (cheapest.offer_id, "exhausted", 0) in ended
+    assert (second.offer_id, "exhausted", 0) in ended
+    assert (dearer.offer_id, "exhausted", 0) not in ended
 
-        # A redelivered funding places nothing twice.
-        await fund(settings, placed)
-        await asyncio.sleep(1.0)
-        assert len(await trades_of(settings, placed.order_id)) == 2
+    # A redelivered funding places nothing twice.
+    await fund(settings, placed)
+    await asyncio.sleep(1.0)
+    assert len(await trades_of(settings, placed.order_id)) == 2
 
 
 async def test_a_limit_bid_rests_then_fills_when_a_cheaper_offer_arrives(
-    module_settings: GpuxSettings,
+    serving: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = serving
     gpu = "gpu-limit"
     ask = offer(gpu, "0.40", 2)
     placed = order(gpu, 2, OrderType.LIMIT, price="0.35")
-    async with running(SPEC, settings, **RUN):
-        await accept(settings, ask)
-        await live(settings, ask)
-        await fund(settings, placed)
-        states = await orders_until(settings, (placed.order_id, "open", 0, 2, None))
-        assert (placed.order_id, "open", 0, 2, None) in states
-        assert await trades_of(settings, placed.order_id) == []
+    await fund_once_live(settings, [ask], placed)
+    states = await orders_until(settings, (placed.order_id, "open", 0, 2, None))
+    assert (placed.order_id, "open", 0, 2, None) in states
+    assert await trades_of(settings, placed.order_id) == []
 
-        cheaper = offer(gpu, "0.33", 2)
-        await accept(settings, cheaper)
-        states = await orders_until(settings, (placed.order_id, "filled", 2, 0, None))
-        assert (placed.order_id, "filled", 2, 0, None) in states
-        trades = await trades_of(settings, placed.order_id)
-        # The bid rested, so the trade is at its price.
-        assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
-            (cheaper.offer_id, 2, Decimal("0.35"))
-        ]
+    cheaper = offer(gpu, "0.33", 2)
+    await accept(settings, cheaper)
+    states = await orders_until(settings, (placed.order_id, "filled", 2, 0, None))
+    assert (placed.order_id, "filled", 2, 0, None) in states
+    trades = await trades_of(settings, placed.order_id)
+    # The bid rested, so the trade is at its price.
+    assert [(t.offer_id, t.gpus, t.price_per_gpu_hour) for t in trades] == [
+        (cheaper.offer_id, 2, Decimal("0.35"))
+    ]
 
 
-async def test_cancel_releases_the_remainder(module_settings: GpuxSettings) -> None:
-    settings = module_settings
+async def test_cancel_releases_the_remainder(serving: GpuxSettings) -> None:
+    settings = serving
     gpu = "gpu-cancel"
     ask = offer(gpu, "0.25", 1)
     placed = order(gpu, 4, OrderType.LIMIT, price="0.25")
-    async with running(SPEC, settings, **RUN):
-        await accept(settings, ask)
-        await live(settings, ask)
-        await fund(settings, placed)
-        partial = (placed.order_id, "partially_filled", 1, 3, None)
-        assert partial in await orders_until(settings, partial)
-        await cancel(settings, placed)
-        cancelled = (placed.order_id, "cancelled", 1, 0, "cancel_requested")
-        assert cancelled in await orders_until(settings, cancelled)
-        assert len(await trades_of(settings, placed.order_id)) == 1
+    await fund_once_live(settings, [ask], placed)
+    partial = (placed.order_id, "partially_filled", 1, 3, None)
+    assert partial in await orders_until(settings, partial)
+    await cancel(settings, placed)
+    cancelled = (placed.order_id, "cancelled", 1, 0, "cancel_requested")
+    assert cancelled in await orders_until(settings, cancelled)
+    assert len(await trades_of(settings, placed.order_id)) == 1
 
 
 async def test_fok_that_cannot_fill_completely_fills_nothing(
-    module_settings: GpuxSettings,
+    serving: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = serving
     gpu = "gpu-fok"
     ask = offer(gpu, "0.20", 2)
     placed = order(gpu, 5, OrderType.LIMIT, price="0.30", time_in_force=TimeInForce.FOK)
-    async with running(SPEC, settings, **RUN):
-        await accept(settings, ask)
-        await live(settings, ask)
-        await fund(settings, placed)
-        killed = (placed.order_id, "cancelled", 0, 0, "fok_unfillable")
-        assert killed in await orders_until(settings, killed)
-        assert await trades_of(settings, placed.order_id) == []
-        offers = await read_to_end(settings, OFFERS_STATUS, OFFERS_STATUS.codec(), "matching")
-        assert [x.status.value for x in offers if x.offer_id == ask.offer_id] == ["live"]
+    await fund_once_live(settings, [ask], placed)
+    killed = (placed.order_id, "cancelled", 0, 0, "fok_unfillable")
+    assert killed in await orders_until(settings, killed)
+    assert await trades_of(settings, placed.order_id) == []
+    offers = await read_to_end(settings, OFFERS_STATUS, OFFERS_STATUS.codec(), "matching")
+    assert [x.status.value for x in offers if x.offer_id == ask.offer_id] == ["live"]
 
 
 def gtd(gpu: str, gpus: int, *, expires_in_s: float) -> OrderPlaced:
@@ -151,21 +149,20 @@ def gtd(gpu: str, gpus: int, *, expires_in_s: float) -> OrderPlaced:
 
 
 async def test_an_expired_gtd_order_leaves_the_book_by_itself(
-    module_settings: GpuxSettings,
+    serving: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = serving
     gpu = "gpu-gtd"
     placed = gtd(gpu, 3, expires_in_s=3)
     late = gtd(gpu, 1, expires_in_s=-1)
-    async with running(SPEC, settings, **RUN):
-        await fund(settings, placed, late)
-        rested = (placed.order_id, "open", 0, 3, None)
-        assert rested in await orders_until(settings, rested)
-        expired = (placed.order_id, "expired", 0, 0, None)
-        assert expired in await orders_until(settings, expired)
-        # Funded after its time: it never rests.
-        too_late = (late.order_id, "expired", 0, 0, "expired_on_arrival")
-        assert too_late in await orders_until(settings, too_late)
+    await fund(settings, placed, late)
+    rested = (placed.order_id, "open", 0, 3, None)
+    assert rested in await orders_until(settings, rested)
+    expired = (placed.order_id, "expired", 0, 0, None)
+    assert expired in await orders_until(settings, expired)
+    # Funded after its time: it never rests.
+    too_late = (late.order_id, "expired", 0, 0, "expired_on_arrival")
+    assert too_late in await orders_until(settings, too_late)
 
 
 async def test_a_resting_order_survives_a_restart_and_nothing_is_sent_twice(
@@ -212,25 +209,24 @@ def sides(levels: Any) -> tuple[list[tuple[str, int, int]], list[tuple[str, int,
 
 
 async def test_the_book_publishes_its_levels_as_offers_bids_and_fills_change_it(
-    module_settings: GpuxSettings,
+    serving: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = serving
     gpu = "gpu-levels"
     first, second = offer(gpu, "0.40", 2), offer(gpu, "0.40", 3)
     resting = order(gpu, 4, OrderType.LIMIT, price="0.35")
     taker = order(gpu, 4, OrderType.MARKET, price="0.40")
-    async with running(SPEC, settings, **RUN):
-        await accept(settings, first, second)
-        levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 5)
-        assert sides(levels) == ([], [("0.40", 5, 2)])
-        assert levels.tier == "on_demand"
-        assert levels.asks[0].currency == "EUR"
-        assert levels.asks[0].prices[Currency.EUR] == Decimal("0.40")
+    await accept(settings, first, second)
+    levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 5)
+    assert sides(levels) == ([], [("0.40", 5, 2)])
+    assert levels.tier == "on_demand"
+    assert levels.asks[0].currency == "EUR"
+    assert levels.asks[0].prices[Currency.EUR] == Decimal("0.40")
 
-        await fund(settings, resting)
-        levels = await book_state(settings, gpu, lambda x: bool(x.bids))
-        assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 5, 2)])
+    await fund(settings, resting)
+    levels = await book_state(settings, gpu, lambda x: bool(x.bids))
+    assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 5, 2)])
 
-        await fund(settings, taker)
-        levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 1)
-        assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 1, 1)])
+    await fund(settings, taker)
+    levels = await book_state(settings, gpu, lambda x: sum(lv.gpus for lv in x.asks) == 1)
+    assert sides(levels) == ([("0.35", 4, 1)], [("0.40", 1, 1)])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import fields
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -18,90 +19,6 @@ FORMAT = 1
 """Bumped whenever the layout below changes; ``restore`` refuses other versions."""
 
 Plain = dict[str, Any]
-
-
-def offer_to_plain(offer: OfferEntry) -> Plain:
-    """A live offer as plain data."""
-    return {
-        "offer_id": offer.offer_id,
-        "seller_id": offer.seller_id,
-        "gpu": offer.gpu,
-        "tier": str(offer.tier),
-        "price_micros": offer.price_micros,
-        "currency": offer.currency,
-        "gpus": offer.gpus,
-        "sold": offer.sold,
-        "remaining": offer.remaining,
-        "billing": offer.billing,
-        "region": offer.region,
-        "min_hours": offer.min_hours or None,
-        "available_until": offer.available_until,
-        "seq": offer.seq,
-        "taken": offer.taken,
-    }
-
-
-def offer_from_plain(data: Plain) -> OfferEntry:
-    """The inverse of ``offer_to_plain`` (the book key is set by the engine)."""
-    offer = OfferEntry(
-        data["offer_id"],
-        data["seller_id"],
-        data["gpu"],
-        data["tier"],
-        data["price_micros"],
-        data["currency"],
-        data["gpus"],
-        data["billing"],
-        data["region"],
-        data["min_hours"] or 0,
-        data["available_until"],
-    )
-    offer.sold = data["sold"]
-    offer.remaining = data["remaining"]
-    offer.seq = data["seq"]
-    offer.taken = data["taken"]
-    return offer
-
-
-def bid_to_plain(bid: BidEntry) -> Plain:
-    """A resting order as plain data (always a limit order; GTD when it has ``expires_at``)."""
-    return {
-        "order_id": bid.order_id,
-        "buyer_id": bid.buyer_id,
-        "gpu": bid.gpu,
-        "tier": str(bid.tier),
-        "price_micros": bid.price_micros,
-        "currency": bid.currency,
-        "gpus": bid.gpus,
-        "filled": bid.filled,
-        "remaining": bid.remaining,
-        "region": bid.region,
-        "hours": bid.hours,
-        "expires_at": bid.expires_at,
-        "seq": bid.seq,
-        "taken": bid.taken,
-    }
-
-
-def bid_from_plain(data: Plain) -> BidEntry:
-    """The inverse of ``bid_to_plain`` (the book key is set by the engine)."""
-    bid = BidEntry(
-        data["order_id"],
-        data["buyer_id"],
-        data["gpu"],
-        data["tier"],
-        data["price_micros"],
-        data["currency"],
-        data["gpus"],
-        data["region"],
-        data["hours"],
-        data["expires_at"],
-    )
-    bid.filled = data["filled"]
-    bid.remaining = data["remaining"]
-    bid.seq = data["seq"]
-    bid.taken = data["taken"]
-    return bid
 
 
 OFFER_FIELDS = (
@@ -147,6 +64,41 @@ bid_row = attrgetter(*BID_FIELDS)
 
 _TIER = OFFER_FIELDS.index("tier")
 _MIN_HOURS = OFFER_FIELDS.index("min_hours")
+_OFFER_ARGS = itemgetter(*(f.name for f in fields(OfferEntry) if f.init))
+"""An offer's constructor arguments, in order, out of its plain data."""
+_BID_ARGS = itemgetter(*(f.name for f in fields(BidEntry) if f.init))
+"""A bid's constructor arguments, in order, out of its plain data."""
+_COUNTERS = ("remaining", "seq", "taken")
+"""What an entry counts as it trades and rests (besides ``sold`` / ``filled``)."""
+
+
+def offer_to_plain(offer: OfferEntry) -> Plain:
+    """A live offer as plain data."""
+    return offer_row_to_plain(offer_row(offer))
+
+
+def offer_from_plain(data: Plain) -> OfferEntry:
+    """The inverse of ``offer_to_plain`` (the book key is set by the engine)."""
+    offer = OfferEntry(*_OFFER_ARGS({**data, "min_hours": data["min_hours"] or 0}))
+    _restore_counters(offer, data, "sold")
+    return offer
+
+
+def bid_to_plain(bid: BidEntry) -> Plain:
+    """A resting order as plain data (always a limit order; GTD when it has ``expires_at``)."""
+    return bid_row_to_plain(bid_row(bid))
+
+
+def bid_from_plain(data: Plain) -> BidEntry:
+    """The inverse of ``bid_to_plain`` (the book key is set by the engine)."""
+    bid = BidEntry(*_BID_ARGS(data))
+    _restore_counters(bid, data, "filled")
+    return bid
+
+
+def _restore_counters(entry: OfferEntry | BidEntry, data: Plain, traded: str) -> None:
+    for name in (traded, *_COUNTERS):
+        setattr(entry, name, data[name])
 
 
 class Capture(NamedTuple):

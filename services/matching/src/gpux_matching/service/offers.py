@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import to_micros
-from gpux_contracts.offers import OfferAccepted, OfferWithdrawn
+from gpux_contracts.offers import OfferAccepted, OfferSubmitted, OfferWithdrawn
 from gpux_matching.domain import AddOffer, ChangeOffer, Command, WithdrawOffer, epoch_micros
 from gpux_matching.service.partition import execute
 from gpux_matching.service.unit_of_work import BookUnitOfWork
@@ -31,28 +31,33 @@ async def _plan_accepted(uow: BookUnitOfWork, accepted: OfferAccepted) -> Comman
         if revision is not None:
             return None  # already given to the book
         await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, 1)
-        return AddOffer(
-            now=now,
-            offer_id=offer.offer_id,
-            seller_id=offer.seller_id,
-            gpu=offer.gpu,
-            tier=str(offer.tier),
-            price_micros=price,
-            currency=str(offer.currency),
-            gpus=offer.gpus,
-            billing=str(offer.billing),
-            region=offer.region,
-            min_hours=offer.min_hours,
-            available_until=(
-                None if offer.available_until is None else epoch_micros(offer.available_until)
-            ),
-        )
+        return add_command(offer, now)
     if revision is None or revision >= accepted.revision:
         return None  # unknown to the book, or an older revision than the one it holds
     await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, accepted.revision)
     if uow.partition.engine.offer(offer.offer_id) is None:
         return None  # no longer on the book
     return ChangeOffer(now=now, offer_id=offer.offer_id, price_micros=price, gpus=offer.gpus)
+
+
+def add_command(offer: OfferSubmitted, now: int) -> AddOffer:
+    """The engine command that puts a new offer on the book (``now`` in epoch microseconds)."""
+    return AddOffer(
+        now=now,
+        offer_id=offer.offer_id,
+        seller_id=offer.seller_id,
+        gpu=offer.gpu,
+        tier=str(offer.tier),
+        price_micros=to_micros(offer.price_per_gpu_hour),
+        currency=str(offer.currency),
+        gpus=offer.gpus,
+        billing=str(offer.billing),
+        region=offer.region,
+        min_hours=offer.min_hours,
+        available_until=(
+            None if offer.available_until is None else epoch_micros(offer.available_until)
+        ),
+    )
 
 
 async def on_withdrawn(uow: BookUnitOfWork, event: Envelope[OfferWithdrawn]) -> None:

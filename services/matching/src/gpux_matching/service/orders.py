@@ -38,9 +38,24 @@ async def on_funded(uow: BookUnitOfWork, event: Envelope[OrderFunded]) -> None:
     if await uow.market.halted(order.gpu):
         uow.outbox.add(halted_rejection(event, order, now))
         return
+    command = place_command(order, epoch_micros(now))
+    execute(uow, command, event)
+
+
+async def on_cancel_requested(uow: BookUnitOfWork, event: Envelope[OrderCancelRequested]) -> None:
+    """Cancel an order's resting remainder (nothing to do when it no longer rests)."""
+    order_id = event.payload.order_id
+    if uow.partition.engine.order(order_id) is None:
+        return
+    now = epoch_micros(uow.partition.clock.now())
+    execute(uow, CancelOrder(now=now, order_id=order_id), event)
+
+
+def place_command(order: OrderPlaced, now: int) -> PlaceOrder:
+    """The engine command that places a funded order (``now`` in epoch microseconds)."""
     price = order.max_price_per_gpu_hour
-    command = PlaceOrder(
-        now=epoch_micros(now),
+    return PlaceOrder(
+        now=now,
         order_id=order.order_id,
         buyer_id=order.buyer_id,
         gpu=order.gpu,
@@ -54,16 +69,6 @@ async def on_funded(uow: BookUnitOfWork, event: Envelope[OrderFunded]) -> None:
         time_in_force=str(order.time_in_force),
         expires_at=None if order.expires_at is None else epoch_micros(order.expires_at),
     )
-    execute(uow, command, event)
-
-
-async def on_cancel_requested(uow: BookUnitOfWork, event: Envelope[OrderCancelRequested]) -> None:
-    """Cancel an order's resting remainder (nothing to do when it no longer rests)."""
-    order_id = event.payload.order_id
-    if uow.partition.engine.order(order_id) is None:
-        return
-    now = epoch_micros(uow.partition.clock.now())
-    execute(uow, CancelOrder(now=now, order_id=order_id), event)
 
 
 def halted_rejection(event: Envelope[OrderFunded], order: OrderPlaced, now: datetime) -> Outgoing:

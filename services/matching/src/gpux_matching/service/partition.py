@@ -111,6 +111,15 @@ def execute(uow: BookUnitOfWork, command: Command, cause: Envelope[Any]) -> Resu
     if isinstance(command, AddOffer | PlaceOrder) and command.currency not in part.engine.rates:
         raise NotYetError(f"no FX rate for {command.currency} yet")
     result = part.apply(command)
+    note(uow, command, result, cause)
+    return result
+
+
+def note(
+    uow: BookUnitOfWork, command: Command, result: Result, cause: Envelope[Any] | None
+) -> None:
+    """Note in the unit's journal a command that its partition's engine just applied."""
+    part = uow.partition
     uow.journal.note(
         part.engine,
         command,
@@ -119,7 +128,6 @@ def execute(uow: BookUnitOfWork, command: Command, cause: Envelope[Any]) -> Resu
         now=part.clock.now(),
         position=len(uow.outbox.messages),
     )
-    return result
 
 
 class Partition:
@@ -323,14 +331,7 @@ class Partition:
                 return
             try:
                 async with self._fenced() as uow:
-                    uow.journal.note(
-                        self.engine,
-                        command,
-                        result,
-                        cause=None,
-                        now=self.clock.now(),
-                        position=len(uow.outbox.messages),
-                    )
+                    note(uow, command, result, None)
                     await uow.commit()
             except StaleError:
                 return  # dirty: the next command rebuilds first (the new state decides)
