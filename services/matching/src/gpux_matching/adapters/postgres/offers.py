@@ -2,48 +2,44 @@
 
 Within a unit of work the repository answers from what it read or saved before
 (``preload`` reads a whole batch's offers in one query) and writes its saves in one insert
-when the unit reads owners or commits (``flush``).
+when the unit reads owners (``owners``: (seller id, gpu) of each) or commits (``flush``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 import asyncpg
 
+from gpux_matching.adapters.postgres.preloaded import Preloaded
 
-class PostgresOffers:
+
+class PostgresOffers(Preloaded[int | None]):
     """Offers on one connection (inside the caller's transaction)."""
 
+    OWNERS_SQL = (
+        "SELECT offer_id, seller_id, gpu FROM matching.offers WHERE offer_id = ANY($1::text[])"
+    )
+
     def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
-        self._revisions: dict[str, int | None] = {}
+        super().__init__(conn)
         self._pending: dict[str, tuple[str, str, int]] = {}
 
-    async def preload(self, offer_ids: Iterable[str]) -> None:
-        """Read the revision of each of these offers, in one query."""
-        missing = sorted({i for i in offer_ids if i not in self._revisions})
-        if not missing:
-            return
+    async def _fetch(self, ids: list[str]) -> dict[str, int | None]:
         rows = await self.conn.fetch(
-            "SELECT offer_id, revision FROM matching.offers WHERE offer_id = ANY($1::text[])",
-            missing,
+            "SELECT offer_id, revision FROM matching.offers WHERE offer_id = ANY($1::text[])", ids
         )
         found = {row["offer_id"]: row["revision"] for row in rows}
-        self._revisions.update((i, found.get(i)) for i in missing)
+        return {i: found.get(i) for i in ids}
 
     async def revision(self, offer_id: str) -> int | None:
         """The last revision of an offer the book was given, or None."""
-        if offer_id not in self._revisions:
-            await self.preload([offer_id])
-        return self._revisions[offer_id]
+        return await self._answer(offer_id)
 
     async def save(self, offer_id: str, seller_id: str, gpu: str, revision: int) -> None:
         """Remember an offer's owner (kept from its first save) and the revision it holds."""
         pending = self._pending.get(offer_id)
         owner = (seller_id, gpu) if pending is None else pending[:2]
         self._pending[offer_id] = (*owner, revision)
-        self._revisions[offer_id] = revision
+        self._cache[offer_id] = revision
 
     async def flush(self) -> None:
         """Write the saves of this unit so far, in one insert."""
@@ -60,12 +56,3 @@ class PostgresOffers:
             [gpu for _, gpu, _ in rows],
             [revision for _, _, revision in rows],
         )
-
-    async def owners(self, offer_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """(seller id, gpu) of each known offer."""
-        await self.flush()
-        rows = await self.conn.fetch(
-            "SELECT offer_id, seller_id, gpu FROM matching.offers WHERE offer_id = ANY($1::text[])",
-            list(offer_ids),
-        )
-        return {row["offer_id"]: (row["seller_id"], row["gpu"]) for row in rows}
