@@ -7,58 +7,65 @@ the rental, the taker's own account) are skipped but stay where they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
 from gpux_matching.domain.book import BookSide, candidates
 from gpux_matching.domain.entries import BidEntry, OfferEntry
 
 Plan = list[tuple[OfferEntry, int]]
 BidPlan = list[tuple[BidEntry, int]]
 
+Entry = TypeVar("Entry", OfferEntry, BidEntry)
+
 
 def plan_for_bid(
     bid: BidEntry, sides: tuple[BookSide[OfferEntry], ...], bound: int
 ) -> tuple[Plan, int]:
     """Offers this bid takes in price-time order with keys up to ``bound``, and the total."""
-    source = candidates(sides, bound)
-    if source is None:
-        return [], 0
-    need = bid.remaining
-    plan: Plan = []
     buyer, region, hours = bid.buyer_id, bid.region, bid.hours_or_max
-    for offer in source:
-        if (
-            offer.seller_id == buyer
-            or offer.min_hours > hours
-            or (region is not None and offer.region != region)
-        ):
-            continue
-        take = offer.remaining if offer.remaining < need else need
-        plan.append((offer, take))
-        need -= take
-        if not need:
-            break
-    return plan, bid.remaining - need
+
+    def compatible(offer: OfferEntry) -> bool:
+        return (
+            offer.seller_id != buyer
+            and offer.min_hours <= hours
+            and (region is None or offer.region == region)
+        )
+
+    return _plan(candidates(sides, bound), bid.remaining, compatible)
 
 
 def plan_for_offer(
     offer: OfferEntry, sides: tuple[BookSide[BidEntry], ...], bound: int
 ) -> tuple[BidPlan, int]:
     """Bids this offer fills in price-time order with keys up to ``bound``, and the total."""
-    source = candidates(sides, bound)
-    if source is None:
-        return [], 0
-    need = offer.remaining
-    plan: BidPlan = []
     seller, region, min_hours = offer.seller_id, offer.region, offer.min_hours
-    for bid in source:
-        if (
-            bid.buyer_id == seller
-            or min_hours > bid.hours_or_max
-            or (bid.region is not None and bid.region != region)
-        ):
+
+    def compatible(bid: BidEntry) -> bool:
+        return (
+            bid.buyer_id != seller
+            and min_hours <= bid.hours_or_max
+            and (bid.region is None or bid.region == region)
+        )
+
+    return _plan(candidates(sides, bound), offer.remaining, compatible)
+
+
+def _plan(
+    source: Iterator[Entry] | None, need: int, compatible: Callable[[Entry], bool]
+) -> tuple[list[tuple[Entry, int]], int]:
+    """The compatible entries of ``source`` in order, each with what it gives towards
+    ``need``, until it is met; and the total."""
+    plan: list[tuple[Entry, int]] = []
+    if source is None:
+        return plan, 0
+    wanted = need
+    for entry in source:
+        if not compatible(entry):
             continue
-        take = bid.remaining if bid.remaining < need else need
-        plan.append((bid, take))
+        take = entry.remaining if entry.remaining < need else need
+        plan.append((entry, take))
         need -= take
         if not need:
             break
-    return plan, offer.remaining - need
+    return plan, wanted - need
