@@ -10,23 +10,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from gpux_contracts.catalog import CatalogId
+from gpux_contracts.catalog import CatalogId, GpuPublished, ModelPublished
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_estimator import Method, Optimizer, TargetModules
 from gpux_estimator.estimator import MAX_GPUS, MAX_LORA_RANK, MAX_MICRO_BATCH, MAX_SEQ_LEN
 from gpux_estimator.jobs import MAX_AVG_TOKENS, MAX_EPOCHS, MAX_EXAMPLES
 from gpux_estimator.models import CUSTOM_MAX_PARAMS_B, CUSTOM_MIN_PARAMS_B
-
-
-class FitOut(BaseModel):
-    """Rule of thumb: the largest base model (billions of parameters) at 80 % of memory."""
-
-    qlora_b: int = Field(description="QLoRA, 4-bit base model.")
-    lora16_b: int = Field(description="LoRA on a 16-bit base model.")
-    full_b: int = Field(description="Full fine-tuning (about 16 bytes per parameter).")
-    inference_fp16_b: int = Field(description="Inference with 16-bit weights.")
-    inference_int8_b: int = Field(description="Inference with 8-bit weights.")
-    inference_int4_b: int = Field(description="Inference with 4-bit weights.")
 
 
 class TierAsk(BaseModel):
@@ -37,25 +26,9 @@ class TierAsk(BaseModel):
     gpus: int = Field(description="GPUs available at that price.")
 
 
-class GpuOut(BaseModel):
-    """One GPU model: datasheet figures (dense tensor throughput) and rule-of-thumb fit."""
+class GpuOut(GpuPublished):
+    """One GPU model as the catalog publishes it, with its best live ask per tier."""
 
-    id: str = Field(description="Catalog id, e.g. `rtx-4090`.")
-    name: str
-    vendor: str
-    architecture: str
-    memory_gb: float
-    memory_type: str
-    bandwidth_gb_s: float
-    bf16_tflops: float = Field(description="Dense BF16 tensor TFLOP/s, without sparsity.")
-    fp16_tflops: float = Field(description="Dense FP16 tensor TFLOP/s, without sparsity.")
-    fp8_tflops: float | None = Field(description="Dense FP8 TFLOP/s; null without FP8.")
-    tdp_w: int
-    form_factor: str
-    interconnect: str
-    source: str = Field(description="The datasheet or whitepaper the figures come from.")
-    fit: FitOut
-    data_version: int = Field(description="Version of the GPU data set.")
     best_ask: dict[str, TierAsk] = Field(
         default_factory=dict,
         description="Best live offer per tier (`on_demand`, `interruptible`); a tier with no"
@@ -69,24 +42,8 @@ class GpuList(BaseModel):
     items: list[GpuOut]
 
 
-class ModelOut(BaseModel):
-    """An open model's architecture (from its config.json) that the estimator sizes."""
-
-    id: str = Field(description="Catalog id, e.g. `llama-3.1-8b`.")
-    name: str
-    params_b: float = Field(description="Parameters in billions, as the model card states.")
-    layers: int
-    hidden: int
-    intermediate: int
-    heads: int
-    kv_heads: int
-    vocab: int
-    head_dim: int
-    tied_embeddings: bool
-    experts: int
-    experts_per_token: int
-    source: str
-    data_version: int = Field(description="Version of the model data set.")
+class ModelOut(ModelPublished):
+    """An open model's architecture (its config.json) as the catalog publishes it."""
 
 
 class ModelList(BaseModel):

@@ -11,25 +11,23 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 from fastapi import Path, Query
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
     StringConstraints,
     WithJsonSchema,
 )
 
-from gpux_contracts.money import canonical, from_micros, to_decimal
+from gpux_contracts.money import DecimalAmount, canonical, from_micros
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+# Both are the contracts' DecimalAmount (read from strings and ints, written as a plain decimal
+# string) with bounds; the pattern says the same bounds in the OpenAPI document.
 Price = Annotated[
-    Decimal,
-    BeforeValidator(to_decimal),
+    DecimalAmount,
     Field(gt=Decimal(0), lt=Decimal(100_000), decimal_places=4),
-    PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
     WithJsonSchema(
         {
             "type": "string",
@@ -44,10 +42,8 @@ Price = Annotated[
 """A positive price per GPU-hour: a decimal string, at most 4 decimals, below 100000."""
 
 CreditAmount = Annotated[
-    Decimal,
-    BeforeValidator(to_decimal),
+    DecimalAmount,
     Field(gt=Decimal(0), lt=Decimal(1_000_000), decimal_places=2),
-    PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
     WithJsonSchema(
         {
             "type": "string",

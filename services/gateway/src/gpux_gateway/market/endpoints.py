@@ -27,7 +27,6 @@ from gpux_gateway.market.schemas import (
     MarketStateIn,
     OrderBookOut,
     PriceList,
-    TierParam,
 )
 from gpux_gateway.service.access import admin_only
 
@@ -54,8 +53,8 @@ BOOK_PROBLEMS = problem_responses(
 async def list_prices(
     gw: GatewayDep, currency: CurrencyQuery = Currency.USD, region: RegionQuery = "*"
 ) -> PriceList:
-    quotes = [q for q in await gw.market_data.quotes() if q.region == region]
-    return PriceList(items=[service.price_out(q, currency) for q in quotes])
+    quotes = await gw.market_data.quotes()
+    return service.price_list((q for q in quotes if q.region == region), currency)
 
 
 @public(
@@ -66,8 +65,7 @@ async def list_prices(
 async def gpu_prices(
     gpu: GpuId, gw: GatewayDep, currency: CurrencyQuery = Currency.USD
 ) -> PriceList:
-    quotes = await gw.market_data.gpu_quotes(gpu)
-    return PriceList(items=[service.price_out(q, currency) for q in quotes])
+    return service.price_list(await gw.market_data.gpu_quotes(gpu), currency)
 
 
 @public(
@@ -79,7 +77,7 @@ async def price_history(
     gpu: GpuId,
     gw: GatewayDep,
     interval: Annotated[IntervalParam, Query(description="Candle width.")] = IntervalParam.HOUR,
-    tier: Annotated[TierParam, Query(description="Offer tier.")] = TierParam.ON_DEMAND,
+    tier: Annotated[Tier, Query(description="Offer tier.")] = Tier.ON_DEMAND,
     currency: CurrencyQuery = Currency.USD,
 ) -> HistoryOut:
     raw = await gw.market_data.candles(gpu, tier.value, interval.value)

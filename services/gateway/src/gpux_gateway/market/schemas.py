@@ -57,13 +57,6 @@ class IntervalParam(StrEnum):
     DAY = "1d"
 
 
-class TierParam(StrEnum):
-    """Offer tiers."""
-
-    ON_DEMAND = "on_demand"
-    INTERRUPTIBLE = "interruptible"
-
-
 class CandleOut(BaseModel):
     """Trades of one interval: prices per GPU-hour in the currency asked for."""
 
@@ -79,7 +72,7 @@ class HistoryOut(BaseModel):
     """Candles of one book, oldest first (at most the latest 200)."""
 
     gpu: str
-    tier: TierParam
+    tier: Tier
     interval: IntervalParam
     currency: Currency
     vwap_24h: DecimalAmount | None = Field(

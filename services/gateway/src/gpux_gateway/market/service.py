@@ -9,6 +9,7 @@ is halted. Before any event every scope is open.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gpux_contracts.book import BookLevel, BookLevelsChanged
@@ -30,8 +31,8 @@ from gpux_gateway.market.schemas import (
     MarketStateAccepted,
     MarketStateIn,
     OrderBookOut,
+    PriceList,
     PriceOut,
-    TierParam,
 )
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
@@ -74,10 +75,15 @@ def price_out(quote: BestAskChanged, currency: Currency) -> PriceOut:
     )
 
 
+def price_list(quotes: Iterable[BestAskChanged], currency: Currency) -> PriceList:
+    """Quotes shown in one currency."""
+    return PriceList(items=[price_out(q, currency) for q in quotes])
+
+
 def history_out(
     raw: dict[str, Any] | None,
     gpu: str,
-    tier: TierParam,
+    tier: Tier,
     interval: IntervalParam,
     currency: Currency,
 ) -> HistoryOut:
