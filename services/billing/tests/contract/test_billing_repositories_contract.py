@@ -122,13 +122,24 @@ async def test_a_hold_is_kept_once_and_follows_its_fills_and_release(repos: Repo
     order = repos.id("o")
     assert await repos.holds.get(order) is None
     hold = Hold(order, "b1", "gpu", 4, EUR, 1_000_000)
-    await repos.holds.add(hold, NOW)
-    await repos.holds.add(replace(hold, held_micros=5), NOW)  # once: the first stands
+    await repos.holds.add_many([(hold, NOW)])
+    await repos.holds.add_many([(replace(hold, held_micros=5), NOW)])  # once: the first stands
     assert await repos.holds.get(order) == hold
     await repos.holds.set_leased_gpus(order, 3)
-    await repos.holds.record_release(order, 100, NOW)
-    await repos.holds.record_release(order, 150, NOW)
+    await repos.holds.record_releases([(order, 100, NOW)])
+    await repos.holds.record_releases([(order, 150, NOW)])
     assert await repos.holds.get(order) == replace(hold, leased_gpus=3, released_micros=250)
+
+
+async def test_a_batch_of_holds_is_read_added_and_released_at_once(repos: Repositories) -> None:
+    o1, o2, o3 = repos.id("o1"), repos.id("o2"), repos.id("o3")
+    first, second = Hold(o1, "b1", "gpu", 2, USD, 2_000_000), Hold(o2, "b2", "gpu", 1, EUR, 900)
+    await repos.holds.add_many([(second, NOW), (first, NOW), (replace(first, gpus=1), NOW)])
+    assert await repos.holds.get_many([o3, o2, o1]) == {o1: first, o2: second}
+    assert await repos.holds.get_many([]) == {}
+    await repos.holds.record_releases([(o1, 100, NOW), (o3, 5, NOW), (o1, 50, NOW)])
+    assert await repos.holds.get_many([o1]) == {o1: replace(first, released_micros=150)}
+    assert await repos.holds.get(o2) == second
 
 
 def lease(lease_id: str, started_at: datetime, billing: BillingGranularity) -> Lease:
@@ -211,6 +222,28 @@ async def test_the_best_ask_an_order_could_take(repos: Repositories) -> None:
     await repos.best_asks.record(ask(gpu, "interruptible", None, NOW))  # the book emptied
     assert await repos.best_asks.best(gpu, OrderTier.INTERRUPTIBLE, None, USD) is None
     assert await repos.best_asks.best(gpu, OrderTier.ANY, None, USD) == Decimal("2.00")
+
+
+async def test_the_best_asks_of_a_batch_are_read_at_once(repos: Repositories) -> None:
+    gpu, other = repos.id("gpu"), repos.id("other")
+    await repos.best_asks.record(ask(gpu, "on_demand", {USD: "2.00", EUR: "1.84"}, NOW))
+    await repos.best_asks.record(ask(gpu, "interruptible", {USD: "1.20"}, NOW))
+    await repos.best_asks.record(ask(other, "on_demand", None, NOW))
+    asks = [
+        (gpu, OrderTier.ANY, None, USD),
+        (gpu, OrderTier.ON_DEMAND, None, USD),
+        (gpu, OrderTier.ANY, None, EUR),
+        (gpu, OrderTier.ANY, "eu-west", USD),
+        (other, OrderTier.ANY, None, USD),
+    ]
+    assert await repos.best_asks.best_many(asks) == {
+        asks[0]: Decimal("1.20"),
+        asks[1]: Decimal("2.00"),
+        asks[2]: Decimal("1.84"),
+        asks[3]: None,
+        asks[4]: None,
+    }
+    assert await repos.best_asks.best_many([]) == {}
 
 
 async def test_wallet_balances_and_locks_read_the_ledger(repos: Repositories) -> None:

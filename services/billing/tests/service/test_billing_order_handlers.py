@@ -110,13 +110,15 @@ async def test_a_cancel_is_forwarded_to_the_book_behind_the_order(desk: Desk) ->
     await desk.credit("b1", "10")
     cancel = OrderCancelRequested(order_id="o1", buyer_id="b1", gpu=GPU)
     await desk.run(ORDERS_COMMANDS, order("o1", 1, "1.00"), cancel)
-    book = [(m.topic.name, m.key, m.envelope.event_type) for m in desk.uow.published[-3:]]
-    assert book == [
+    # The book's messages in the events' order; the batch's writes (ledger, balance) follow.
+    batch = [(m.topic.name, m.key, m.envelope.event_type) for m in desk.uow.published[-4:]]
+    assert batch == [
         ("orders.book", GPU, "order.funded"),
-        ("billing.balances", "b1|USD", "balance.changed"),
         ("orders.book", GPU, "order.cancel_requested"),
+        ("billing.ledger", "hold:o1", "ledger.posted"),
+        ("billing.balances", "b1|USD", "balance.changed"),
     ]
-    assert desk.uow.published[-1].envelope.payload == cancel
+    assert desk.uow.published[-3].envelope.payload == cancel
 
 
 async def test_a_final_status_releases_the_unfilled_share_once(desk: Desk) -> None:

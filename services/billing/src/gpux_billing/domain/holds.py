@@ -9,6 +9,7 @@ what the fills left (``unfilled_micros``), once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -16,10 +17,16 @@ from decimal import Decimal
 from gpux_billing.domain.amounts import BPS_PER_UNIT
 from gpux_contracts.money import Currency, canonical, quantize, to_micros
 from gpux_contracts.orders import OrderStatus, OrderTier
+from gpux_contracts.prices import ALL_REGIONS
 
 FIRST_PERIOD_HOURS = 1
 RELEASING = frozenset({OrderStatus.CANCELLED, OrderStatus.EXPIRED, OrderStatus.REJECTED})
 """The book's final statuses that release what is left of an order's hold."""
+
+Ask = tuple[str, OrderTier, str | None, Currency]
+"""What prices a market order without a cap: (gpu, tier, region, currency) of its best ask."""
+Book = tuple[str, str, str]
+"""A book of best asks: (gpu, offer tier, region or ``ALL_REGIONS``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,19 @@ def tiers_of(tier: OrderTier) -> list[str]:
     if tier is OrderTier.ANY:
         return [OrderTier.ON_DEMAND.value, OrderTier.INTERRUPTIBLE.value]
     return [tier.value]
+
+
+def cheapest(ask: Ask, books: Mapping[Book, Mapping[Currency, Decimal]]) -> Decimal | None:
+    """The cheapest best ask an order could take (None: none): the lowest price in its
+    currency among the books of the tiers it may take, in its region (every region's book
+    when it names none)."""
+    gpu, tier, region, currency = ask
+    found = [
+        prices[currency]
+        for t in tiers_of(tier)
+        if (prices := books.get((gpu, t, region or ALL_REGIONS))) is not None and currency in prices
+    ]
+    return min(found) if found else None
 
 
 def first_period_micros(price_per_gpu_hour: Decimal, gpus: int) -> int:

@@ -14,8 +14,7 @@ from faststream.kafka import KafkaRouter
 from opentelemetry.trace import TracerProvider
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
-from gpux_billing.service import HANDLERS_BY_TOPIC
-from gpux_billing.service.locking import lock_first
+from gpux_billing.service import HANDLERS_BY_TOPIC, prepare
 from gpux_contracts.topics import (
     BILLING_COMMANDS,
     FX_RATES,
@@ -47,8 +46,9 @@ def billing_router(
     """Every subscriber of the billing service, each applying batches through ``unit_of_work``."""
     router = KafkaRouter()
     for topic, handlers in HANDLERS_BY_TOPIC.items():
-        # The batch's leases and wallets are locked first, in key order (service.locking).
-        batch = BatchHandler(topic, handlers, unit_of_work, prepare=lock_first)
+        # The batch's leases and wallets are locked first, in key order (service.locking), and
+        # its orders' funding read once (service.orders); the unit's commit writes it.
+        batch = BatchHandler(topic, handlers, unit_of_work, prepare=prepare)
         subscribe_batches(
             router, settings, group=GROUPS[topic], batch=batch, tracer_provider=tracer_provider
         )

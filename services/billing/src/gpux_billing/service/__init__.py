@@ -4,16 +4,19 @@
 entrypoint builds one batched subscriber per topic from it, and a type without a handler is
 counted and logged there, never dropped silently. Every handler takes the unit of work
 (``unit_of_work.BillingUnitOfWork``) and the event, and changes state only through it.
+``prepare`` is what a unit does first with the events it claimed, before their handlers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from gpux_billing.service import leases, market, orders, wallets
+from gpux_billing.service.locking import lock_first
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, TopupRequested
-from gpux_contracts.events import Payload
+from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.orders import (
@@ -61,3 +64,10 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
     },
 }
 """Every event billing consumes: topic -> payload class -> handler."""
+
+
+async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
+    """Before a batch's handlers: its locks in key order (``locking.lock_first``), then what
+    its orders are funded from, read once (``orders.prepare``)."""
+    await lock_first(uow, events)
+    await orders.prepare(uow, events)

@@ -6,19 +6,25 @@ market order's cap, in its wallet's currency (``hold:<order>``), and answers
 reason. A cancel is forwarded to the book behind the order (same key, same partition). A
 final status from the book (orders.status) releases the unfilled share of the hold, once
 (``release:<order>``).
+
+Set-based per batch: ``prepare`` reads once what the batch's orders are decided from (their
+holds, their wallets' available balances, locked, the rates and best asks they need) into
+the unit's ``staged.funding``; each handler decides its event in turn there
+(``domain.funding``) and answers it at once, so the book's messages keep the events' order;
+the unit's commit then calls ``flush``: every transfer in one post, the holds in one insert,
+the releases in one update, one balance read and one ``balance.changed`` per wallet.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from gpux_billing.domain import holds, transfers
-from gpux_billing.domain.amounts import convert
-from gpux_billing.domain.fx import NoRate, cross
-from gpux_billing.domain.holds import Hold
-from gpux_billing.domain.ledger import InsufficientFunds, LedgerError, Transfer
+from gpux_billing.domain import holds
+from gpux_billing.domain.funding import Refused, ask_of, converts, wallet_of
+from gpux_billing.domain.ledger import Wallet
 from gpux_billing.service.events import PRODUCER, outgoing
-from gpux_billing.service.ledger import announce, post
+from gpux_billing.service.ledger import balance_changed, balance_key, ledger_posted
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.events import Envelope
 from gpux_contracts.ids import stable_id
@@ -29,9 +35,38 @@ from gpux_contracts.orders import (
     OrderPlaced,
     OrderStatus,
     OrderStatusChanged,
-    OrderType,
 )
-from gpux_contracts.topics import ORDERS_BOOK, ORDERS_STATUS
+from gpux_contracts.topics import BILLING_BALANCES, ORDERS_BOOK, ORDERS_STATUS
+
+
+def _releases(event: Envelope[Any]) -> bool:
+    """Whether an event is a final status from the book (one that releases a hold)."""
+    change = event.payload
+    return (
+        isinstance(change, OrderStatusChanged)
+        and event.producer != PRODUCER
+        and change.status in holds.RELEASING
+    )
+
+
+async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
+    """Read what the events' orders are decided from, for those not read yet in this unit:
+    their holds (locked), their wallets' available balances (locked), the rates and the best
+    asks; one query each, whatever the batch's size."""
+    funding = uow.staged.funding
+    placed = [e.payload for e in events if isinstance(e.payload, OrderPlaced)]
+    ended = [e.payload.order_id for e in events if _releases(e)]
+    orders = {o.order_id for o in placed}.union(ended) - funding.looked_up
+    if orders:
+        funding.learn_holds(orders, await uow.holds.get_many(sorted(orders)))
+    wallets = {wallet_of(o) for o in placed} - funding.available.keys()
+    if wallets:
+        funding.available.update(await uow.ledger.lock_available(wallets))
+    if funding.rates is None and any(converts(o) for o in placed):
+        funding.rates = await uow.rates.all()
+    asks = {a for o in placed if (a := ask_of(o)) is not None} - funding.asks.keys()
+    if asks:
+        funding.asks.update(await uow.best_asks.best_many(asks))
 
 
 def _reject(
@@ -59,84 +94,32 @@ def _reject(
     )
 
 
-async def _hold_price(uow: BillingUnitOfWork, order: OrderPlaced) -> Decimal | str:
-    """The price per GPU-hour an order holds at, in its currency, or why it cannot be held."""
-    if order.max_price_per_gpu_hour is not None:
-        return order.max_price_per_gpu_hour
-    if order.type is not OrderType.MARKET:
-        return "price_required"
-    best = await uow.best_asks.best(order.gpu, order.tier, order.region, order.currency)
-    if best is None:
-        return "no_offers"  # nothing to take, so nothing to measure the slippage from
-    return holds.market_cap(best, uow.rules.hold.slippage_bps)
-
-
-async def _in_wallet(uow: BillingUnitOfWork, order: OrderPlaced, amount: int) -> int | str:
-    """An amount of the order's currency in its wallet's, at the current rate (or why not)."""
-    wallet = order.wallet_currency or order.currency
-    if wallet is order.currency:
-        return amount
-    try:
-        rate, rate_at = cross(await uow.rates.all(), order.currency, wallet)
-    except NoRate:
-        return "fx_rate_missing"
-    if holds.stale(rate_at, uow.now, uow.rules.hold):
-        return "fx_rate_stale"
-    return convert(amount, rate)
-
-
-async def _place_hold(
-    uow: BillingUnitOfWork, event: Envelope[OrderPlaced], wallet: Currency, amount: int
-) -> bool:
-    """Post the hold (a refusal leaves the unit usable and answers the order); True if held."""
-    order = event.payload
-    try:
-        transfer: Transfer = transfers.hold(
-            f"hold:{order.order_id}",
-            order.buyer_id,
-            wallet,
-            amount,
-            event.occurred_at,
-            reference=f"order {order.order_id}"[:200],
-        )
-        await post(uow, [transfer], event, isolated=True)
-    except InsufficientFunds as exc:
-        _reject(uow, event, "insufficient_funds", (exc.shortfall_micros, wallet))
-        return False
-    except LedgerError as exc:
-        _reject(uow, event, exc.reason.value)
-        return False
-    return True
-
-
 async def on_placed(uow: BillingUnitOfWork, event: Envelope[OrderPlaced]) -> None:
     """Hold the first period of an order; answer ``order.funded`` or a rejection."""
     order = event.payload
-    if await uow.holds.get(order.order_id) is not None:
+    await prepare(uow, [event])  # read already, by the batch's prepare hook
+    decision = uow.staged.funding.place(order, event.occurred_at, uow.now, uow.rules.hold)
+    if decision is None:
         return  # the same order again (another command id): already funded
-    price = await _hold_price(uow, order)
-    if isinstance(price, str):
-        _reject(uow, event, price)
+    if isinstance(decision, Refused):
+        _reject(uow, event, decision.reason, decision.shortfall)
         return
-    amount = await _in_wallet(uow, order, holds.first_period_micros(price, order.gpus))
-    if isinstance(amount, str):
-        _reject(uow, event, amount)
-        return
-    wallet = order.wallet_currency or order.currency
-    if not await _place_hold(uow, event, wallet, amount):
-        return
-    hold = Hold(order.order_id, order.buyer_id, order.gpu, order.gpus, wallet, amount)
-    await uow.holds.add(hold, event.occurred_at)
+    hold = decision.hold
+    staged = uow.staged
+    staged.transfers.append((decision.transfer, event))
+    staged.holds.append((hold, event.occurred_at))
+    staged.wallets[(hold.buyer_id, hold.currency)] = event
     # The book applies the cap billing chose for a market order without one.
     funded = OrderFunded(
-        order=order.model_copy(update={"max_price_per_gpu_hour": price}),
-        hold_id=f"hold:{order.order_id}",
-        held=canonical(from_micros(amount)),
-        held_currency=wallet,
+        order=order.model_copy(update={"max_price_per_gpu_hour": decision.price}),
+        hold_id=decision.transfer.id,
+        held=canonical(from_micros(hold.held_micros)),
+        held_currency=hold.currency,
     )
     event_id = stable_id(event.event_id, "funded")
-    message = outgoing(ORDERS_BOOK, order.gpu, funded, cause=event, event_id=event_id, now=uow.now)
-    await announce(uow, event, [(order.buyer_id, wallet)], [message])
+    uow.outbox.add(
+        outgoing(ORDERS_BOOK, order.gpu, funded, cause=event, event_id=event_id, now=uow.now)
+    )
 
 
 async def on_cancel_requested(
@@ -152,23 +135,55 @@ async def on_cancel_requested(
 
 async def on_status_changed(uow: BillingUnitOfWork, event: Envelope[OrderStatusChanged]) -> None:
     """Release the unfilled part of an order's hold when the book ends the order."""
-    change = event.payload
-    if event.producer == PRODUCER or change.status not in holds.RELEASING:
+    if not _releases(event):
         return
-    hold = await uow.holds.get(change.order_id)
-    if hold is None or hold.released_micros > 0:
-        return  # never funded (billing rejected it), or released already
-    amount = holds.unfilled_micros(hold, change.filled_gpus)
-    if amount == 0:
+    await prepare(uow, [event])  # read already, by the batch's prepare hook
+    released = uow.staged.funding.release(event.payload, event.occurred_at)
+    if released is None:
         return
-    transfer = transfers.release(
-        f"release:{hold.order_id}",
-        hold.buyer_id,
-        hold.currency,
-        amount,
-        event.occurred_at,
-        reference=f"order {hold.order_id} {change.status.value}"[:200],
-    )
-    await post(uow, [transfer], event)
-    await uow.holds.record_release(hold.order_id, amount, event.occurred_at)
-    await announce(uow, event, [(hold.buyer_id, hold.currency)])
+    hold = released.hold
+    staged = uow.staged
+    staged.transfers.append((released.transfer, event))
+    staged.releases.append((hold.order_id, released.amount_micros, event.occurred_at))
+    staged.wallets[(hold.buyer_id, hold.currency)] = event
+
+
+async def flush(uow: BillingUnitOfWork) -> None:
+    """Write what the unit's handlers decided, set-based: every transfer in one post (with a
+    ``ledger.posted`` each), the holds in one insert, the releases in one update, and one
+    ``balance.changed`` per wallet. The unit's ``commit`` calls it, before the outbox."""
+    staged = uow.staged.take()
+    if staged.transfers:
+        posted = await uow.ledger.post_many([t for t, _ in staged.transfers])
+        uow.outbox.add(
+            *(
+                ledger_posted(p.transfer, cause, uow.now)
+                for p, (_, cause) in zip(posted, staged.transfers, strict=True)
+                if not p.replayed
+            )
+        )
+    if staged.holds:
+        await uow.holds.add_many(staged.holds)
+    if staged.releases:
+        await uow.holds.record_releases(staged.releases)
+    if staged.wallets:
+        await _announce(uow, staged.wallets)
+
+
+async def _announce(uow: BillingUnitOfWork, causes: Mapping[Wallet, Envelope[Any]]) -> None:
+    """One ``balance.changed`` per wallet (one read for all), each in the trace of the last
+    event that changed it; the wallets are marked touched."""
+    # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
+    # later transaction's balance event is also later in the outbox.
+    now = uow.now
+    found = await uow.ledger.wallet_balances(sorted(causes))
+    for wallet, (available, held) in found.items():
+        account_id, currency = wallet
+        cause = causes[wallet]
+        event_id = stable_id(cause.event_id, "balance", account_id, currency.value, now.isoformat())
+        payload = balance_changed(wallet, available, held, now)
+        key = balance_key(account_id, currency)
+        uow.outbox.add(
+            outgoing(BILLING_BALANCES, key, payload, cause=cause, event_id=event_id, now=now)
+        )
+    uow.touched.update(causes)

@@ -6,6 +6,8 @@ PostgreSQL transaction; every SQL statement lives in ``adapters/postgres``) and
 tests). The contract tests in ``tests/contract`` hold both to the same behaviour.
 
 Repositories never commit: the unit does, once, with the inbox claim and the outbox rows.
+``staged`` holds the order funding a batch's handlers decided (``service.orders``): the unit
+writes it set-based when it commits, before the outbox, as it writes the outbox in one insert.
 ``touched`` collects the wallets whose balances the unit changed; the Redis read model
 refreshes them once the unit committed (``after_commit``), never before.
 """
@@ -13,19 +15,22 @@ refreshes them once the unit committed (``after_commit``), never before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
 from gpux_billing.domain.audit import Audit
+from gpux_billing.domain.funding import Funding
 from gpux_billing.domain.fx import ToReference
-from gpux_billing.domain.holds import Hold
+from gpux_billing.domain.holds import Ask, Hold
 from gpux_billing.domain.leases import Lease, State, Terms
 from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
 from gpux_billing.domain.posting import Posted
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.statements import Balance, StatementPage
 from gpux_billing.domain.topups import Topup
+from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import BestAskChanged
@@ -123,12 +128,17 @@ class Holds(Protocol):
         """The hold of an order, locked for this unit, or None."""
         ...
 
-    async def add(self, hold: Hold, at: datetime) -> None:
-        """Remember the hold placed for an order (once)."""
+    async def get_many(self, order_ids: Sequence[str]) -> dict[str, Hold]:
+        """The holds of these orders (those that have one), locked for this unit in key order."""
         ...
 
-    async def record_release(self, order_id: str, released_micros: int, at: datetime) -> None:
-        """Add to what has been released of an order's hold."""
+    async def add_many(self, holds: Sequence[tuple[Hold, datetime]]) -> None:
+        """Remember the holds placed for orders, each with when it was placed (once per order:
+        a hold already stored stands)."""
+        ...
+
+    async def record_releases(self, releases: Sequence[tuple[str, int, datetime]]) -> None:
+        """Add to what has been released of orders' holds: (order id, micro-units, when)."""
         ...
 
     async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
@@ -193,6 +203,33 @@ class BestAsks(Protocol):
         """The cheapest best ask an order could take, per GPU-hour in ``currency``."""
         ...
 
+    async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
+        """``best`` of each (gpu, tier, region, currency), in one read."""
+        ...
+
+
+@dataclass
+class Staged:
+    """The order funding a unit's handlers decided, written set-based when the unit commits.
+
+    ``funding`` is what the batch's orders were decided from (read once per unit by
+    ``service.orders.prepare``); the rest is what those decisions write, each with the event
+    that caused it (its trace): the hold and release transfers, the holds placed, the releases
+    recorded, and the wallets to announce (each with the last event that changed it).
+    """
+
+    funding: Funding = field(default_factory=Funding)
+    transfers: list[tuple[Transfer, Envelope[Any]]] = field(default_factory=list)
+    holds: list[tuple[Hold, datetime]] = field(default_factory=list)
+    releases: list[tuple[str, int, datetime]] = field(default_factory=list)
+    wallets: dict[Wallet, Envelope[Any]] = field(default_factory=dict)
+
+    def take(self) -> Staged:
+        """The writes staged so far, to flush; this keeps only the funding state."""
+        taken = Staged(self.funding, self.transfers, self.holds, self.releases, self.wallets)
+        self.transfers, self.holds, self.releases, self.wallets = [], [], [], {}
+        return taken
+
 
 class BillingUnitOfWork(UnitOfWork, Protocol):
     """Everything a billing handler may use; one unit is one transaction."""
@@ -235,6 +272,11 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
     @property
     def now(self) -> datetime:
         """The unit's time, read from the clock once when it began."""
+        ...
+
+    @property
+    def staged(self) -> Staged:
+        """The order funding this unit decided and writes when it commits."""
         ...
 
     @property

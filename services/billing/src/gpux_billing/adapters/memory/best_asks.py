@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
 
-from gpux_billing.domain.holds import tiers_of
+from gpux_billing.domain.holds import Ask, Book, cheapest
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderTier
-from gpux_contracts.prices import ALL_REGIONS, BestAskChanged
+from gpux_contracts.prices import BestAskChanged
 
-Book = tuple[str, str, str]
-"""(gpu, tier, region)."""
 Quote = tuple[dict[Currency, Decimal] | None, datetime]
 """A book's best ask in each currency (None: the book is empty) and as of when."""
 
@@ -34,11 +33,10 @@ class MemoryBestAsks:
         self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
     ) -> Decimal | None:
         """The cheapest best ask an order could take, per GPU-hour in ``currency``."""
-        found = [
-            prices[currency]
-            for t in tiers_of(tier)
-            if (quote := self._books.get((gpu, t, region or ALL_REGIONS))) is not None
-            and (prices := quote[0]) is not None
-            and currency in prices
-        ]
-        return min(found) if found else None
+        ask = (gpu, tier, region, currency)
+        return (await self.best_many([ask]))[ask]
+
+    async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
+        """``best`` of each (gpu, tier, region, currency)."""
+        books = {book: prices for book, (prices, _) in self._books.items() if prices is not None}
+        return {ask: cheapest(ask, books) for ask in set(asks)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -18,16 +19,22 @@ class MemoryHolds:
         """The hold of an order, or None."""
         return self._holds.get(order_id)
 
-    async def add(self, hold: Hold, at: datetime) -> None:
-        """Remember the hold placed for an order (once: a second one changes nothing)."""
-        self._holds.setdefault(hold.order_id, replace(hold, released_micros=0, leased_gpus=0))
+    async def get_many(self, order_ids: Sequence[str]) -> dict[str, Hold]:
+        """The holds of these orders (those that have one)."""
+        return {o: self._holds[o] for o in sorted(order_ids) if o in self._holds}
 
-    async def record_release(self, order_id: str, released_micros: int, at: datetime) -> None:
-        """Add to what has been released of an order's hold."""
-        found = self._holds.get(order_id)
-        if found is not None:
-            released = found.released_micros + released_micros
-            self._holds[order_id] = replace(found, released_micros=released)
+    async def add_many(self, holds: Sequence[tuple[Hold, datetime]]) -> None:
+        """Remember the holds placed for orders (once per order: a second one changes nothing)."""
+        for hold, _ in holds:
+            self._holds.setdefault(hold.order_id, replace(hold, released_micros=0, leased_gpus=0))
+
+    async def record_releases(self, releases: Sequence[tuple[str, int, datetime]]) -> None:
+        """Add to what has been released of orders' holds."""
+        for order_id, released_micros, _ in releases:
+            found = self._holds.get(order_id)
+            if found is not None:
+                released = found.released_micros + released_micros
+                self._holds[order_id] = replace(found, released_micros=released)
 
     async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
         """Record how many of the order's GPUs took their share of the hold into leases."""

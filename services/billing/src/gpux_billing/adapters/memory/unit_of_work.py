@@ -12,18 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gpux_billing.adapters.memory.best_asks import Book, MemoryBestAsks, Quote
+from gpux_billing.adapters.memory.best_asks import MemoryBestAsks, Quote
 from gpux_billing.adapters.memory.holds import MemoryHolds
 from gpux_billing.adapters.memory.leases import MemoryLeases, Stored
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.memory.rates import MemoryRates
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.domain.fx import ToReference
-from gpux_billing.domain.holds import Hold
+from gpux_billing.domain.holds import Book, Hold
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
-from gpux_billing.service.locking import lock_first
+from gpux_billing.service import orders, prepare
+from gpux_billing.service.unit_of_work import Staged
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
 from gpux_platform.clock import Clock
@@ -59,6 +60,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.rules = rules or Rules()
         self.now: datetime = clock.now()
         self.touched: set[Wallet] = set()
+        self.staged = Staged()
         self.refreshed: list[list[Wallet]] = []
         """The wallets each commit refreshed in the read model, one list per unit."""
         self._begun()
@@ -66,6 +68,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
     def _begun(self) -> None:
         self.now = self.clock.now()
         self.touched = set()
+        self.staged = Staged()
         state = self.state
         self.ledger = state.ledger
         self.wallets = MemoryWallets(state.topups)
@@ -75,10 +78,16 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.best_asks = MemoryBestAsks(state.best_asks)
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
-        """Claim the events, then take the batch's locks as the real unit does."""
+        """Claim the events, then prepare them (locks, order funding) as the entrypoint's
+        batches do."""
         new = await super().claim(topic, events)
-        await lock_first(self, new)
+        await prepare(self, new)
         return new
+
+    async def commit(self) -> None:
+        """Write the staged order funding, then commit as the real unit does."""
+        await orders.flush(self)
+        await super().commit()
 
     async def after_commit(self) -> None:
         """Record the wallets the read model would refresh now."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from decimal import Decimal
 
 import asyncpg
 
-from gpux_billing.domain.holds import tiers_of
+from gpux_billing.domain.holds import Ask, Book, cheapest
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import ALL_REGIONS, BestAskChanged
@@ -40,13 +41,25 @@ class PostgresBestAsks:
         self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
     ) -> Decimal | None:
         """The cheapest best ask an order could take, per GPU-hour in ``currency`` (None: none)."""
+        ask = (gpu, tier, region, currency)
+        return (await self.best_many([ask]))[ask]
+
+    async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
+        """``best`` of each (gpu, tier, region, currency): one query for their books."""
+        wanted = set(asks)
+        books = sorted({(gpu, region or ALL_REGIONS) for gpu, _, region, _ in wanted})
         rows = await self.conn.fetch(
-            "SELECT prices ->> $4 AS price FROM billing.best_asks"
-            " WHERE gpu = $1 AND tier = ANY($2::text[]) AND region = $3 AND prices ? $4",
-            gpu,
-            tiers_of(tier),
-            region or ALL_REGIONS,
-            currency.value,
+            "SELECT b.gpu, b.tier, b.region, b.prices::text AS prices FROM billing.best_asks b"
+            " JOIN unnest($1::text[], $2::text[]) AS k (gpu, region)"
+            " ON b.gpu = k.gpu AND b.region = k.region",
+            [gpu for gpu, _ in books],
+            [region for _, region in books],
         )
-        found = [Decimal(r["price"]) for r in rows if r["price"] is not None]
-        return min(found) if found else None
+        quotes: dict[Book, dict[Currency, Decimal]] = {
+            (r["gpu"], r["tier"], r["region"]): {
+                Currency(c): Decimal(p) for c, p in json.loads(r["prices"]).items()
+            }
+            for r in rows
+            if r["prices"] is not None
+        }
+        return {ask: cheapest(ask, quotes) for ask in wanted}

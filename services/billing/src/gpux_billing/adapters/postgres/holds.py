@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
@@ -23,6 +24,35 @@ def _hold(row: asyncpg.Record) -> Hold:
     )
 
 
+_GET_MANY = """
+SELECT * FROM billing.holds WHERE order_id = ANY($1::text[])
+ ORDER BY order_id COLLATE "C" FOR UPDATE
+"""
+_ADD_MANY = """
+INSERT INTO billing.holds (order_id, buyer_id, gpu, gpus, currency, held_micros, created_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[], $6::int8[],
+                     $7::timestamptz[])
+ON CONFLICT (order_id) DO NOTHING
+"""
+_RECORD_RELEASES = """
+UPDATE billing.holds h SET released_micros = h.released_micros + r.amount, released_at = r.at
+  FROM unnest($1::text[], $2::int8[], $3::timestamptz[]) AS r (order_id, amount, at)
+ WHERE h.order_id = r.order_id
+"""
+
+
+def _row(hold: Hold, at: datetime) -> tuple[object, ...]:
+    return (
+        hold.order_id,
+        hold.buyer_id,
+        hold.gpu,
+        hold.gpus,
+        hold.currency.value,
+        hold.held_micros,
+        at,
+    )
+
+
 class PostgresHolds:
     """Holds on the unit of work's connection."""
 
@@ -36,29 +66,31 @@ class PostgresHolds:
         )
         return None if row is None else _hold(row)
 
-    async def add(self, hold: Hold, at: datetime) -> None:
-        """Remember the hold placed for an order (once)."""
-        await self.conn.execute(
-            "INSERT INTO billing.holds (order_id, buyer_id, gpu, gpus, currency, held_micros,"
-            " created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (order_id) DO NOTHING",
-            hold.order_id,
-            hold.buyer_id,
-            hold.gpu,
-            hold.gpus,
-            hold.currency.value,
-            hold.held_micros,
-            at,
-        )
+    async def get_many(self, order_ids: Sequence[str]) -> dict[str, Hold]:
+        """The holds of these orders (those that have one), locked in key order, one query."""
+        if not order_ids:
+            return {}
+        rows = await self.conn.fetch(_GET_MANY, list(order_ids))
+        return {row["order_id"]: _hold(row) for row in rows}
 
-    async def record_release(self, order_id: str, released_micros: int, at: datetime) -> None:
-        """Add to what has been released of an order's hold."""
-        await self.conn.execute(
-            "UPDATE billing.holds SET released_micros = released_micros + $2, released_at = $3"
-            " WHERE order_id = $1",
-            order_id,
-            released_micros,
-            at,
-        )
+    async def add_many(self, holds: Sequence[tuple[Hold, datetime]]) -> None:
+        """Remember the holds placed for orders (once per order), one statement."""
+        if holds:
+            columns = list(zip(*(_row(hold, at) for hold, at in holds), strict=True))
+            await self.conn.execute(_ADD_MANY, *(list(c) for c in columns))
+
+    async def record_releases(self, releases: Sequence[tuple[str, int, datetime]]) -> None:
+        """Add to what has been released of orders' holds, one statement."""
+        summed: dict[str, tuple[int, datetime]] = {}
+        for order_id, amount, at in releases:  # one row per order: UPDATE ... FROM takes one
+            summed[order_id] = (summed.get(order_id, (0, at))[0] + amount, at)
+        if summed:
+            await self.conn.execute(
+                _RECORD_RELEASES,
+                list(summed),
+                [amount for amount, _ in summed.values()],
+                [at for _, at in summed.values()],
+            )
 
     async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
         """Record how many of the order's GPUs took their share of the hold into leases."""

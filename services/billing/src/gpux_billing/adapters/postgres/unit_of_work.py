@@ -1,7 +1,9 @@
 """Billing's unit of work on PostgreSQL: one transaction, its repositories, Redis after it.
 
-The wallets a unit touched are refreshed in Redis once it committed (``after_commit``: one
-query and one pipeline for the whole unit, a batch of records or a settlement batch).
+Committing first writes the order funding the unit's handlers staged (``service.orders.flush``:
+one post, one insert, one update, one balance read), then the outbox. The wallets a unit
+touched are refreshed in Redis once it committed (``after_commit``: one query and one
+pipeline for the whole unit, a batch of records or a settlement batch).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
+from gpux_billing.service import orders
+from gpux_billing.service.unit_of_work import Staged
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.unit_of_work import PostgresUnitOfWork
@@ -56,10 +60,12 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.settings = settings
         self.now: datetime = clock.now()
         self.touched: set[Wallet] = set()
+        self.staged = Staged()
 
     def _begun(self) -> None:
         self.now = self.clock.now()
         self.touched = set()
+        self.staged = Staged()
         conn = self.conn
         self.ledger = PostgresLedger(conn)
         self.wallets = PostgresWallets(conn)
@@ -67,6 +73,11 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.leases = PostgresLeases(conn)
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
+
+    async def commit(self) -> None:
+        """Write the order funding the handlers staged (set-based), then the outbox; commit."""
+        await orders.flush(self)
+        await super().commit()
 
     async def after_commit(self) -> None:
         """Refresh the touched wallets in Redis (a failure is logged: the next change repairs)."""

@@ -1,0 +1,191 @@
+"""Billing benchmark: funding a batch of placed orders (``orders.commands``) on PostgreSQL.
+
+    uv run python bench/billing_orders.py [--orders 500] [--buyers 100] [--db URL]
+
+A scratch database gets billing's migrations; its buyers are credited in USD and EUR, the
+book gets a best ask and the rates a USD/EUR rate, all through billing's own handlers. Then
+``--orders`` ``order.placed`` commands (limit orders, market orders without a cap priced at the
+best ask, orders paid from EUR wallets, and some too big for their wallet) are applied through
+``gpux_platform.batches.BatchHandler`` with billing's handlers and ``prepare`` hook, exactly as
+the ``orders.commands`` subscriber applies them: once as one batch (one unit of work), and, the
+peer measured in the same run on a fresh database, one order per unit of work (a consumer
+taking one record at a time). Prints ms per order, round trips and statements per batch and per
+order (counted by ``billing.Counting`` around the connection), and checks both runs funded and
+rejected the same orders with the same balances.
+Not a timed test: it only reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any, cast
+
+import asyncpg
+from billing import LOCAL_DB, Counting, _OneConnection, _pool
+
+from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
+from gpux_billing.domain.rules import Rules
+from gpux_billing.service import HANDLERS_BY_TOPIC, prepare
+from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.fx import RatePublished
+from gpux_contracts.ids import new_id
+from gpux_contracts.money import Currency
+from gpux_contracts.topics import BILLING_COMMANDS, FX_RATES, ORDERS_COMMANDS, PRICING_BEST_ASKS
+from gpux_devinfra.testing.payloads import best_ask_changed, credit_requested, order_placed
+from gpux_devinfra.testing.scratch import scratch_database
+from gpux_platform.batches import BatchHandler
+from gpux_platform.clock import ManualClock
+
+T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
+
+
+@dataclass
+class Run:
+    """One way of applying the orders."""
+
+    orders: int
+    units: int
+    seconds: float
+    round_trips: int
+    statements: int
+    outcome: dict[str, Any]
+
+
+def _event(payload: Payload, at: datetime = T0) -> Envelope[Any]:
+    return wrap(payload, producer="gateway", occurred_at=at)
+
+
+def _orders(n: int, buyers: int) -> list[Envelope[Any]]:
+    """Limit orders, market orders without a cap, EUR-wallet orders and too big ones."""
+    found = []
+    for i in range(n):
+        buyer = f"buyer-{i % buyers:04d}"
+        kind = i % 10
+        extra: dict[str, Any] = {}
+        price: str | None = "0.90"
+        gpus = 1 + i % 4
+        if kind in (1, 2):
+            price = None  # a market order: held at the best ask plus the slippage
+        elif kind == 3:
+            extra["wallet_currency"] = Currency.EUR
+        elif kind == 4:
+            gpus = 8
+            price = "900"  # more than the wallet holds: insufficient_funds
+        placed = order_placed(
+            order_id=f"order-{i:06d}", buyer_id=buyer, gpus=gpus, price=price, **extra
+        )
+        found.append(_event(placed))
+    return found
+
+
+def _batch(topic: Any, unit_of_work: Any) -> BatchHandler[PostgresBillingUnitOfWork]:
+    return BatchHandler(topic, HANDLERS_BY_TOPIC[topic], unit_of_work, prepare=prepare)
+
+
+async def _seed(unit_of_work: Any, buyers: int) -> None:
+    credits = [
+        _event(credit_requested(f"buyer-{b:04d}", "40", currency))
+        for b in range(buyers)
+        for currency in (Currency.USD, Currency.EUR)
+    ]
+    await _batch(BILLING_COMMANDS, unit_of_work).apply(credits)
+    quote = best_ask_changed({Currency.USD: "0.80"}, T0 - timedelta(seconds=5), gpus=4)
+    await _batch(PRICING_BEST_ASKS, unit_of_work).apply([_event(quote)])
+    rate = RatePublished(
+        base=Currency.USD, quote=Currency.EUR, rate=Decimal("0.92"), as_of=T0, source="bench"
+    )
+    await _batch(FX_RATES, unit_of_work).apply([_event(rate)])
+
+
+async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
+    holds = await conn.fetch("SELECT order_id, held_micros FROM billing.holds ORDER BY 1")
+    balances = await conn.fetch(
+        "SELECT owner, currency, kind, balance_micros FROM billing.accounts ORDER BY 1, 2, 3"
+    )
+    events = await conn.fetch(
+        "SELECT topic, count(*) AS n FROM billing.outbox WHERE topic <> 'billing.balances'"
+        " GROUP BY 1 ORDER BY 1"
+    )
+    return {
+        "holds": [tuple(r) for r in holds],
+        "balances": [tuple(r) for r in balances],
+        "events": [tuple(r) for r in events],
+    }
+
+
+async def _measure(url: str, orders: Sequence[Envelope[Any]], buyers: int, per: int) -> Run:
+    """Apply ``orders`` in batches of ``per`` on a fresh database."""
+    name = f"gpux_bench_orders_{new_id()[-8:].lower()}"
+    async with scratch_database(url, name) as database_url, _pool(database_url) as pool:
+        clock = ManualClock(T0)
+        rules = Rules()
+
+        def seeding() -> PostgresBillingUnitOfWork:
+            return PostgresBillingUnitOfWork(pool, rules=rules, clock=clock)
+
+        await _seed(seeding, buyers)
+        async with pool.acquire() as raw:
+            counting = Counting(raw)
+            one = cast(asyncpg.Pool, _OneConnection(counting))
+
+            def counted() -> PostgresBillingUnitOfWork:
+                return PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
+
+            batch = _batch(ORDERS_COMMANDS, counted)
+            units = 0
+            started = time.perf_counter()
+            for at in range(0, len(orders), per):
+                outcome = await batch.apply(orders[at : at + per])
+                units += outcome.units
+            seconds = time.perf_counter() - started
+            result = await _outcome(raw)
+        return Run(len(orders), units, seconds, counting.round_trips, counting.statements, result)
+
+
+def _row(label: str, run: Run) -> str:
+    per_unit = f"{run.round_trips / run.units:,.1f} / {run.statements / run.units:,.1f}"
+    per_order = f"{run.round_trips / run.orders:,.2f}"
+    ms = 1000 * run.seconds / run.orders
+    return (
+        f"| {label:<22} | {run.units:>5} | {run.seconds:>7.3f} | {ms:>8.3f} |"
+        f" {per_unit:>15} | {per_order:>9} |"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--orders", type=int, default=500)
+    parser.add_argument("--buyers", type=int, default=100)
+    parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
+    args = parser.parse_args()
+    orders = _orders(args.orders, args.buyers)
+    batched = await _measure(args.db, orders, args.buyers, len(orders))
+    single = await _measure(args.db, orders, args.buyers, 1)
+    same = batched.outcome == single.outcome
+    print(
+        f"{args.orders:,} orders of {args.buyers:,} buyers; same holds, balances and events"
+        f" both ways: {same}",
+        file=sys.stderr,
+    )
+    print(
+        "| path | units | seconds | ms/order | round trips / statements per unit"
+        " | round trips/order |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    print(_row("one batch", batched))
+    print(_row("one order per unit (peer)", single))
+    print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
+    if not same:
+        raise SystemExit("the two paths disagree")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
