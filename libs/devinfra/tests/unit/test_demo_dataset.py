@@ -28,7 +28,9 @@ def test_every_offer_is_a_valid_request_body() -> None:
 
 def test_pricing_accepts_every_offer_at_the_default_rates_and_bands() -> None:
     settings = PricingSettings()
-    to_eur = {r.base.value: r.rate for r in read_rates(settings.fx_file)} | {"EUR": Decimal(1)}
+    to_eur = {r.base.value: r.rate for r in read_rates(settings.fx_file, datetime.now(UTC))} | {
+        "EUR": Decimal(1)
+    }
     seller = SellerView(AccountStatus.ACTIVE, is_seller=True)
     for body in BODIES:
         price = Decimal(body["price_per_gpu_hour"])

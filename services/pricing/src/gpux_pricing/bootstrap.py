@@ -34,17 +34,23 @@ async def wire(runtime: Runtime) -> Wiring:
         )
 
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
-    rates = read_rates(settings.fx_file)
+    # Read once here so that a bad file stops the start, not a later refresh.
+    read_rates(settings.fx_file, runtime.clock.now())
 
     async def load_rates() -> None:
-        await loops.load_fx_rates(runtime.broker, settings, rates, runtime.clock)
+        await loops.load_fx_rates(runtime.broker, settings, settings.fx_file, runtime.clock)
+
+    async def refresh_rates() -> None:
+        await loops.refresh_fx_rates(
+            runtime.broker, settings, settings.fx_file, runtime.clock, settings.fx_refresh_s
+        )
 
     async def rebuild() -> None:
         await loops.rebuild_read_models(unit_of_work, read_models, runtime.clock)
 
     return Wiring(
         routers=[pricing_router(settings, unit_of_work, runtime.tracer_provider)],
-        tasks=[relay.run],
+        tasks=[relay.run, refresh_rates],
         on_started=[load_rates, rebuild],
     )
 

@@ -18,10 +18,10 @@ from gpux_contracts.money import Currency
 from gpux_contracts.topics import ACCOUNTS, CATALOG_GPUS, FX_RATES, Topic
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
-from gpux_pricing.config import DEFAULT_FX_FILE
+from gpux_pricing.config import DEFAULT_FX_FILE, PricingSettings
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service import HANDLERS_BY_TOPIC
-from gpux_pricing.service.fx import rate_messages, read_rates
+from gpux_pricing.service.fx import rate_messages, read_rates, stamped_on_read
 
 pytestmark = pytest.mark.unit
 
@@ -108,7 +108,7 @@ async def test_a_rate_that_is_not_positive_is_set_aside(unit: MemoryPricingUnitO
 
 
 def test_the_fx_file_gives_each_rate_an_id_of_its_own_value_and_time() -> None:
-    rates = read_rates(DEFAULT_FX_FILE)
+    rates = read_rates(DEFAULT_FX_FILE, AT)
     assert {r.base for r in rates} == {Currency.USD, Currency.GBP}
     assert all(r.quote is Currency.EUR for r in rates)
     first = rate_messages(rates, AT)
@@ -125,4 +125,33 @@ def test_an_fx_file_without_an_offset_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "rates.toml"
     path.write_text('as_of = 2026-11-01T00:00:00\n[rates]\nUSD = "0.9"\n')
     with pytest.raises(ValueError, match="offset"):
-        read_rates(path)
+        read_rates(path, AT)
+
+
+def test_the_default_fx_file_is_stamped_when_read_so_it_never_goes_stale() -> None:
+    assert stamped_on_read(DEFAULT_FX_FILE)
+    later = AT + timedelta(days=30)
+    assert {r.as_of for r in read_rates(DEFAULT_FX_FILE, AT)} == {AT}
+    assert {r.as_of for r in read_rates(DEFAULT_FX_FILE, later)} == {later}
+    first, again = (
+        rate_messages(read_rates(DEFAULT_FX_FILE, AT), AT),
+        rate_messages(read_rates(DEFAULT_FX_FILE, later), later),
+    )
+    assert {m.envelope.event_id for m in first}.isdisjoint(m.envelope.event_id for m in again)
+
+
+def test_a_snapshot_fx_file_keeps_its_own_time(tmp_path: Path) -> None:
+    path = tmp_path / "rates.toml"
+    path.write_text('as_of = 2026-11-01T00:00:00Z\n[rates]\nUSD = "0.9"\n')
+    assert not stamped_on_read(path)
+    (usd,) = read_rates(path, AT + timedelta(days=30))
+    assert usd.as_of == datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def test_production_refuses_the_development_fx_file(tmp_path: Path) -> None:
+    prod = {"env": "prod", "database_url": "postgresql://u:p@db/gpux"}
+    with pytest.raises(ValueError, match="as_of"):
+        PricingSettings.model_validate(prod)
+    path = tmp_path / "rates.toml"
+    path.write_text('as_of = 2026-11-01T00:00:00Z\n[rates]\nUSD = "0.9"\n')
+    assert PricingSettings.model_validate(prod | {"fx_file": str(path)}).fx_file == path

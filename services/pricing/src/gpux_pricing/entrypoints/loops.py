@@ -1,12 +1,14 @@
-"""What pricing runs beside its consumers: the FX loader and the read models' rebuild, at start."""
+"""What pricing runs beside its consumers: the FX loader (at start, then on a timer) and the
+read models' rebuild at start."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import logging
+from pathlib import Path
 
 from faststream.kafka import KafkaBroker
 
-from gpux_contracts.fx import RatePublished
 from gpux_platform.broker import publish_many
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
@@ -14,12 +16,30 @@ from gpux_pricing.entrypoints.kafka import UnitOfWorkFactory
 from gpux_pricing.service import fx
 from gpux_pricing.service.unit_of_work import ReadModels
 
+log = logging.getLogger("gpux.pricing.fx")
+
 
 async def load_fx_rates(
-    broker: KafkaBroker, settings: GpuxSettings, rates: Sequence[RatePublished], clock: Clock
+    broker: KafkaBroker, settings: GpuxSettings, path: Path, clock: Clock
 ) -> None:
     """Publish the FX file's rates to the compacted ``fx.rates`` (a replay is harmless)."""
-    await publish_many(broker, settings, fx.rate_messages(rates, clock.now()))
+    await publish_many(
+        broker, settings, fx.rate_messages(fx.read_rates(path, clock.now()), clock.now())
+    )
+
+
+async def refresh_fx_rates(
+    broker: KafkaBroker, settings: GpuxSettings, path: Path, clock: Clock, every_s: float
+) -> None:
+    """Read the FX file again and republish it every ``every_s`` (a file without ``as_of`` is
+    stamped anew each time, so its rates stay fresh; one with ``as_of`` republishes the same
+    events). A file that cannot be read is logged and the last rates stay."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await load_fx_rates(broker, settings, path, clock)
+        except (OSError, ValueError, KeyError):
+            log.exception("the FX file could not be read; the last rates stay")
 
 
 async def rebuild_read_models(

@@ -1,5 +1,6 @@
-"""FX rates: the default source (a file, published to the compacted ``fx.rates`` at start)
-and the newest rate of each currency, which ranks offers and converts prices."""
+"""FX rates: the default source (a file, published to the compacted ``fx.rates`` at start and
+again every ``fx_refresh_s``) and the newest rate of each currency, which ranks offers and
+converts prices."""
 
 from __future__ import annotations
 
@@ -26,10 +27,15 @@ async def on_rate_published(uow: PricingUnitOfWork, event: Envelope[RatePublishe
     await uow.rates.upsert(Rate(rate.base, rate.quote, rate.rate, rate.as_of))
 
 
-def read_rates(path: Path) -> list[RatePublished]:
-    """The rates a file holds (units of the reference currency per unit)."""
+def read_rates(path: Path, now: datetime) -> list[RatePublished]:
+    """The rates a file holds (units of the reference currency per unit).
+
+    A file with ``as_of`` is a snapshot: its rates carry that time. A file without one is a
+    development source (the default file): its rates are stamped ``now``, the time they are
+    read, so they never age past billing's staleness limit while the loader republishes them.
+    """
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    as_of = data["as_of"]
+    as_of = data.get("as_of", now)
     if not isinstance(as_of, datetime) or as_of.tzinfo is None:
         raise ValueError(f"{path}: as_of must be an RFC 3339 time with an offset")
     return [
@@ -42,6 +48,11 @@ def read_rates(path: Path) -> list[RatePublished]:
         )
         for code, value in sorted(data["rates"].items())
     ]
+
+
+def stamped_on_read(path: Path) -> bool:
+    """Whether a rates file is a development source (no ``as_of``: stamped when read)."""
+    return "as_of" not in tomllib.loads(path.read_text(encoding="utf-8"))
 
 
 def rate_messages(rates: Sequence[RatePublished], now: datetime) -> list[Outgoing]:
