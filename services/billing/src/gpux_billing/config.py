@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import Field
 
@@ -37,6 +38,12 @@ class BillingSettings(GpuxSettings):
     settle_batch: int = Field(
         default=5000, ge=1, le=100_000, description="Most leases settled in one transaction."
     )
+    settlement_events: Literal["batched", "per_lease"] = Field(
+        default="batched",
+        description="How the settlement loop announces charges: `batched` (one `leases.settled`"
+        " and `ledger.batch_posted` per chunk of a batch) or `per_lease` (one `lease.charged` and"
+        " `ledger.posted` per charge, as before; for a rolling upgrade, gateway first).",
+    )
     market_slippage_bps: int = Field(
         default=500,
         ge=0,
@@ -52,7 +59,11 @@ class BillingSettings(GpuxSettings):
     def rules(self) -> Rules:
         """The rules these settings configure, as the handlers take them."""
         return Rules(
-            lease=Policy(fee_bps=self.fee_bps, runway_s=self.runway_s),
+            lease=Policy(
+                fee_bps=self.fee_bps,
+                runway_s=self.runway_s,
+                batched_events=self.settlement_events == "batched",
+            ),
             hold=HoldPolicy(self.market_slippage_bps, timedelta(seconds=self.fx_max_age_s)),
             settle_every_s=self.settle_every_s,
             dev_topups=self.dev_topups,

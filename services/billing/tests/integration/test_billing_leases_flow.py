@@ -96,14 +96,32 @@ def where(field: str, value: str) -> Callable[[dict[str, Any]], bool]:
     return lambda body: bool(body["payload"][field] == value)
 
 
+def lease_ids(body: dict[str, Any]) -> list[str]:
+    """The leases a ``billing.leases`` record reports on (an aggregated one: several)."""
+    payload = body["payload"]
+    if body["event_type"] == "leases.settled":
+        return [item["lease_id"] for item in payload["leases"]]
+    return [payload["lease_id"]]
+
+
+def of_lease(body: dict[str, Any], lease_id: str) -> list[dict[str, Any]]:
+    """A record as the lease's own events: of a ``leases.settled``, the lease's item."""
+    if body["event_type"] != "leases.settled":
+        return [body]
+    items = body["payload"]["leases"]
+    return [{**body, "payload": i} for i in items if i["lease_id"] == lease_id]
+
+
 async def lease_events(
     settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
 ) -> list[dict[str, Any]]:
     """The lease's events on ``billing.leases``, once one of type ``until`` is among them."""
 
     async def bodies() -> list[dict[str, Any]]:
-        ours = where("lease_id", lease_id)
-        return [f.body for f in await published(settings, BILLING_LEASES, ours, 0.5, 5)]
+        found = await published(
+            settings, BILLING_LEASES, lambda b: lease_id in lease_ids(b), 0.5, 5
+        )
+        return [e for f in found for e in of_lease(f.body, lease_id)]
 
     found: list[dict[str, Any]] = await waiting.eventually(
         bodies,
@@ -112,6 +130,14 @@ async def lease_events(
         timeout_s=timeout_s,
     )
     return found
+
+
+def transfers(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The transfers a ``billing.ledger`` record announces (an aggregated one: several)."""
+    payload = body["payload"]
+    if body["event_type"] == "ledger.batch_posted":
+        return list(payload["transfers"])
+    return [payload]
 
 
 async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: AccountKind) -> int:
@@ -175,20 +201,27 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e["payload"] for e in events if e["event_type"] == kind]
 
 
+def charges(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lease's charges in either form (a trade's or a stop's ``lease.charged``, the
+    settlement loop's ``leases.settled`` item), in the order of the periods they reached."""
+    found = of_type(events, "lease.charged") + of_type(events, "leases.settled")
+    return sorted(found, key=lambda c: int(c["totals"]["period"]))
+
+
 async def run_per_second_lease_for_90s(
     billing: GpuxSettings, wallet: Currency
 ) -> tuple[TradeExecuted, list[dict[str, Any]]]:
     executed = await leased(
         billing, wallet, "10", limit="0.60", gpus=2, price="0.50", billing="second"
     )
-    events = await lease_events(billing, executed.trade_id, "lease.charged")
+    # The settlement loop charges the first minute by itself (aggregated with its batch).
+    events = await lease_events(billing, executed.trade_id, "leases.settled")
     assert of_type(events, "lease.opened"), events
-    # The settlement loop charged the first minute by itself; now stop at 90 s.
+    # Now stop at 90 s.
     await stop(billing, executed, timedelta(seconds=90))
     events = await lease_events(billing, executed.trade_id, "lease.ended")
     # Both charges in the offer's currency: the first minute, then the 30 s up to the stop.
-    charges = of_type(events, "lease.charged")
-    assert [c["amount"] for c in charges] == ["0.016667", "0.008333"]
+    assert [c["amount"] for c in charges(events)] == ["0.016667", "0.008333"]
     return executed, events
 
 
@@ -215,22 +248,25 @@ async def test_a_euro_wallet_pays_usd_charges_at_the_stored_rate(
     billing: GpuxSettings, pool: asyncpg.Pool
 ) -> None:
     executed, events = await run_per_second_lease_for_90s(billing, Currency.EUR)
-    assert {c["fx_rate"] for c in of_type(events, "lease.charged")} == {"0.92"}
+    assert {c["fx_rate"] for c in charges(events)} == {"0.92"}
     rate = Decimal("0.92")
     paid = convert(16_667, rate) + convert(8_333, rate)
     (ended,) = of_type(events, "lease.ended")
     assert ended["totals"]["total_paid"] == format(canonical(from_micros(paid)), "f")
     buyer = executed.buyer_id
     assert await balance(pool, buyer, Currency.EUR, AccountKind.AVAILABLE) == 10_000_000 - paid
+
     # The ledger stores the rate and its time on each charge transfer.
-    ledger = await published(
-        billing,
-        BILLING_LEDGER,
-        lambda b: b["payload"]["transfer_id"].startswith(f"charge:{executed.trade_id}:"),
-        settle_s=0.5,
+    def ours(transfer: dict[str, Any]) -> bool:
+        return str(transfer["transfer_id"]).startswith(f"charge:{executed.trade_id}:")
+
+    found = await published(
+        billing, BILLING_LEDGER, lambda b: any(ours(t) for t in transfers(b)), settle_s=0.5
     )
-    assert {r.body["payload"]["fx_rate"] for r in ledger} == {"0.92"}
-    assert {r.body["payload"]["fx_rate_at"] for r in ledger} == {"2026-11-27T16:00:00Z"}
+    ledger = [t for r in found for t in transfers(r.body) if ours(t)]
+    assert len({t["transfer_id"] for t in ledger}) == 2  # both charges
+    assert {t["fx_rate"] for t in ledger} == {"0.92"}
+    assert {t["fx_rate_at"] for t in ledger} == {"2026-11-27T16:00:00Z"}
 
 
 async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
@@ -244,7 +280,7 @@ async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
     assert of_type(await lease_events(billing, executed.trade_id, "lease.opened"), "lease.opened")
     await stop(billing, executed, timedelta(minutes=61))
     events = await lease_events(billing, executed.trade_id, "lease.ended")
-    assert [c["amount"] for c in of_type(events, "lease.charged")] == ["2.00", "2.00"]
+    assert [c["amount"] for c in charges(events)] == ["2.00", "2.00"]
     (ended,) = of_type(events, "lease.ended")
     assert ended["totals"]["total_charged"] == "4.00"
     assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 16_000_000

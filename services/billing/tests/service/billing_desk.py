@@ -6,7 +6,9 @@ entrypoint drives them.
 ``gpux_platform.batches.BatchHandler`` with the topic's handlers from
 ``gpux_billing.service.HANDLERS_BY_TOPIC``, and returns the outcome; ``credit(account,
 amount)`` books an admin credit; ``funds(owner)`` is a wallet's (available, held);
-``published(event_type)`` the committed events' payloads of a type, as JSON.
+``published(event_type)`` the committed events' payloads of a type, as JSON; ``charged()``
+the charges announced in either form (a ``lease.charged``, or an item of a
+``leases.settled``), in order.
 """
 
 from __future__ import annotations
@@ -65,3 +67,15 @@ class Desk:
             for m in self.uow.published
             if m.envelope.event_type == event_type
         ]
+
+    def charged(self) -> list[dict[str, Any]]:
+        """Every charge announced, per lease and step, in order: each ``lease.charged`` and
+        each item of each ``leases.settled`` (both carry the amounts and the totals)."""
+        found: list[dict[str, Any]] = []
+        for m in self.uow.published:
+            payload = m.envelope.payload.model_dump(mode="json")
+            if m.envelope.event_type == "lease.charged":
+                found.append(payload)
+            elif m.envelope.event_type == "leases.settled":
+                found += payload["leases"]
+        return found

@@ -100,7 +100,7 @@ async def test_a_per_second_lease_stopped_after_90_s_bills_exactly_that(desk: De
     desk.clock.advance(timedelta(seconds=60))
     assert await tick(desk.uow) == settlement.Tick(looked_at=1)
     await desk.run(BILLING_COMMANDS, stop(executed, timedelta(seconds=90)))
-    assert [c["amount"] for c in desk.published("lease.charged")] == ["0.016667", "0.008333"]
+    assert [c["amount"] for c in desk.charged()] == ["0.016667", "0.008333"]
     (ended,) = desk.published("lease.ended")
     assert (ended["reason"], ended["totals"]["total_charged"]) == ("stopped", "0.025")
     assert ended["ended_at"] == (executed.executed_at + timedelta(seconds=90)).isoformat().replace(

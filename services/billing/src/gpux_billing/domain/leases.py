@@ -166,6 +166,10 @@ class Policy:
     """The platform's fee in basis points of each charge (10 %)."""
     runway_s: int = HOUR_S
     """Warn when the wallet lasts less than this at the lease's rate."""
+    batched_events: bool = True
+    """Whether the settlement loop announces a batch's charges and transfers aggregated
+    (``leases.settled``, ``ledger.batch_posted``) rather than one event per charge (the rules
+    are the same either way; only the form of their announcement differs)."""
 
 
 @dataclass(frozen=True, slots=True)

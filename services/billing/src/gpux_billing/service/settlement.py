@@ -7,16 +7,24 @@ ledger statement, write the leases back in one statement and queue the lease, le
 balance events, all in the caller's unit of work. A lease's charges have ids
 ``charge:<lease>:<period>`` and the period's own instant as their time, so a settlement
 repeated after a crash posts the same transfers (replays are no-ops).
+
+The loop's batches announce their charges aggregated (``Policy.batched_events``, the
+default): per chunk of ``MAX_ITEMS`` leases one ``leases.settled`` (each lease's charges of
+the step, summed, with its running totals) and per chunk of transfers one
+``ledger.batch_posted``, instead of a ``lease.charged`` and a ``ledger.posted`` per charge;
+the items are plain data that the event's model validates once per chunk. A trade's first
+hour and a stop (one lease, with a cause whose trace and correlation they carry) keep the
+per-lease events, as does a loop configured ``per_lease``. ``lease.opened``,
+``lease.low_balance``, ``lease.ended`` and ``balance.changed`` (state per wallet) are per
+lease or wallet in every form.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from gpux_billing.domain import transfers
@@ -38,12 +46,13 @@ from gpux_billing.domain.leases import (
 from gpux_billing.domain.ledger import FxQuote, LedgerError, Transfer, Wallet
 from gpux_billing.domain.transfers import Payment, Sale
 from gpux_billing.service.events import outgoing
-from gpux_billing.service.ledger import announce, post
+from gpux_billing.service.ledger import announce, chunks, money, post
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.ids import stable_id
 from gpux_contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseTotals
-from gpux_contracts.money import Currency, canonical, from_micros
+from gpux_contracts.money import Currency
+from gpux_contracts.settlement import LeasesSettled
 from gpux_contracts.topics import BILLING_LEASES
 from gpux_platform.batches import RetryLater
 from gpux_platform.broker import Outgoing
@@ -55,21 +64,16 @@ class WaitingForRate(RetryLater):
     """A stop across currencies that billing has no rate for yet (fx.rates will bring it)."""
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _money(micros: int) -> Decimal:
-    # Pure, and the same amounts recur (a price's charge per period): cached.
-    return canonical(from_micros(micros))
-
-
-def _totals(state: State, started_at: datetime) -> LeaseTotals:
-    return LeaseTotals(
-        period=state.period,
-        charged_through=state.charged_through or started_at,
-        total_charged=_money(state.charged_micros),
-        total_paid=_money(state.paid_micros),
-        total_fee=_money(state.fee_micros),
-        total_seller=_money(state.seller_micros),
-    )
+def _totals(state: State, started_at: datetime) -> dict[str, Any]:
+    """A lease's running totals as ``LeaseTotals`` carries them, as plain data."""
+    return {
+        "period": state.period,
+        "charged_through": state.charged_through or started_at,
+        "total_charged": money(state.charged_micros),
+        "total_paid": money(state.paid_micros),
+        "total_fee": money(state.fee_micros),
+        "total_seller": money(state.seller_micros),
+    }
 
 
 def lease_event(
@@ -90,64 +94,121 @@ def _quote(terms: Terms, rates: Mapping[Currency, ToReference]) -> FxQuote | Non
     return FxQuote(terms.currency, terms.wallet_currency, rate, as_of)
 
 
-def _charged(terms: Terms, action: Charge, fx: FxQuote | None) -> tuple[Transfer, Payload]:
-    """The ledger transfer and the ``lease.charged`` of one charge."""
-    transfer_id = action.transfer_id(terms.lease_id)
-    transfer = transfers.lease_charge(
-        transfer_id,
+def _transfer(terms: Terms, action: Charge, fx: FxQuote | None) -> Transfer:
+    """The ledger transfer of one charge."""
+    return transfers.lease_charge(
+        action.transfer_id(terms.lease_id),
         Sale(terms.buyer_id, terms.seller_id, terms.currency, action.amount_micros),
         Payment(action.fee_micros, action.paid_micros, action.from_held_micros),
         action.at,
         fx=fx,
         reference=f"lease {terms.lease_id} period {action.period}"[:200],
     )
-    payload = LeaseCharged(
+
+
+def _charged(terms: Terms, action: Charge, fx: FxQuote | None) -> LeaseCharged:
+    """The ``lease.charged`` of one charge (the per-lease form)."""
+    return LeaseCharged(
         lease_id=terms.lease_id,
         buyer_id=terms.buyer_id,
         seller_id=terms.seller_id,
-        transfer_id=transfer_id,
+        transfer_id=action.transfer_id(terms.lease_id),
         period_start=action.period_start,
         period_end=action.period_end,
-        amount=_money(action.amount_micros),
+        amount=money(action.amount_micros),
         currency=terms.currency,
-        paid=_money(action.paid_micros),
+        paid=money(action.paid_micros),
         wallet_currency=terms.wallet_currency,
-        fee=_money(action.fee_micros),
-        seller_amount=_money(action.seller_micros),
+        fee=money(action.fee_micros),
+        seller_amount=money(action.seller_micros),
         fx_rate=None if fx is None else fx.rate,
         fx_rate_at=None if fx is None else fx.rate_at,
-        totals=_totals(action.after, terms.started_at),
+        totals=LeaseTotals(**_totals(action.after, terms.started_at)),
     )
-    return transfer, payload
+
+
+def _charges(terms: Terms, charges: Sequence[Charge], fx: FxQuote | None) -> dict[str, Any]:
+    """One lease's charges of a step as a ``leases.settled`` item (plain data, summed)."""
+    return {
+        "lease_id": terms.lease_id,
+        "buyer_id": terms.buyer_id,
+        "seller_id": terms.seller_id,
+        "currency": terms.currency,
+        "wallet_currency": terms.wallet_currency,
+        "period_start": charges[0].period_start,
+        "period_end": charges[-1].period_end,
+        "amount": money(sum(c.amount_micros for c in charges)),
+        "paid": money(sum(c.paid_micros for c in charges)),
+        "fee": money(sum(c.fee_micros for c in charges)),
+        "seller_amount": money(sum(c.seller_micros for c in charges)),
+        "fx_rate": None if fx is None else fx.rate,
+        "fx_rate_at": None if fx is None else fx.rate_at,
+        "transfer_ids": [c.transfer_id(terms.lease_id) for c in charges],
+        "totals": _totals(charges[-1].after, terms.started_at),
+    }
+
+
+def settled_events(
+    items: Sequence[dict[str, Any]], until: datetime, cause: Envelope[Any] | None, now: datetime
+) -> list[Outgoing]:
+    """The ``leases.settled`` events of a step's charged leases, ``MAX_ITEMS`` a piece.
+
+    Keyed by the chunk's first lease and named by it and the period its charges reached: a
+    step that charges a lease always takes it to a period no other step reaches, so the id
+    is stable for the same step and never shared by another.
+    """
+    events = []
+    for chunk in chunks(items):
+        payload = LeasesSettled.model_validate({"settled_at": until, "leases": chunk})
+        first = chunk[0]
+        event_id = stable_id("leases.settled", first["lease_id"], str(first["totals"]["period"]))
+        events.append(
+            outgoing(
+                BILLING_LEASES, first["lease_id"], payload, cause=cause, event_id=event_id, now=now
+            )
+        )
+    return events
+
+
+@dataclass(slots=True)
+class _Effects:
+    """What one lease's settlement step posts and announces."""
+
+    posted: list[Transfer] = field(default_factory=list)
+    events: list[Outgoing] = field(default_factory=list)
+    charges: list[Charge] = field(default_factory=list)
+    """Its charges, when the run announces them aggregated (else they are in ``events``)."""
 
 
 def _effects(
     terms: Terms,
     actions: Sequence[Action],
     fx: FxQuote | None,
-    cause: Envelope[Any] | None,
+    run: _Run,
     now: datetime,
-) -> tuple[list[Transfer], list[Outgoing]]:
+) -> _Effects:
     """The ledger transfers and lease events of one lease's settlement step."""
-    posted: list[Transfer] = []
-    events: list[Outgoing] = []
+    found = _Effects()
     for action in actions:
         if isinstance(action, Charge):
-            transfer, payload = _charged(terms, action, fx)
-            posted.append(transfer)
-            events.append(lease_event(terms, payload, f"charged:{action.period}", cause, now))
+            found.posted.append(_transfer(terms, action, fx))
+            if run.batched:
+                found.charges.append(action)
+            else:
+                payload = _charged(terms, action, fx)
+                found.events.append(run.event(terms, payload, f"charged:{action.period}", now))
         elif isinstance(action, LowBalance):
             warning = LeaseLowBalance(
                 lease_id=terms.lease_id,
                 buyer_id=terms.buyer_id,
                 wallet_currency=terms.wallet_currency,
-                funds=_money(action.funds_micros),
+                funds=money(action.funds_micros),
                 runway_seconds=action.runway_s,
                 as_of=action.at,
             )
-            events.append(lease_event(terms, warning, "low_balance", cause, now))
+            found.events.append(run.event(terms, warning, "low_balance", now))
         elif isinstance(action, Ended) and action.released_micros > 0:
-            posted.append(
+            found.posted.append(
                 transfers.release(
                     release_transfer_id(terms.lease_id),
                     terms.buyer_id,
@@ -157,7 +218,7 @@ def _effects(
                     reference=f"lease {terms.lease_id} ended"[:200],
                 )
             )
-    return posted, events
+    return found
 
 
 def _ended_event(
@@ -173,8 +234,8 @@ def _ended_event(
         ended_at=state.ended_at,
         currency=terms.currency,
         wallet_currency=terms.wallet_currency,
-        unpaid=_money(state.unpaid_micros),
-        totals=_totals(state, terms.started_at),
+        unpaid=money(state.unpaid_micros),
+        totals=LeaseTotals(**_totals(state, terms.started_at)),
     )
     return lease_event(terms, payload, "ended", cause, now)
 
@@ -186,12 +247,21 @@ class _Run:
     rates: Mapping[Currency, ToReference]
     available: dict[Wallet, int]
     stops: Mapping[str, datetime]
+    cause: Envelope[Any] | None
+    batched: bool
+    """Announce charges and transfers aggregated (the settlement loop's batches)."""
     quotes: dict[tuple[Currency, Currency], FxQuote | None] = field(default_factory=dict)
     posted: list[Transfer] = field(default_factory=list)
     events: list[Outgoing] = field(default_factory=list)
     changed: list[tuple[Terms, State]] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
     touched: set[Wallet] = field(default_factory=set)
+    settled: list[dict[str, Any]] = field(default_factory=list)
+    """``leases.settled`` items, when ``batched``."""
+
+    def event(self, terms: Terms, payload: Payload, tag: str, now: datetime) -> Outgoing:
+        """A per-lease event of this run (in the trace of its cause)."""
+        return lease_event(terms, payload, tag, self.cause, now)
 
     def quote(self, lease: Lease) -> FxQuote | None:
         """The lease's FX quote; ``NoRate`` when a rate is missing (a stop then waits)."""
@@ -207,9 +277,7 @@ class _Run:
         return self.quotes[pair]
 
 
-def _step(
-    run: _Run, lease: Lease, until: datetime, uow: BillingUnitOfWork, cause: Envelope[Any] | None
-) -> None:
+def _step(run: _Run, lease: Lease, until: datetime, uow: BillingUnitOfWork) -> None:
     """Settle one lease into the run (nothing is written yet)."""
     try:
         fx = run.quote(lease)
@@ -230,13 +298,15 @@ def _step(
     run.available[wallet] = outcome.available_micros
     if outcome.state == lease.state:
         return
-    lease_transfers, lease_events = _effects(terms, outcome.actions, fx, cause, uow.now)
-    run.posted += lease_transfers
-    run.events += lease_events
+    found = _effects(terms, outcome.actions, fx, run, uow.now)
+    run.posted += found.posted
+    if found.charges:
+        run.settled.append(_charges(terms, found.charges, fx))
+    run.events += found.events
     if outcome.state.ended:
-        run.events.append(_ended_event(terms, outcome.state, cause, uow.now))
+        run.events.append(_ended_event(terms, outcome.state, run.cause, uow.now))
     run.changed.append((terms, outcome.state))
-    if lease_transfers:
+    if found.posted:
         run.touched.add(wallet)
 
 
@@ -248,29 +318,33 @@ async def settle(
     *,
     stops: Mapping[str, datetime] | None = None,
     opened: Sequence[Outgoing] = (),
+    batched: bool = False,
 ) -> None:
     """Settle leases up to ``until`` (stopping those in ``stops``).
 
     A lease across currencies without a rate waits: it is left as it is and due again one
     settlement period later; a stop for it raises ``WaitingForRate`` (a ``RetryLater``: its
     command is delivered again rather than lost). Nothing is written before the ledger took
-    the whole posting, so a refusal (``LedgerError``) leaves the unit as it was.
+    the whole posting, so a refusal (``LedgerError``) leaves the unit as it was. ``batched``:
+    announce the charges and transfers aggregated (``leases.settled``, ``ledger.batch_posted``).
     """
     if not leases:
         return
     buyers = [(lease.terms.buyer_id, lease.terms.wallet_currency) for lease in leases]
-    run = _Run(await uow.rates.all(), await uow.ledger.lock_available(buyers), stops or {})
+    available = await uow.ledger.lock_available(buyers)
+    run = _Run(await uow.rates.all(), available, stops or {}, cause, batched)
     run.events += opened
     ordered = sorted(
         leases, key=lambda x: settlement_order(x.terms.buyer_id, x.terms.started_at, x.id)
     )
     for lease in ordered:
-        _step(run, lease, until, uow, cause)
+        _step(run, lease, until, uow)
     if run.posted:
-        await post(uow, run.posted, cause, isolated=True)
+        await post(uow, run.posted, cause, isolated=True, batched=batched)
     await uow.leases.save(run.changed)
     await uow.leases.postpone(run.waiting, uow.now + timedelta(seconds=uow.rules.settle_every_s))
-    await announce(uow, cause, sorted(run.touched), run.events)
+    settled = settled_events(run.settled, until, cause, uow.now)
+    await announce(uow, cause, sorted(run.touched), [*settled, *run.events])
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,19 +362,21 @@ async def settle_due(uow: BillingUnitOfWork, limit: int) -> Tick:
     If the ledger refuses the batch (a bug, never a normal outcome: settlement only charges
     what the wallet can pay), its leases are settled one by one and a lease the ledger still
     refuses is set aside for a period (logged and counted), so one bad lease cannot stop
-    everybody's billing.
+    everybody's billing. Its charges are announced aggregated unless the rules say
+    ``per_lease`` (``Policy.batched_events``).
     """
     now = uow.now
+    batched = uow.rules.lease.batched_events
     leases = await uow.leases.due(now, limit)
     try:
-        await settle(uow, leases, now, None)
+        await settle(uow, leases, now, None, batched=batched)
         return Tick(len(leases))
     except LedgerError:
         log.exception("a settlement batch was refused; settling its leases one by one")
     set_aside = 0
     for lease in leases:
         try:
-            await settle(uow, [lease], now, None)
+            await settle(uow, [lease], now, None, batched=batched)
         except LedgerError:
             log.exception("lease %s set aside: the ledger refused its settlement", lease.id)
             set_aside += 1
