@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
-from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.leases import LeaseEndReason, LeaseStatus
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity
 from gpux_gateway.domain.leases import cost_so_far_micros
@@ -36,15 +36,6 @@ LineCursor = Annotated[
     Query(pattern=r"^[0-9]{1,18}$", description="`next_cursor` of the previous page."),
 ]
 """The cursor of a statement: the position of the last line of the previous page."""
-
-
-class LeaseStatus(StrEnum):
-    """Where a lease is in its life."""
-
-    RUNNING = "running"
-    """The buyer has the GPUs and is being charged."""
-    ENDED = "ended"
-    """Over for good (`end_reason` says why); its totals are final."""
 
 
 class LeaseRole(StrEnum):
