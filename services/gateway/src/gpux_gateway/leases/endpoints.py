@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from gpux_contracts.accounts import Role
+from gpux_contracts.leases import LeaseStatus
 from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
@@ -22,7 +23,6 @@ from gpux_gateway.leases.schemas import (
     LeaseOut,
     LeasePage,
     LeaseRole,
-    LeaseStatus,
     LedgerPage,
     LineCursor,
     StopAccepted,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.leases import LeaseStatus, LeaseStopRequested
 from gpux_contracts.topics import BILLING_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.entrypoints.schemas import split_page
@@ -17,7 +17,6 @@ from gpux_gateway.leases.schemas import (
     EarningsList,
     LeaseOut,
     LeasePage,
-    LeaseStatus,
     LedgerPage,
     StopAccepted,
     earnings_out,
