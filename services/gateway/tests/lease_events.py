@@ -1,5 +1,6 @@
 """Billing's lease events as the gateway's tests build them: a lease's opening, then its
-charges, warnings and end, each taking the lease's ids and currencies from its opening.
+charges, warnings and end, each taking the lease's ids and currencies from its opening; and
+charges as the settlement loop aggregates them (``leases_settled``).
 
 The defaults are one GPU (``GPU``) on demand at 1 USD an hour, paid from a EUR wallet and
 billed by the hour; ``fields`` set any other field or override a default (pydantic validates
@@ -23,6 +24,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
+from gpux_contracts.settlement import LeaseCharges, LeasesSettled
 from gpux_devinfra.testing.payloads import GPU, Price
 
 
@@ -140,3 +142,30 @@ def lease_low_balance(lease: LeaseOpened, as_of: datetime, **fields: Any) -> Lea
         "as_of": as_of,
     }
     return LeaseLowBalance(**(values | fields))
+
+
+SAME_IN_EVERY_CHARGE = {"lease_id", "buyer_id", "seller_id", "currency", "wallet_currency"}
+
+
+def lease_charges(*charged: LeaseCharged) -> LeaseCharges:
+    """One lease's consecutive charges as a ``leases.settled`` carries them: summed, from the
+    first's start to the last's end, under their transfer ids, with the last's totals."""
+    first, last = charged[0], charged[-1]
+    return LeaseCharges(
+        **first.model_dump(include=SAME_IN_EVERY_CHARGE),
+        period_start=first.period_start,
+        period_end=last.period_end,
+        amount=sum((c.amount for c in charged), Decimal(0)),
+        paid=sum((c.paid for c in charged), Decimal(0)),
+        fee=sum((c.fee for c in charged), Decimal(0)),
+        seller_amount=sum((c.seller_amount for c in charged), Decimal(0)),
+        fx_rate=last.fx_rate,
+        fx_rate_at=last.fx_rate_at,
+        transfer_ids=[c.transfer_id for c in charged],
+        totals=last.totals,
+    )
+
+
+def leases_settled(*items: LeaseCharges) -> LeasesSettled:
+    """One batch of the settlement loop's aggregated charges, settled at the latest end."""
+    return LeasesSettled(settled_at=max(i.period_end for i in items), leases=list(items))

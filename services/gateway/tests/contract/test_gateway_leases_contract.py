@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from datetime import timedelta
 from decimal import Decimal
@@ -21,6 +22,7 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.money import Currency
+from gpux_contracts.settlement import LeasesSettled
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.leases.repository import LeaseFilter, LeaseRow
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -28,9 +30,11 @@ from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from ..lease_events import (
     hourly_totals,
     lease_charged,
+    lease_charges,
     lease_ended,
     lease_low_balance,
     lease_opened,
+    leases_settled,
 )
 from .conftest import Units
 
@@ -41,13 +45,14 @@ def totals(period: int) -> LeaseTotals:
     return hourly_totals(EPOCH, period, paid=Decimal("0.9") * period)
 
 
-def life(lease_id: str, buyer: str, seller: str) -> list[Payload]:
-    """A lease's events: opened, charged twice, a low-balance warning (twice), ended."""
+def life(lease_id: str, buyer: str, seller: str, *, batched: bool = False) -> list[Payload]:
+    """A lease's events: opened, charged twice, a low-balance warning (twice), ended; each
+    charge a ``lease.charged`` or (``batched``) the lease's item of a ``leases.settled``."""
     opened = lease_opened(buyer, seller, lease_id=lease_id, started_at=EPOCH, hours=3)
+    charges = [lease_charged(opened, totals(1)), lease_charged(opened, totals(2))]
     return [
         opened,
-        lease_charged(opened, totals(1)),
-        lease_charged(opened, totals(2)),
+        *(leases_settled(lease_charges(c)) if batched else c for c in charges),
         lease_low_balance(opened, EPOCH + timedelta(minutes=100)),
         lease_low_balance(opened, EPOCH + timedelta(minutes=90)),
         lease_ended(
@@ -64,6 +69,8 @@ async def apply(uow: GatewayUnitOfWork, payload: Payload) -> None:
         await uow.leases.apply_opened(payload, uow.now)
     elif isinstance(payload, LeaseCharged):
         await uow.leases.apply_charged(payload, uow.now)
+    elif isinstance(payload, LeasesSettled):
+        await uow.leases.apply_settled(payload.leases, uow.now)
     elif isinstance(payload, LeaseLowBalance):
         await uow.leases.apply_low_balance(payload, uow.now)
     else:
@@ -117,12 +124,13 @@ ORDERS = [
 ]
 
 
+@pytest.mark.parametrize("batched", [False, True], ids=["per lease", "aggregated"])
 @pytest.mark.parametrize("order", ORDERS)
 async def test_a_leases_events_in_any_order_and_in_one_batch_give_the_same_lease(
-    units: Units, order: tuple[int, ...]
+    units: Units, order: tuple[int, ...], batched: bool
 ) -> None:
     lease_id, buyer, seller = new_id(), new_id(), new_id()
-    events = life(lease_id, buyer, seller)
+    events = life(lease_id, buyer, seller, batched=batched)
     async with units() as uow:
         for index in order:
             await apply(uow, events[index])
@@ -133,6 +141,38 @@ async def test_a_leases_events_in_any_order_and_in_one_batch_give_the_same_lease
         assert await uow.leases.get(new_id(), lease_id) is None
     assert final(row)[:9] == EXPECTED[:9]
     assert final(row)[9:] == (seller, *EXPECTED[10:])
+
+
+async def test_one_aggregated_event_of_many_leases_gives_what_their_charges_give(
+    units: Units,
+) -> None:
+    buyer, seller = new_id(), new_id()
+    one_by_one, aggregated = [new_id() for _ in range(3)], [new_id() for _ in range(3)]
+    items = []
+    async with units() as uow:
+        for ours, theirs in zip(one_by_one, aggregated, strict=True):
+            opened, charged, second = life(ours, buyer, seller)[:3]
+            for payload in (opened, charged, second):
+                await apply(uow, payload)
+            assert isinstance(opened, LeaseOpened)
+            assert isinstance(charged, LeaseCharged)
+            assert isinstance(second, LeaseCharged)
+            await apply(uow, opened.model_copy(update={"lease_id": theirs}))
+            items.append(
+                lease_charges(
+                    *(c.model_copy(update={"lease_id": theirs}) for c in (charged, second))
+                )
+            )
+        await apply(uow, leases_settled(*items))
+        await uow.commit()
+    async with units() as uow:
+        for ours, theirs in zip(one_by_one, aggregated, strict=True):
+            expected = await uow.leases.get(buyer, ours)
+            got = await uow.leases.get(buyer, theirs)
+            assert expected is not None
+            assert got is not None
+            assert got.period == 2
+            assert dataclasses.replace(got, id=ours) == expected
 
 
 async def test_a_lease_is_not_shown_before_its_lease_opened(units: Units) -> None:

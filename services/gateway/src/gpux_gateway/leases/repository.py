@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -14,6 +15,7 @@ from gpux_contracts.leases import (
     LeaseOpened,
     LedgerPosted,
 )
+from gpux_contracts.settlement import LeaseCharges
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,11 @@ class LeasesRepository(Protocol):
 
     async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
         """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+        ...
+
+    async def apply_settled(self, charges: Sequence[LeaseCharges], now: datetime) -> None:
+        """Take each lease's running totals after its charges, exactly as ``apply_charged``
+        takes a ``lease.charged``'s."""
         ...
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:

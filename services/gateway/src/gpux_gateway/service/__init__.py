@@ -20,6 +20,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferWithdrawn
 from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
+from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import (
     BILLING_LEASES,
     BILLING_LEDGER,
@@ -41,8 +42,9 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
     BILLING_LEASES: {
         LeaseOpened: leases.on_opened,
         LeaseCharged: leases.on_charged,
+        LeasesSettled: leases.on_settled,
         LeaseLowBalance: leases.on_low_balance,
         LeaseEnded: leases.on_ended,
     },
-    BILLING_LEDGER: {LedgerPosted: ledger.on_posted},
+    BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},
 }

@@ -1,9 +1,15 @@
-"""Leases as billing reports them (``billing.leases``), for both parties' view."""
+"""Leases as billing reports them (``billing.leases``), for both parties' view.
+
+A charge comes one by one (``lease.charged``: a trade's first hour, a stop, or a billing
+configured ``per_lease``) or aggregated per batch of the settlement loop (``leases.settled``);
+both carry the lease's running totals, applied the same way, so the views are the same.
+"""
 
 from __future__ import annotations
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseOpened
+from gpux_contracts.settlement import LeasesSettled
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
@@ -15,6 +21,11 @@ async def on_opened(uow: GatewayUnitOfWork, event: Envelope[LeaseOpened]) -> Non
 async def on_charged(uow: GatewayUnitOfWork, event: Envelope[LeaseCharged]) -> None:
     """Take the charge's running totals (never those of an earlier period)."""
     await uow.leases.apply_charged(event.payload, uow.now)
+
+
+async def on_settled(uow: GatewayUnitOfWork, event: Envelope[LeasesSettled]) -> None:
+    """Take each settled lease's running totals, as its last ``lease.charged`` would."""
+    await uow.leases.apply_settled(event.payload.leases, uow.now)
 
 
 async def on_low_balance(uow: GatewayUnitOfWork, event: Envelope[LeaseLowBalance]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 
 from gpux_contracts.leases import (
@@ -14,6 +15,7 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
+from gpux_contracts.settlement import LeaseCharges
 from gpux_gateway.adapters.memory.state import GatewayState, id_page
 from gpux_gateway.domain.leases import totals_apply, totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
@@ -140,7 +142,7 @@ class MemoryLeases:
             currency=held.currency if held.currency is not None else currency,
         )
 
-    def _reported(self, event: LeaseCharged | LeaseEnded, now: datetime) -> LeaseRow:
+    def _reported(self, event: LeaseCharged | LeaseCharges | LeaseEnded, now: datetime) -> LeaseRow:
         """The row of the lease a charge or an end reports on, with its parties and currencies."""
         return self._ensure(
             event.lease_id,
@@ -151,14 +153,22 @@ class MemoryLeases:
             now=now,
         )
 
-    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
-        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+    def _take_totals(self, charged: LeaseCharged | LeaseCharges, now: datetime) -> None:
         row = self._reported(charged, now)
         if totals_apply(row.period, charged.totals.period):
             row = dataclasses.replace(
                 row, **totals_micros(charged.totals)._asdict(), updated_at=now
             )
         self._state.leases[row.id] = row
+
+    async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
+        """Take a charge's running totals (a charge read before its lease.opened keeps them)."""
+        self._take_totals(charged, now)
+
+    async def apply_settled(self, charges: Sequence[LeaseCharges], now: datetime) -> None:
+        """Take each lease's running totals after its charges, as ``apply_charged`` does."""
+        for item in charges:
+            self._take_totals(item, now)
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
         """Note when the buyer's funds first ran low for this lease."""

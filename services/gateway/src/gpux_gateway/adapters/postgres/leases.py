@@ -7,6 +7,7 @@ a few pipelined runs of statements, not one round trip each.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import asyncpg
@@ -19,6 +20,7 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
+from gpux_contracts.settlement import LeaseCharges
 from gpux_gateway.adapters.postgres.deferred import Deferred
 from gpux_gateway.domain.leases import totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
@@ -168,7 +170,7 @@ class PostgresLeases:
             now,
         )
 
-    def _take_totals(self, event: LeaseCharged | LeaseEnded, now: datetime) -> None:
+    def _take_totals(self, event: LeaseCharged | LeaseCharges | LeaseEnded, now: datetime) -> None:
         self._deferred.add(
             APPLY_TOTALS,
             event.lease_id,
@@ -183,6 +185,12 @@ class PostgresLeases:
     async def apply_charged(self, charged: LeaseCharged, now: datetime) -> None:
         """Take a charge's running totals (at the commit)."""
         self._take_totals(charged, now)
+
+    async def apply_settled(self, charges: Sequence[LeaseCharges], now: datetime) -> None:
+        """Take each lease's running totals as a charge's (at the commit: the same statement,
+        so a run of them, charged one by one or aggregated, is one ``executemany``)."""
+        for item in charges:
+            self._take_totals(item, now)
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
         """Note when the buyer's funds first ran low for this lease (at the commit)."""
