@@ -64,6 +64,17 @@ class WaitingForRate(RetryLater):
     """A stop across currencies that billing has no rate for yet (fx.rates will bring it)."""
 
 
+def _parties(terms: Terms) -> dict[str, Any]:
+    """What every charge and end of a lease repeats: its ids, parties and currencies."""
+    return {
+        "lease_id": terms.lease_id,
+        "buyer_id": terms.buyer_id,
+        "seller_id": terms.seller_id,
+        "currency": terms.currency,
+        "wallet_currency": terms.wallet_currency,
+    }
+
+
 def _totals(state: State, started_at: datetime) -> dict[str, Any]:
     """A lease's running totals as ``LeaseTotals`` carries them, as plain data."""
     return {
@@ -109,16 +120,12 @@ def _transfer(terms: Terms, action: Charge, fx: FxQuote | None) -> Transfer:
 def _charged(terms: Terms, action: Charge, fx: FxQuote | None) -> LeaseCharged:
     """The ``lease.charged`` of one charge (the per-lease form)."""
     return LeaseCharged(
-        lease_id=terms.lease_id,
-        buyer_id=terms.buyer_id,
-        seller_id=terms.seller_id,
+        **_parties(terms),
         transfer_id=action.transfer_id(terms.lease_id),
         period_start=action.period_start,
         period_end=action.period_end,
         amount=money(action.amount_micros),
-        currency=terms.currency,
         paid=money(action.paid_micros),
-        wallet_currency=terms.wallet_currency,
         fee=money(action.fee_micros),
         seller_amount=money(action.seller_micros),
         fx_rate=None if fx is None else fx.rate,
@@ -130,11 +137,7 @@ def _charged(terms: Terms, action: Charge, fx: FxQuote | None) -> LeaseCharged:
 def _charges(terms: Terms, charges: Sequence[Charge], fx: FxQuote | None) -> dict[str, Any]:
     """One lease's charges of a step as a ``leases.settled`` item (plain data, summed)."""
     return {
-        "lease_id": terms.lease_id,
-        "buyer_id": terms.buyer_id,
-        "seller_id": terms.seller_id,
-        "currency": terms.currency,
-        "wallet_currency": terms.wallet_currency,
+        **_parties(terms),
         "period_start": charges[0].period_start,
         "period_end": charges[-1].period_end,
         "amount": money(sum(c.amount_micros for c in charges)),
@@ -227,13 +230,9 @@ def _ended_event(
     assert state.ended_at is not None
     assert state.end_reason is not None
     payload = LeaseEnded(
-        lease_id=terms.lease_id,
-        buyer_id=terms.buyer_id,
-        seller_id=terms.seller_id,
+        **_parties(terms),
         reason=state.end_reason,
         ended_at=state.ended_at,
-        currency=terms.currency,
-        wallet_currency=terms.wallet_currency,
         unpaid=money(state.unpaid_micros),
         totals=LeaseTotals(**_totals(state, terms.started_at)),
     )
