@@ -95,3 +95,38 @@ async def test_the_market_moves_through_the_public_api(chain: httpx.AsyncClient)
     filled = await until(client, f"/v1/orders/{bid}", lambda x: x["status"] == "filled", key=buyer)
     assert filled["status"] == "filled", filled
     assert [f["price_per_gpu_hour"] for f in filled["fills"]] == ["0.20"]  # the resting bid's price
+
+
+async def test_a_changed_offer_shows_its_new_price_and_size_to_its_seller(
+    chain: httpx.AsyncClient,
+) -> None:
+    # The case on an idle exchange: 0.90 x 2 re-priced to 0.85 and resized to 3.
+    seller = await account(chain, "seller")
+    offer_id = await offer(chain, seller, "0.90", 2)
+    path = f"/v1/offers/{offer_id}"
+    patched = await chain.patch(
+        path, json={"price_per_gpu_hour": "0.85", "gpus": 3}, headers=auth(seller)
+    )
+    assert patched.status_code == 202, patched.text
+
+    def changed(body: dict[str, Any]) -> bool:
+        return Decimal(body["price_per_gpu_hour"]) == Decimal("0.85") and body["gpus"] == 3
+
+    seen = await until(chain, path, changed, key=seller)
+    assert (seen["gpus"], seen["remaining_gpus"], seen["status"]) == (3, 3, "live")
+    # The book trades at the same price and size.
+    mine = await until(chain, EUR, lambda x: any(_is(level, "0.85", 3) for level in _depth(x)))
+    assert any(_is(level, "0.85", 3) for level in _depth(mine))
+
+
+def _depth(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        level
+        for item in body["items"]
+        if item["tier"] == "on_demand" and item["region"] == "*"
+        for level in item["depth"]
+    ]
+
+
+def _is(level: dict[str, Any], price: str, gpus: int) -> bool:
+    return Decimal(level["price"]) == Decimal(price) and level["gpus"] == gpus
