@@ -21,12 +21,21 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity
+from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
 from gpux_devinfra.testing.http import get_until
 from gpux_devinfra.testing.kafka import published
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
-from ..lease_events import lease_charged, lease_ended, lease_low_balance, lease_opened, lease_totals
+from ..lease_events import (
+    lease_charged,
+    lease_charges,
+    lease_ended,
+    lease_low_balance,
+    lease_opened,
+    lease_totals,
+    leases_settled,
+)
 
 EUR, USD = Currency.EUR, Currency.USD
 HOUR, SECOND = BillingGranularity.HOUR, BillingGranularity.SECOND
@@ -37,12 +46,17 @@ def _envelope(payload: Payload) -> Envelope[Any]:
 
 
 async def _publish(gateway: Any, *envelopes: Envelope[Any]) -> None:
-    """Publish envelopes as billing would, in order (lease events keyed by lease id)."""
+    """Publish envelopes as billing would, in order (lease events keyed by lease id, an
+    aggregated one by its first lease's or transfer's)."""
     messages = []
     for env in envelopes:
         payload = env.payload
         if isinstance(payload, LedgerPosted):
             messages.append(Outgoing(BILLING_LEDGER, payload.transfer_id, env))
+        elif isinstance(payload, LedgerBatchPosted):
+            messages.append(Outgoing(BILLING_LEDGER, payload.transfers[0].transfer_id, env))
+        elif isinstance(payload, LeasesSettled):
+            messages.append(Outgoing(BILLING_LEASES, payload.leases[0].lease_id, env))
         else:
             messages.append(Outgoing(BILLING_LEASES, payload.lease_id, env))
     broker = make_broker(gateway.settings, "billing")
@@ -400,3 +414,46 @@ async def test_earnings_sum_the_sellers_leases_per_currency_to_the_unit(
     }
     async with gateway.client(buyer["key"]) as client:
         assert (await client.get("/v1/accounts/me/earnings")).status_code == 403
+
+
+async def test_the_settlement_loops_aggregated_events_show_as_its_charges_one_by_one(
+    gateway: Any, sign_up: Any
+) -> None:
+    buyer, seller = await sign_up(["buyer"]), await sign_up(["seller"])
+    b, s = buyer["id"], seller["id"]
+    one = _opened(b, s, started_at=datetime.now(UTC) - timedelta(hours=1))
+    other = one.model_copy(update={"lease_id": new_id()})
+    charges = [_charged(one, 1, "0.5", "0.05"), _charged(one, 2, "1.0", "0.1")]
+    theirs = [
+        c.model_copy(update={"lease_id": other.lease_id, "transfer_id": new_id()}) for c in charges
+    ]
+
+    def posted(charged: LeaseCharged) -> LedgerPosted:
+        lines = [(b, EUR, "held", f"-{charged.paid}"), (s, USD, "seller_payable", "0.9")]
+        made = _posted("charge", charged.period_end, lines)
+        return made.model_copy(update={"transfer_id": charged.transfer_id})
+
+    await _publish(
+        gateway,
+        *(_envelope(p) for p in (one, other, *charges, *(posted(c) for c in charges))),
+        _envelope(leases_settled(lease_charges(*theirs))),
+        _envelope(LedgerBatchPosted(transfers=[posted(c) for c in theirs])),
+    )
+    async with gateway.client(buyer["key"]) as client:
+        aggregated, per_lease = [
+            await get_until(
+                client, f"/v1/leases/{lease_id}", lambda v: v.get("total_charged") == "1.00"
+            )
+            for lease_id in (other.lease_id, one.lease_id)
+        ]
+        lines = await get_until(client, "/v1/ledger", lambda body: len(body["items"]) == 4)
+    for view in (aggregated, per_lease):
+        del view["cost_so_far"]  # up to the instant of each GET
+    assert aggregated == per_lease | {"lease_id": other.lease_id}
+    by_transfer = {line["transfer_id"]: line for line in lines["items"]}
+    for charged, theirs_charged in zip(charges, theirs, strict=True):
+        expected = by_transfer[charged.transfer_id] | {"transfer_id": theirs_charged.transfer_id}
+        assert by_transfer[theirs_charged.transfer_id] == expected
+    async with gateway.client(seller["key"]) as client:
+        earned = await get_until(client, "/v1/accounts/me/earnings", lambda body: body["items"])
+    assert [(i["gross"], i["net"], i["leases"]) for i in earned["items"]] == [("2.00", "1.80", 2)]
