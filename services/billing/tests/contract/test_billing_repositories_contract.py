@@ -209,19 +209,26 @@ def ask(gpu: str, tier: str, prices: dict[Currency, str] | None, at: datetime) -
     return BestAskChanged(gpu=gpu, tier=tier, region="*", best=best, depth=[], as_of=at)
 
 
+async def best(
+    repos: Repositories, gpu: str, tier: OrderTier, region: str | None, currency: Currency
+) -> Decimal | None:
+    ask = (gpu, tier, region, currency)
+    return (await repos.best_asks.best_many([ask]))[ask]
+
+
 async def test_the_best_ask_an_order_could_take(repos: Repositories) -> None:
     gpu = repos.id("gpu")
     await repos.best_asks.record(ask(gpu, "on_demand", {USD: "2.00", EUR: "1.84"}, NOW))
     await repos.best_asks.record(ask(gpu, "interruptible", {USD: "1.20"}, NOW))
     await repos.best_asks.record(ask(gpu, "on_demand", {USD: "0.10"}, NOW - timedelta(1)))
-    assert await repos.best_asks.best(gpu, OrderTier.ANY, None, USD) == Decimal("1.20")
-    assert await repos.best_asks.best(gpu, OrderTier.ON_DEMAND, None, USD) == Decimal("2.00")
-    assert await repos.best_asks.best(gpu, OrderTier.ANY, None, EUR) == Decimal("1.84")
-    assert await repos.best_asks.best(gpu, OrderTier.ANY, None, GBP) is None
-    assert await repos.best_asks.best(gpu, OrderTier.ANY, "eu-west", USD) is None
+    assert await best(repos, gpu, OrderTier.ANY, None, USD) == Decimal("1.20")
+    assert await best(repos, gpu, OrderTier.ON_DEMAND, None, USD) == Decimal("2.00")
+    assert await best(repos, gpu, OrderTier.ANY, None, EUR) == Decimal("1.84")
+    assert await best(repos, gpu, OrderTier.ANY, None, GBP) is None
+    assert await best(repos, gpu, OrderTier.ANY, "eu-west", USD) is None
     await repos.best_asks.record(ask(gpu, "interruptible", None, NOW))  # the book emptied
-    assert await repos.best_asks.best(gpu, OrderTier.INTERRUPTIBLE, None, USD) is None
-    assert await repos.best_asks.best(gpu, OrderTier.ANY, None, USD) == Decimal("2.00")
+    assert await best(repos, gpu, OrderTier.INTERRUPTIBLE, None, USD) is None
+    assert await best(repos, gpu, OrderTier.ANY, None, USD) == Decimal("2.00")
 
 
 async def test_the_best_asks_of_a_batch_are_read_at_once(repos: Repositories) -> None:

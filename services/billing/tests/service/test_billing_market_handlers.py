@@ -34,13 +34,18 @@ def rate(desk: Desk, base: Currency, value: str, age_s: int = 0) -> RatePublishe
     )
 
 
+async def best(desk: Desk, tier: OrderTier, currency: Currency) -> Decimal | None:
+    ask = (GPU, tier, None, currency)
+    return (await desk.uow.best_asks.best_many([ask]))[ask]
+
+
 async def test_the_newest_best_ask_is_kept_and_an_empty_book_has_none(desk: Desk) -> None:
     await desk.run(PRICING_BEST_ASKS, quote(desk, "2.00"), quote(desk, "1.00", age_s=5))
-    best = await desk.uow.best_asks.best(GPU, OrderTier.ON_DEMAND, None, Currency.USD)
-    assert best == Decimal("2.00")  # the older quote came late and changed nothing
-    assert await desk.uow.best_asks.best(GPU, OrderTier.ON_DEMAND, None, Currency.EUR) is None
+    found = await best(desk, OrderTier.ON_DEMAND, Currency.USD)
+    assert found == Decimal("2.00")  # the older quote came late and changed nothing
+    assert await best(desk, OrderTier.ON_DEMAND, Currency.EUR) is None
     await desk.run(PRICING_BEST_ASKS, quote(desk, None))
-    assert await desk.uow.best_asks.best(GPU, OrderTier.ANY, None, Currency.USD) is None
+    assert await best(desk, OrderTier.ANY, Currency.USD) is None
 
 
 async def test_the_newest_rate_into_the_reference_currency_is_kept(desk: Desk) -> None:

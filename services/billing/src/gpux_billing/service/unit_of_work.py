@@ -32,7 +32,6 @@ from gpux_billing.domain.statements import Balance, StatementPage
 from gpux_billing.domain.topups import Topup
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
-from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import BestAskChanged
 from gpux_platform.unit_of_work import UnitOfWork
 
@@ -197,14 +196,9 @@ class BestAsks(Protocol):
         """Keep a book's best ask unless a newer one is held."""
         ...
 
-    async def best(
-        self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
-    ) -> Decimal | None:
-        """The cheapest best ask an order could take, per GPU-hour in ``currency``."""
-        ...
-
     async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
-        """``best`` of each (gpu, tier, region, currency), in one read."""
+        """The cheapest best ask each order could take, per GPU-hour in its currency (None:
+        nothing offered), by (gpu, tier, region, currency); one read for all."""
         ...
 
 

@@ -8,7 +8,6 @@ from decimal import Decimal
 
 from gpux_billing.domain.holds import Ask, Book, cheapest
 from gpux_contracts.money import Currency
-from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import BestAskChanged
 
 Quote = tuple[dict[Currency, Decimal] | None, datetime]
@@ -29,14 +28,8 @@ class MemoryBestAsks:
             prices = None if change.best is None else dict(change.best.prices)
             self._books[book] = (prices, change.as_of)
 
-    async def best(
-        self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
-    ) -> Decimal | None:
-        """The cheapest best ask an order could take, per GPU-hour in ``currency``."""
-        ask = (gpu, tier, region, currency)
-        return (await self.best_many([ask]))[ask]
-
     async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
-        """``best`` of each (gpu, tier, region, currency)."""
+        """The cheapest best ask each (gpu, tier, region, currency) could take, per GPU-hour in
+        its currency (None: none)."""
         books = {book: prices for book, (prices, _) in self._books.items() if prices is not None}
         return {ask: cheapest(ask, books) for ask in set(asks)}

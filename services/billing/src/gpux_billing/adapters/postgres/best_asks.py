@@ -10,7 +10,6 @@ import asyncpg
 
 from gpux_billing.domain.holds import Ask, Book, cheapest
 from gpux_contracts.money import Currency
-from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import ALL_REGIONS, BestAskChanged
 
 
@@ -37,15 +36,9 @@ class PostgresBestAsks:
             change.as_of,
         )
 
-    async def best(
-        self, gpu: str, tier: OrderTier, region: str | None, currency: Currency
-    ) -> Decimal | None:
-        """The cheapest best ask an order could take, per GPU-hour in ``currency`` (None: none)."""
-        ask = (gpu, tier, region, currency)
-        return (await self.best_many([ask]))[ask]
-
     async def best_many(self, asks: Iterable[Ask]) -> dict[Ask, Decimal | None]:
-        """``best`` of each (gpu, tier, region, currency): one query for their books."""
+        """The cheapest best ask each (gpu, tier, region, currency) could take, per GPU-hour in
+        its currency (None: none): one query for their books."""
         wanted = set(asks)
         books = sorted({(gpu, region or ALL_REGIONS) for gpu, _, region, _ in wanted})
         rows = await self.conn.fetch(
