@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
 from gpux_platform.errors import ConfigError, redact
@@ -15,16 +15,24 @@ READ_TIMEOUT_S = 30.0
 gateway's price stream waits up to 15 s in XREAD). redis-py 8 defaults to 5 s, which ended
 every quiet price stream with a TimeoutError."""
 
+MAX_CONNECTIONS = 128
+"""Connections one process keeps at most. redis-py 8's default pool raises
+``MaxConnectionsError`` (a 500) when 100 are in use; this pool makes the next caller wait for
+one instead, up to ``connect_timeout_s``, so a burst of requests queues rather than fails."""
+
 
 async def create_redis(settings: GpuxSettings) -> Redis:
     """A connected client, or a ConfigError naming GPUX_REDIS_URL."""
     try:
-        client: Redis = Redis.from_url(
+        pool = BlockingConnectionPool.from_url(
             settings.redis_url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=settings.connect_timeout_s,
             socket_connect_timeout=settings.connect_timeout_s,
             socket_timeout=READ_TIMEOUT_S,
             decode_responses=False,
         )
+        client: Redis = Redis.from_pool(pool)
         await asyncio.wait_for(client.ping(), timeout=settings.connect_timeout_s)
     except (RedisError, OSError, TimeoutError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__
