@@ -19,12 +19,11 @@ async def test_more_concurrent_calls_than_connections_all_complete(
     prefix = f"{gpux_settings.namespace}pool-test"
     callers = 3 * MAX_CONNECTIONS
 
-    async def call(i: int) -> bytes | None:
+    async def call(i: int) -> bytes | str | None:
         # A blocking read holds its connection for a while, as the price stream's XREAD does.
         await client.blpop([f"{prefix}:empty:{i}"], timeout=0.1)
         await client.set(f"{prefix}:{i}", b"x")
-        value: bytes | None = await client.get(f"{prefix}:{i}")
-        return value
+        return await client.get(f"{prefix}:{i}")
 
     try:
         assert await asyncio.gather(*(call(i) for i in range(callers))) == [b"x"] * callers
