@@ -18,7 +18,12 @@ from gpux_contracts.money import Currency
 from gpux_contracts.topics import ACCOUNTS, CATALOG_GPUS, FX_RATES, Topic
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
-from gpux_pricing.config import DEFAULT_FX_FILE, PricingSettings
+from gpux_pricing.config import (
+    BILLING_FX_MAX_AGE_S,
+    DEFAULT_FX_FILE,
+    ECB_DAILY_URL,
+    PricingSettings,
+)
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service import HANDLERS_BY_TOPIC
 from gpux_pricing.service.fx import rate_messages, read_rates, stamped_on_read
@@ -155,3 +160,21 @@ def test_production_refuses_the_development_fx_file(tmp_path: Path) -> None:
     path = tmp_path / "rates.toml"
     path.write_text('as_of = 2026-11-01T00:00:00Z\n[rates]\nUSD = "0.9"\n')
     assert PricingSettings.model_validate(prod | {"fx_file": str(path)}).fx_file == path
+
+
+def test_production_accepts_the_ecb_source_over_https_only() -> None:
+    prod = {"env": "prod", "database_url": "postgresql://u:p@db/gpux", "fx_source": "ecb"}
+    settings = PricingSettings.model_validate(prod)
+    assert str(settings.fx_ecb_url) == ECB_DAILY_URL
+    with pytest.raises(ValueError, match="https"):
+        PricingSettings.model_validate(prod | {"fx_ecb_url": "http://www.ecb.europa.eu/x.xml"})
+
+
+def test_a_rate_is_warned_days_before_billing_refuses_it() -> None:
+    warn_after = timedelta(seconds=PricingSettings().fx_warn_after_s)
+    # Past a weekend's ECB gap (Friday 14:15 CET to Monday 16:00: about 3 days 2 hours) ...
+    assert warn_after > timedelta(days=3, hours=2)
+    # ... and two days or more before billing's limit (GPUX_FX_MAX_AGE_S, 7 days).
+    assert timedelta(seconds=BILLING_FX_MAX_AGE_S) - warn_after >= timedelta(days=2)
+    with pytest.raises(ValueError, match="less than"):
+        PricingSettings(fx_warn_after_s=BILLING_FX_MAX_AGE_S)
