@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,11 +211,13 @@ async def test_offer_listing_is_paginated_by_cursor(
 async def test_price_stream_forwards_updates_and_resumes_from_last_event_id(
     gateway: Any,
 ) -> None:
+    # A GPU of its own: other tests of the session append to the same stream.
+    gpu = f"rtx-{uuid.uuid4().hex[:8]}"
     redis = Redis.from_url(gateway.settings.redis_url, decode_responses=True)
     key = gateway.settings.redis_key("stream:prices")
     try:
-        first_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 1})}))
-        second_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": "rtx-4090", "n": 2})}))
+        first_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": gpu, "n": 1})}))
+        second_id = str(await redis.xadd(key, {"data": json.dumps({"gpu": gpu, "n": 2})}))
     finally:
         await redis.aclose()
 
@@ -231,14 +234,14 @@ async def test_price_stream_forwards_updates_and_resumes_from_last_event_id(
             async for line in response.aiter_lines():
                 if line.startswith("id:"):
                     current_id = line[3:].strip()
-                elif line.startswith("data:"):
+                elif line.startswith("data:") and json.loads(line[5:])["gpu"] == gpu:
                     events.append((current_id, line[5:].strip()))
                     if len(events) == count:
                         break
         return events
 
     resumed = await asyncio.wait_for(read_events(first_id, 1), timeout=20)
-    assert resumed == [(second_id, json.dumps({"gpu": "rtx-4090", "n": 2}))]
+    assert resumed == [(second_id, json.dumps({"gpu": gpu, "n": 2}))]
     replayed = await asyncio.wait_for(read_events("0-0", 2), timeout=20)
     assert [event_id for event_id, _ in replayed] == [first_id, second_id]
     await redis.aclose()

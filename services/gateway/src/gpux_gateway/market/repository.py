@@ -23,6 +23,11 @@ class MarketDataRepository(Protocol):
         """The latest candles of one book and interval, in every currency (None: no trades)."""
         ...
 
+    async def price_entries_up_to(self, end: str, count: int) -> list[tuple[str, str]]:
+        """Up to ``count`` (entry id, JSON data) up to the entry ``end`` included (``$``: the
+        newest), newest first."""
+        ...
+
     def price_updates(self, start: str, block_ms: int) -> AsyncIterator[tuple[str, str]]:
         """(entry id, JSON data) of each best-ask update after the entry ``start``, forever."""
         ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header
+from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
 from gpux_gateway.entrypoints.dependencies import AnonymousLimit, GatewayDep
@@ -13,15 +14,24 @@ from gpux_gateway.streams import service
 router = APIRouter(prefix="/v1/stream", tags=["market data"])
 
 
+def _heartbeat() -> ServerSentEvent:
+    return ServerSentEvent(comment="ping")
+
+
 @router.get(
     "/prices",
     summary="Best-ask updates as server-sent events (`event: best_ask`)",
     dependencies=[AnonymousLimit],
     response_class=EventSourceResponse,
+    description=service.DESCRIPTION,
 )
 async def prices(
     gw: GatewayDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=45)] = None,
 ) -> EventSourceResponse:
     start = service.start_after(last_event_id)
-    return EventSourceResponse(service.best_ask_events(gw.market_data, start), ping=15)
+    return EventSourceResponse(
+        service.best_ask_events(gw.market_data, start),
+        ping=service.HEARTBEAT_S,
+        ping_message_factory=_heartbeat,
+    )

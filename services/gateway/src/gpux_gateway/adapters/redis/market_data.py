@@ -34,6 +34,15 @@ class MarketData:
         body = await self._redis.get(self._settings.redis_key(CANDLES, gpu, tier, interval))
         return None if body is None else dict(json.loads(body))
 
+    async def price_entries_up_to(self, end: str, count: int) -> list[tuple[str, str]]:
+        """Up to ``count`` stream entries up to ``end`` included (``$``: the newest), newest
+        first: (entry id, JSON data)."""
+        redis: Any = self._redis  # redis-py's stream replies are loosely typed
+        entries = await redis.xrevrange(
+            self._settings.redis_key(PRICES_STREAM), max="+" if end == "$" else end, count=count
+        )
+        return [(entry_id.decode(), _data(fields)) for entry_id, fields in entries]
+
     async def price_updates(self, start: str, block_ms: int) -> AsyncIterator[tuple[str, str]]:
         """Best-ask updates after the stream entry ``start`` (``$``: from now), forever.
 
@@ -51,4 +60,8 @@ class MarketData:
             for _, entries in batches:
                 for entry_id, fields in entries:
                     cursor = entry_id.decode()
-                    yield cursor, fields.get(b"data", b"{}").decode()
+                    yield cursor, _data(fields)
+
+
+def _data(fields: dict[bytes, bytes]) -> str:
+    return fields.get(b"data", b"{}").decode()
