@@ -34,10 +34,12 @@ class KafkaPaths:
     """Where the broker's jars, data, config, log and pid file are."""
 
     home: Path
+    jars: Path | None = None
+    """The jars' directory when it is not ``home/libs`` (a private broker uses the shared ones)."""
 
     @property
     def libs(self) -> Path:
-        return self.home / "libs"
+        return self.home / "libs" if self.jars is None else self.jars
 
     @property
     def data(self) -> Path:
@@ -56,11 +58,37 @@ class KafkaPaths:
         return self.home / "kafka.pid"
 
 
-def paths() -> KafkaPaths:
-    """The broker's paths under the state directory."""
-    home = state_dir() / "kafka"
-    home.mkdir(parents=True, exist_ok=True)
-    return KafkaPaths(home)
+@dataclass(frozen=True)
+class Broker:
+    """One broker of ours: its client and controller ports and the directory it lives in.
+
+    The default is the shared development broker (``gpux infra``); tests that restart a store
+    run a private one on other ports and another directory (``gpux_devinfra.testing.stores``).
+    """
+
+    port: int = PORT
+    controller_port: int = CONTROLLER_PORT
+    directory: Path | None = None
+    """Where data, config, log and pid file live (None: ``<state dir>/kafka``)."""
+
+    @property
+    def bootstrap(self) -> str:
+        """The address clients connect to."""
+        return f"127.0.0.1:{self.port}"
+
+
+SHARED = Broker()
+"""The development broker on ``PORT`` under the state directory."""
+
+
+def paths(broker: Broker = SHARED) -> KafkaPaths:
+    """The broker's paths (under the state directory unless it has a directory of its own)."""
+    shared = state_dir() / "kafka"
+    shared.mkdir(parents=True, exist_ok=True)
+    if broker.directory is None:
+        return KafkaPaths(shared)
+    broker.directory.mkdir(parents=True, exist_ok=True)
+    return KafkaPaths(broker.directory, jars=shared / "libs")
 
 
 def _pom() -> Path:
@@ -102,12 +130,12 @@ def ensure_jars(p: KafkaPaths) -> None:
     console.print(f"[green]fetched[/] Kafka jars into {p.libs}")
 
 
-def _write_config(p: KafkaPaths) -> None:
+def _write_config(p: KafkaPaths, broker: Broker) -> None:
     template = (repo_root() / "deploy" / "local" / "kafka" / "server.properties").read_text()
     text = (
         template.replace("@DATA@", str(p.data))
-        .replace("@CONTROLLER_PORT@", str(CONTROLLER_PORT))
-        .replace("@PORT@", str(PORT))
+        .replace("@CONTROLLER_PORT@", str(broker.controller_port))
+        .replace("@PORT@", str(broker.port))
     )
     p.config.write_text(text)
 
@@ -164,23 +192,23 @@ def answers(bootstrap: str = f"127.0.0.1:{PORT}") -> bool:
     return asyncio.run(probe())
 
 
-def status() -> tuple[int | None, bool]:
-    """Our broker's pid (if it runs) and whether port 29092 answers metadata."""
-    return read_pid(paths().pid), port_open(PORT) and answers()
+def status(broker: Broker = SHARED) -> tuple[int | None, bool]:
+    """Our broker's pid (if it runs) and whether its port answers metadata."""
+    return read_pid(paths(broker).pid), port_open(broker.port) and answers(broker.bootstrap)
 
 
-def up() -> str:
+def up(broker: Broker = SHARED) -> str:
     """Start the broker unless ours already runs; returns the bootstrap address."""
-    p = paths()
-    bootstrap = f"127.0.0.1:{PORT}"
+    p = paths(broker)
+    bootstrap = broker.bootstrap
     if read_pid(p.pid) is not None:
         wait_until(lambda: answers(bootstrap), 60, "Kafka")
         return bootstrap
-    if port_open(PORT):
-        raise InfraError(f"port {PORT} is taken by a process that is not our Kafka")
+    if port_open(broker.port):
+        raise InfraError(f"port {broker.port} is taken by a process that is not our Kafka")
     java = ensure_java()
-    ensure_jars(p)
-    _write_config(p)
+    ensure_jars(paths())
+    _write_config(p, broker)
     _format_storage(java, p)
     with console.status("starting Kafka (KRaft, single node)"):
         with p.log.with_suffix(".out").open("ab") as out:
@@ -196,15 +224,15 @@ def up() -> str:
         def ready() -> bool:
             if proc.poll() is not None:
                 raise InfraError(f"Kafka exited ({proc.returncode}); see {p.log}")
-            return port_open(PORT) and answers(bootstrap)
+            return port_open(broker.port) and answers(bootstrap)
 
         wait_until(ready, 90, "Kafka")
     return bootstrap
 
 
-def down() -> bool:
+def down(broker: Broker = SHARED) -> bool:
     """Stop our broker if it runs; returns whether something was stopped."""
-    p = paths()
+    p = paths(broker)
     pid = read_pid(p.pid)
     if pid is None:
         return False

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpux_devinfra.system import (
@@ -26,6 +27,33 @@ PORT = 25432
 USER = "gpux"
 PASSWORD = "gpux"  # noqa: S105 - a development cluster on loopback only
 DATABASE = "gpux"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One PostgreSQL cluster of ours: the port it answers on and the directory it lives in.
+
+    The default is the shared development cluster (``gpux infra``); tests that restart a
+    store run a private one on another port and directory (``gpux_devinfra.testing.stores``).
+    """
+
+    port: int = PORT
+    directory: Path | None = None
+    """Where the cluster's data, socket and log live (None: ``home()``)."""
+
+    @property
+    def home(self) -> Path:
+        """The cluster's directory."""
+        return home() if self.directory is None else self.directory
+
+    @property
+    def data(self) -> Path:
+        """The data directory (``initdb``'s)."""
+        return self.home / "data"
+
+
+SHARED = Cluster()
+"""The development cluster on ``PORT`` under the state directory."""
 
 
 def _bin_dir() -> Path:
@@ -64,22 +92,18 @@ def home() -> Path:
     return home
 
 
-def _data() -> Path:
-    return home() / "data"
-
-
-def answers() -> bool:
+def answers(cluster: Cluster = SHARED) -> bool:
     """Whether our cluster accepts connections."""
     ready = _bin_dir() / "pg_isready"
     proc = subprocess.run(  # noqa: S603
-        [str(ready), "-h", "127.0.0.1", "-p", str(PORT), "-q"], check=False
+        [str(ready), "-h", "127.0.0.1", "-p", str(cluster.port), "-q"], check=False
     )
     return proc.returncode == 0
 
 
-def pid() -> int | None:
+def pid(cluster: Cluster = SHARED) -> int | None:
     """The postmaster's pid when our cluster runs."""
-    pidfile = _data() / "postmaster.pid"
+    pidfile = cluster.data / "postmaster.pid"
     try:
         value = int(pidfile.read_text().splitlines()[0])
     except (FileNotFoundError, ValueError, IndexError):
@@ -87,13 +111,13 @@ def pid() -> int | None:
     return value if pid_alive(value) else None
 
 
-def url(database: str = DATABASE) -> str:
+def url(database: str = DATABASE, cluster: Cluster = SHARED) -> str:
     """A connection URL for one database of our cluster."""
-    return f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{PORT}/{database}"
+    return f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{cluster.port}/{database}"
 
 
-def _initdb(bins: Path, data: Path) -> None:
-    pwfile = home() / "pwfile"
+def _initdb(bins: Path, cluster: Cluster) -> None:
+    pwfile = cluster.home / "pwfile"
     pwfile.write_text(PASSWORD + "\n")
     if is_root():
         shutil.chown(pwfile, "postgres", "postgres")
@@ -102,7 +126,7 @@ def _initdb(bins: Path, data: Path) -> None:
             *_runas(),
             str(bins / "initdb"),
             "-D",
-            str(data),
+            str(cluster.data),
             "-U",
             USER,
             "--pwfile",
@@ -117,42 +141,45 @@ def _initdb(bins: Path, data: Path) -> None:
     pwfile.unlink()
 
 
-def up() -> str:
+def up(cluster: Cluster = SHARED) -> str:
     """Start our cluster unless it runs; create the dev database; returns its URL."""
-    bins = _bin_dir()
-    data = _data()
-    if pid() is None:
-        if answers():
-            raise InfraError(f"port {PORT} is taken by a PostgreSQL that is not ours")
+    if pid(cluster) is None:
+        if answers(cluster):
+            raise InfraError(f"port {cluster.port} is taken by a PostgreSQL that is not ours")
         with console.status("starting PostgreSQL"):
-            if not (data / "PG_VERSION").exists():
-                _initdb(bins, data)
-            options = (
-                f"-p {PORT} -c listen_addresses=127.0.0.1 -k {home()} -c max_connections=300"
-                " -c shared_buffers=128MB -c fsync=off -c full_page_writes=off"
-            )
-            run(
-                [
-                    *_runas(),
-                    str(bins / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(home() / "postgres.log"),
-                    "-o",
-                    options,
-                    "-w",
-                    "-t",
-                    "60",
-                    "start",
-                ]
-            )
-    wait_until(answers, 60, "PostgreSQL")
-    create_database(DATABASE)
-    return url()
+            if not (cluster.data / "PG_VERSION").exists():
+                _initdb(_bin_dir(), cluster)
+            start(cluster)
+    wait_until(lambda: answers(cluster), 60, "PostgreSQL")
+    create_database(DATABASE, cluster)
+    return url(cluster=cluster)
 
 
-def create_database(name: str) -> None:
+def start(cluster: Cluster = SHARED) -> None:
+    """Start an initialised cluster and wait until it answers (``pg_ctl start -w``)."""
+    options = (
+        f"-p {cluster.port} -c listen_addresses=127.0.0.1 -k {cluster.home}"
+        " -c max_connections=300 -c shared_buffers=128MB -c fsync=off -c full_page_writes=off"
+    )
+    run(
+        [
+            *_runas(),
+            str(_bin_dir() / "pg_ctl"),
+            "-D",
+            str(cluster.data),
+            "-l",
+            str(cluster.home / "postgres.log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ]
+    )
+
+
+def create_database(name: str, cluster: Cluster = SHARED) -> None:
     """Create a database in our cluster unless it exists."""
     env = {**os.environ, "PGPASSWORD": PASSWORD}
     psql = [
@@ -160,7 +187,7 @@ def create_database(name: str) -> None:
         "-h",
         "127.0.0.1",
         "-p",
-        str(PORT),
+        str(cluster.port),
         "-U",
         USER,
         "-d",
@@ -173,9 +200,10 @@ def create_database(name: str) -> None:
         run([*psql, "-c", f'CREATE DATABASE "{name}"'], env=env)
 
 
-def down() -> bool:
-    """Stop our cluster if it runs; returns whether something was stopped."""
-    if pid() is None:
+def down(cluster: Cluster = SHARED, mode: str = "fast") -> bool:
+    """Stop our cluster if it runs (``pg_ctl stop -m mode``: ``fast`` ends every session,
+    ``immediate`` is a crash); returns whether something was stopped."""
+    if pid(cluster) is None:
         return False
-    run([*_runas(), str(_bin_dir() / "pg_ctl"), "-D", str(_data()), "-m", "fast", "-w", "stop"])
+    run([*_runas(), str(_bin_dir() / "pg_ctl"), "-D", str(cluster.data), "-m", mode, "-w", "stop"])
     return True

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 from gpux_devinfra.system import (
     InfraError,
@@ -19,6 +21,28 @@ from gpux_devinfra.system import (
 PORT = 26379
 
 
+@dataclass(frozen=True)
+class Server:
+    """One Redis of ours: the port it answers on and the directory of its pid file and log.
+
+    The default is the shared development Redis (``gpux infra``); tests that restart a store
+    run a private one on another port and directory (``gpux_devinfra.testing.stores``).
+    """
+
+    port: int = PORT
+    directory: Path | None = None
+    """Where the pid file and the log live (None: ``<state dir>/redis``)."""
+
+    @property
+    def home(self) -> Path:
+        """The server's directory."""
+        return state_dir() / "redis" if self.directory is None else self.directory
+
+
+SHARED = Server()
+"""The development Redis on ``PORT`` under the state directory."""
+
+
 def _server() -> str:
     found = shutil.which("redis-server")
     if found is None:
@@ -29,40 +53,44 @@ def _server() -> str:
     return found
 
 
-def answers() -> bool:
+def answers(server: Server = SHARED) -> bool:
     """Whether our Redis answers PING."""
     # Imported here: only `gpux infra` pings Redis, and every other command starts faster.
     import redis  # noqa: PLC0415
 
     try:
-        return bool(redis.Redis(host="127.0.0.1", port=PORT, socket_timeout=1).ping())
+        client = redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=1)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
     except redis.RedisError:
         return False
 
 
-def pid() -> int | None:
+def pid(server: Server = SHARED) -> int | None:
     """Our Redis's pid when it runs."""
-    return read_pid(state_dir() / "redis" / "redis.pid")
+    return read_pid(server.home / "redis.pid")
 
 
-def url() -> str:
+def url(server: Server = SHARED) -> str:
     """The Redis URL."""
-    return f"redis://127.0.0.1:{PORT}/0"
+    return f"redis://127.0.0.1:{server.port}/0"
 
 
-def up() -> str:
+def up(server: Server = SHARED) -> str:
     """Start our Redis unless it runs; returns its URL."""
-    if pid() is None:
-        if port_open(PORT):
-            raise InfraError(f"port {PORT} is taken by a process that is not our Redis")
-        home = state_dir() / "redis"
+    if pid(server) is None:
+        if port_open(server.port):
+            raise InfraError(f"port {server.port} is taken by a process that is not our Redis")
+        home = server.home
         home.mkdir(parents=True, exist_ok=True)
         with console.status("starting Redis"):
             run(
                 [
                     _server(),
                     "--port",
-                    str(PORT),
+                    str(server.port),
                     "--bind",
                     "127.0.0.1",
                     "--daemonize",
@@ -79,13 +107,13 @@ def up() -> str:
                     "no",
                 ]
             )
-    wait_until(answers, 30, "Redis")
-    return url()
+    wait_until(lambda: answers(server), 30, "Redis")
+    return url(server)
 
 
-def down() -> bool:
+def down(server: Server = SHARED) -> bool:
     """Stop our Redis if it runs; returns whether something was stopped."""
-    value = pid()
+    value = pid(server)
     if value is None:
         return False
     stop_pid(value)

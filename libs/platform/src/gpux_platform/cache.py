@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
 from gpux_platform.errors import ConfigError, redact
@@ -21,6 +23,19 @@ MAX_CONNECTIONS = 128
 one instead, up to ``connect_timeout_s``, so a burst of requests queues rather than fails."""
 
 
+RETRIES = 10
+"""Attempts after a command's connection failed (the server closed it, or refused a new one),
+with a pause from 10 ms doubling up to 1 s between them: ~5 s, which a Redis restart fits
+in. A blocked read (XREAD) is sent again on the new connection. redis-py's client has this by
+default, but a pool built apart, as here, gives its connections no retry at all, so a
+restart ended every open stream and failed the next command of every pooled connection."""
+
+
+def retry_policy() -> Retry:
+    """The retry of every connection of ``create_redis``'s pool."""
+    return Retry(ExponentialWithJitterBackoff(base=0.01, cap=1.0), RETRIES)
+
+
 async def create_redis(settings: GpuxSettings) -> Redis:
     """A connected client, or a ConfigError naming GPUX_REDIS_URL."""
     try:
@@ -30,6 +45,7 @@ async def create_redis(settings: GpuxSettings) -> Redis:
             timeout=settings.connect_timeout_s,
             socket_connect_timeout=settings.connect_timeout_s,
             socket_timeout=READ_TIMEOUT_S,
+            retry=retry_policy(),
             decode_responses=False,
         )
         client: Redis = Redis.from_pool(pool)

@@ -47,3 +47,16 @@ EVENTS_PUBLISHED = Counter(
     " batch publishes it again, so this counts at least once.",
     ("topic", "event_type"),
 )
+OUTBOX_WAKEUPS = Counter(
+    "gpux_outbox_wakeups_total",
+    "What woke an outbox relay, by schema (notify: a commit's NOTIFY; poll: the fallback"
+    " poll; lost: its LISTEN connection ended and it listens again). Polls that outnumber"
+    " notifies under load mean the relay is not listening.",
+    ("schema", "cause"),
+)
+DEGRADED = Counter(
+    "gpux_degraded_total",
+    "Operations done in a degraded way because a store did not answer, by what"
+    " (rate_limit: a request counted against its limit in this process, Redis being down).",
+    ("what",),
+)

@@ -14,7 +14,8 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -24,7 +25,7 @@ from opentelemetry.trace import SpanKind
 
 from gpux_contracts.events import TYPE_HEADER
 from gpux_platform.broker import Outgoing, encode, kafka_producer
-from gpux_platform.metrics import EVENTS_PUBLISHED
+from gpux_platform.metrics import EVENTS_PUBLISHED, OUTBOX_WAKEUPS
 from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.outbox")
@@ -68,6 +69,26 @@ async def add(conn: asyncpg.Connection, schema: str, messages: Sequence[Outgoing
     )
 
 
+LISTEN_RETRY_MIN_S = 0.1
+"""The first pause before listening again once the LISTEN connection was lost."""
+LISTEN_RETRY_MAX_S = 2.0
+"""The longest pause between attempts to listen again (PostgreSQL still down)."""
+
+
+@dataclass
+class RelayStats:
+    """What woke one relay, counted since it started (``gpux_outbox_wakeups_total`` too)."""
+
+    listens: int = 0
+    """Times it started to LISTEN (1 + the times it listened again after losing it)."""
+    notified: int = 0
+    """Wake-ups by NOTIFY (a commit)."""
+    polls: int = 0
+    """Wake-ups by the fallback poll (nothing notified within ``idle_wait_s``)."""
+    lost: int = 0
+    """Times the LISTEN connection was lost or could not be opened."""
+
+
 class OutboxRelay:
     """Publishes a schema's committed outbox rows to Kafka, in order, in batches."""
 
@@ -88,6 +109,7 @@ class OutboxRelay:
         self._batch_size = batch_size
         self._idle_wait_s = idle_wait_s
         self._wake = asyncio.Event()
+        self.stats = RelayStats()
 
     async def publish_pending(self) -> int:
         """Publish one batch of unpublished rows; returns how many were published."""
@@ -135,25 +157,71 @@ class OutboxRelay:
         return len(rows)
 
     async def run(self) -> None:
-        """Relay until cancelled: woken by NOTIFY, and polling as a fallback."""
-        listener = await self._pool.acquire()
+        """Relay until cancelled: woken by NOTIFY, and polling as a fallback.
+
+        The LISTEN connection is watched: when PostgreSQL ends it (a restart, a failover), the
+        relay listens again on a new connection as soon as the server takes one, retrying
+        with a growing pause, and publishes what was committed meanwhile. Without that it
+        would fall back to polling for good (every ``idle_wait_s``, ~1 s an event).
+        """
+        pause_s = LISTEN_RETRY_MIN_S
+        while True:
+            try:
+                async with self._listening() as lost:
+                    pause_s = LISTEN_RETRY_MIN_S
+                    await self._relay(lost)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+                log.warning(
+                    "outbox relay cannot listen; retrying",
+                    extra={"schema": self._schema, "error": repr(exc), "pause_s": pause_s},
+                )
+            OUTBOX_WAKEUPS.labels(self._schema, "lost").inc()
+            self.stats.lost += 1
+            await asyncio.sleep(pause_s)
+            pause_s = min(pause_s * 2, LISTEN_RETRY_MAX_S)
+
+    @contextlib.asynccontextmanager
+    async def _listening(self) -> AsyncIterator[asyncio.Event]:
+        """A connection LISTENing on the schema's channel; yields an event set when the
+        connection is lost (PostgreSQL ended it), and gives the connection back on leaving."""
         channel = f"{self._schema}_outbox"
+        lost = asyncio.Event()
 
         def wake(*_: object) -> None:
             self._wake.set()
 
-        await listener.add_listener(channel, wake)
+        def terminated(*_: object) -> None:
+            lost.set()
+            self._wake.set()
+
+        listener = await self._pool.acquire()
         try:
-            while True:
-                self._wake.clear()  # before publishing, so a NOTIFY during it is not lost
-                try:
-                    while await self.publish_pending() == self._batch_size:
-                        pass
-                except Exception as exc:  # a broker or database error must not end the relay
-                    log.warning("outbox relay failed; retrying", extra={"error": repr(exc)})
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._idle_wait_s)
+            listener.add_termination_listener(terminated)
+            await listener.add_listener(channel, wake)
+            self.stats.listens += 1
+            yield lost
         finally:
             with contextlib.suppress(Exception):
                 await listener.remove_listener(channel, wake)
+            listener.remove_termination_listener(terminated)
             await self._pool.release(listener)
+
+    async def _relay(self, lost: asyncio.Event) -> None:
+        """Publish, then wait for a NOTIFY or the poll, until the LISTEN connection is lost."""
+        while not lost.is_set():
+            self._wake.clear()  # before publishing, so a NOTIFY during it is not lost
+            try:
+                while await self.publish_pending() == self._batch_size:
+                    pass
+            except Exception as exc:  # a broker or database error must not end the relay
+                log.warning("outbox relay failed; retrying", extra={"error": repr(exc)})
+            try:
+                await asyncio.wait_for(self._wake.wait(), self._idle_wait_s)
+            except TimeoutError:
+                cause = "poll"
+                self.stats.polls += 1
+            else:
+                cause = "lost" if lost.is_set() else "notify"
+                self.stats.notified += cause == "notify"
+            if cause != "lost":
+                OUTBOX_WAKEUPS.labels(self._schema, cause).inc()

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,23 @@ class Wiring:
     configure_app: Callable[[FastAPI], None] | None = None
 
 
+class Store(StrEnum):
+    """A store a service process connects to; readiness checks each."""
+
+    KAFKA = "kafka"
+    """The broker: consumers, the outbox relay's sends."""
+    POSTGRES = "postgres"
+    """The service's own state, its inbox and its outbox."""
+    REDIS = "redis"
+    """Read models and rate limits: shared, rebuilt or degraded without it."""
+
+
+NEEDS: frozenset[Store] = frozenset({Store.KAFKA, Store.POSTGRES})
+"""What a service needs to be ready, unless its spec says otherwise: Redis only degrades
+(rate limits fall back per process, a read model is repaired by the next change), and a
+Redis blip must not take every pod out of its Service at once."""
+
+
 @dataclass(frozen=True)
 class ServiceSpec:
     """How to run one service."""
@@ -93,6 +111,8 @@ class ServiceSpec:
     wire: Callable[[Runtime], Awaitable[Wiring]]
     migrations: Path | None = None
     title: str | None = None
+    needs: frozenset[Store] = field(default_factory=lambda: NEEDS)
+    """The stores without which the process cannot do its work: /readyz fails without one."""
 
 
 def schema_of(name: str) -> str:
@@ -129,31 +149,46 @@ async def open_runtime(
     return Runtime(spec.name, settings, pool, redis, broker, provider, settings.clock())
 
 
-async def readiness(runtime: Runtime) -> dict[str, str]:
-    """Check Kafka, PostgreSQL and Redis; each is 'ok' or the reason it is not."""
-    checks: dict[str, str] = {}
-    timeout = runtime.settings.connect_timeout_s
+async def check_within(probe: Callable[[], Awaitable[object]], timeout_s: float) -> str:
+    """'ok', or why not: the exception's name, or 'no answer' when ``probe`` returned falsy."""
     try:
-        checks["kafka"] = "ok" if await runtime.broker.ping(timeout) else "no answer"
+        async with asyncio.timeout(timeout_s):
+            answered = await probe()
     except Exception as exc:  # any failure means not ready; the reason is reported
-        checks["kafka"] = type(exc).__name__
-    try:
-        async with asyncio.timeout(timeout):
-            await runtime.pool.fetchval("SELECT 1")
-        checks["postgres"] = "ok"
-    except Exception as exc:
-        checks["postgres"] = type(exc).__name__
-    try:
-        async with asyncio.timeout(timeout):
-            await runtime.redis.ping()
-        checks["redis"] = "ok"
-    except Exception as exc:
-        checks["redis"] = type(exc).__name__
-    return checks
+        return type(exc).__name__
+    return "ok" if answered else "no answer"
 
 
-def health_router(runtime: Runtime) -> APIRouter:
-    """``/healthz`` (the process is up), ``/readyz`` (its dependencies answer), ``/metrics``."""
+async def readiness(runtime: Runtime) -> dict[str, str]:
+    """Check Kafka, PostgreSQL and Redis at once; each is 'ok' or the reason it is not.
+
+    The checks run concurrently, each within ``readiness_timeout_s``, so /readyz answers
+    within that (the probes give it 5 s); one store that hangs does not delay the others.
+    """
+    timeout_s = runtime.settings.readiness_timeout_s
+
+    async def postgres() -> bool:
+        return bool(await runtime.pool.fetchval("SELECT 1"))
+
+    probes: dict[str, Callable[[], Awaitable[object]]] = {
+        Store.KAFKA: lambda: runtime.broker.ping(timeout_s),
+        Store.POSTGRES: postgres,
+        Store.REDIS: runtime.redis.ping,
+    }
+    results = await asyncio.gather(*(check_within(probe, timeout_s) for probe in probes.values()))
+    return dict(zip(probes, results, strict=True))
+
+
+def ready_status(checks: dict[str, str], needs: frozenset[Store]) -> str | None:
+    """'ready' or 'degraded' (a store it can do without fails), or None: not ready."""
+    if any(checks.get(store, "not checked") != "ok" for store in needs):
+        return None
+    return "ready" if all(v == "ok" for v in checks.values()) else "degraded"
+
+
+def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRouter:
+    """``/healthz`` (the process is up), ``/readyz`` (the stores it ``needs`` answer; the
+    others are reported, and their failure makes it 'degraded', not unready), ``/metrics``."""
     router = APIRouter(tags=["health"])
 
     @router.get("/healthz", summary="Liveness: the process answers")
@@ -175,9 +210,10 @@ def health_router(runtime: Runtime) -> APIRouter:
     )
     async def readyz(request: Request) -> dict[str, Any] | Response:
         checks = await readiness(runtime)
-        if all(v == "ok" for v in checks.values()):
-            return {"status": "ready", "checks": checks}
-        failing = ", ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok")
+        status = ready_status(checks, needs)
+        if status is not None:
+            return {"status": status, "checks": checks}
+        failing = ", ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok" and k in needs)
         return problem_response(request, 503, "not-ready", "Not ready", failing)
 
     @router.get("/metrics", include_in_schema=False)
@@ -265,7 +301,7 @@ def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
     trace_requests(app, runtime.tracer_provider)
     install_problem_handlers(app)
     install_problem_openapi(app)
-    app.include_router(health_router(runtime))
+    app.include_router(health_router(runtime, spec.needs))
     for router in wiring.http:
         app.include_router(router)
     if wiring.configure_app is not None:

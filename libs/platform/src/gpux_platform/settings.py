@@ -48,6 +48,13 @@ class GpuxSettings(BaseSettings):
     otel_exporter: Literal["none", "console", "otlp"] = "none"
     otel_endpoint: str | None = None
     connect_timeout_s: float = Field(default=5.0, gt=0, le=120)
+    readiness_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=30,
+        description="How long each /readyz check may take; they run at once, so /readyz"
+        " answers within it (keep it under the readiness probe's timeoutSeconds, 5 s).",
+    )
     clock_speed: int = Field(
         default=1,
         ge=1,

@@ -1,5 +1,6 @@
-"""pytest plugin (entry point ``gpux``): tier markers by folder, per-session infrastructure, and
-``offset_commits`` (the offset commits of a test's consumers).
+"""pytest plugin (entry point ``gpux``): tier markers by folder, per-session infrastructure,
+``offset_commits`` (the offset commits of a test's consumers), and private stores to restart
+(``private_postgres``, ``private_redis``, ``private_kafka``).
 
 Each test session gets a fresh PostgreSQL database and a unique namespace that
 prefixes its topics, consumer groups and Redis keys, so runs never see each
@@ -20,6 +21,7 @@ from pydantic import SecretStr
 
 from gpux_contracts.ids import new_id
 from gpux_devinfra.infra import Endpoints
+from gpux_devinfra.testing import stores
 from gpux_devinfra.testing.endpoints import session_endpoints
 from gpux_devinfra.testing.scratch import drop_namespace, scratch_database
 from gpux_platform.settings import Environment, GpuxSettings
@@ -88,6 +90,27 @@ def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(AIOKafkaConsumer, "commit", counted)
     return groups
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[stores.PrivateStore]:
+    """A PostgreSQL of this test's own, to stop and restart (``stores.private_postgres``)."""
+    with stores.private_postgres() as store:
+        yield store
+
+
+@pytest.fixture
+def private_redis() -> Iterator[stores.PrivateStore]:
+    """A Redis of this test's own, to stop and restart (``stores.private_redis``)."""
+    with stores.private_redis() as store:
+        yield store
+
+
+@pytest.fixture
+def private_kafka() -> Iterator[stores.PrivateStore]:
+    """A Kafka broker of this test's own, to stop and restart (``stores.private_kafka``)."""
+    with stores.private_kafka() as store:
+        yield store
 
 
 def _module_tag() -> str:
