@@ -1,4 +1,5 @@
-"""Routes under /v1/admin/accounts: suspend, reactivate and credit accounts (admin only)."""
+"""Routes under /v1/admin (admin only): suspend, reactivate and credit accounts; publish an FX
+rate."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from gpux_contracts.accounts import AccountStatus
 from gpux_gateway.accounts import service as accounts
 from gpux_gateway.accounts.schemas import AccountOut
 from gpux_gateway.admin import service
-from gpux_gateway.admin.schemas import CreditAccepted, CreditIn
+from gpux_gateway.admin.schemas import CreditAccepted, CreditIn, FxRateAccepted, FxRateIn
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
 from gpux_gateway.entrypoints.schemas import ResourceId
@@ -47,3 +48,17 @@ async def credit(
     admin_only(who)
     once = idem.once(body, scope="admin")
     return answer(await service.credit(uow, account_id=account_id, body=body, once=once))
+
+
+@router.post(
+    "/fx-rates",
+    status_code=202,
+    response_model=FxRateAccepted,
+    summary="Publish an FX rate into EUR, as of now (audited; stands until a newer one)",
+)
+async def publish_rate(
+    body: FxRateIn, who: PrincipalDep, uow: UnitOfWorkDep, idem: IdempotencyDep
+) -> JSONResponse:
+    admin_only(who)
+    once = idem.once(body, scope="admin")
+    return answer(await service.publish_rate(uow, body=body, once=once))
