@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from http import HTTPStatus
+from typing import ClassVar
 
 import httpx
 
@@ -42,25 +44,17 @@ def _retryable(exc: httpx.HTTPError) -> bool:
     return isinstance(exc, httpx.TransportError)
 
 
+@dataclass(frozen=True, slots=True)
 class EcbRates:
-    """The ECB's daily reference rates, read with ``http`` from ``url``."""
+    """The ECB's daily reference rates, read with ``http`` from ``url``: ``attempts`` tries,
+    pausing ``backoff_s``, then twice that, ... between them."""
 
-    name = "ecb"
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        url: str,
-        *,
-        attempts: int = 3,
-        backoff_s: float = 1.0,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self._http = http
-        self._url = url
-        self._attempts = attempts
-        self._backoff_s = backoff_s
-        self._sleep = sleep
+    http: httpx.AsyncClient
+    url: str
+    attempts: int = 3
+    backoff_s: float = 1.0
+    sleep: Sleep = asyncio.sleep
+    name: ClassVar[str] = "ecb"
 
     async def fetch(self, now: datetime) -> list[RatePublished]:
         """The newest day's rates the ECB publishes (``now`` is unused: the ECB dates them)."""
@@ -68,24 +62,24 @@ class EcbRates:
         try:
             return ecb.rates_of(ecb.parse(document))
         except ecb.EcbError as exc:
-            raise RateSourceError(f"{self._url}: {exc}") from exc
+            raise RateSourceError(f"{self.url}: {exc}") from exc
 
     async def _download(self) -> bytes:
         attempt = 1
         while True:
             try:
-                response = await self._http.get(self._url)
+                response = await self.http.get(self.url)
                 return response.raise_for_status().content
             except httpx.HTTPError as exc:
-                if attempt >= self._attempts or not _retryable(exc):
-                    raise RateSourceError(f"{self._url}: {type(exc).__name__}: {exc}") from exc
-                pause_s = self._backoff_s * 2 ** (attempt - 1)
+                if attempt >= self.attempts or not _retryable(exc):
+                    raise RateSourceError(f"{self.url}: {type(exc).__name__}: {exc}") from exc
+                pause_s = self.backoff_s * 2 ** (attempt - 1)
                 log.warning(
                     "ECB rates: attempt %d of %d failed (%s); again in %.1f s",
                     attempt,
-                    self._attempts,
+                    self.attempts,
                     type(exc).__name__,
                     pause_s,
                 )
-            await self._sleep(pause_s)
+            await self.sleep(pause_s)
             attempt += 1
