@@ -63,7 +63,8 @@ async def test_orders_are_taken_within_a_per_process_limit_while_redis_is_down(
 
         def counted_in_redis(response: httpx.Response) -> bool:
             # Redis came back empty: its window holds this one request (the local one is full).
-            return response.headers.get("RateLimit-Remaining") == str(LIMIT - 1)
+            remaining: str | None = response.headers.get("RateLimit-Remaining")
+            return remaining == str(LIMIT - 1)
 
         await eventually(
             lambda: client.get("/v1/accounts/me"), counted_in_redis, what="Redis counting again"
