@@ -80,23 +80,22 @@ async def test_responses_are_kept_for_their_retention(units: Units, clock: Manua
     scope, key = new_id(), "k1"
     first = StoredResponse("print-1", 201, {"id": "x", "n": [1, 2]})
     async with units() as uow:
-        await uow.idempotency.lock(scope, key)
-        assert await uow.idempotency.find(scope, key, EPOCH) is None
+        assert await uow.idempotency.claim(scope, key, EPOCH) is None
         await uow.idempotency.store(scope, key, first, uow.now)
         await uow.commit()
     clock.advance(timedelta(hours=2))
     async with units() as uow:
-        assert await uow.idempotency.find(scope, key, EPOCH) == first
-        assert await uow.idempotency.find(scope, key, EPOCH + timedelta(hours=1)) is None
+        assert await uow.idempotency.claim(scope, key, EPOCH) == first
+        assert await uow.idempotency.claim(scope, key, EPOCH + timedelta(hours=1)) is None
         second = StoredResponse("print-2", 202, {})
         await uow.idempotency.store(scope, key, second, uow.now)  # the expired one is replaced
         await uow.commit()
     async with units() as uow:
-        assert await uow.idempotency.find(scope, key, EPOCH + timedelta(hours=1)) == second
+        assert await uow.idempotency.claim(scope, key, EPOCH + timedelta(hours=1)) == second
         assert await uow.idempotency.purge(EPOCH + timedelta(hours=3)) >= 1
         await uow.commit()
     async with units() as uow:
-        assert await uow.idempotency.find(scope, key, EPOCH) is None
+        assert await uow.idempotency.claim(scope, key, EPOCH) is None
 
 
 def submitted(seller_id: str, offer_id: str) -> OfferSubmitted:

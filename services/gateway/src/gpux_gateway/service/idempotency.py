@@ -17,12 +17,9 @@ from gpux_platform.problems import ProblemError
 class IdempotencyRepository(Protocol):
     """The idempotency table: responses of creating requests, per (scope, key)."""
 
-    async def lock(self, scope: str, key: str) -> None:
-        """Hold (scope, key) until the unit of work ends, so one request at a time uses it."""
-        ...
-
-    async def find(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
-        """The stored response under the key, if it was stored at ``not_before`` or later."""
+    async def claim(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
+        """Hold (scope, key) until the unit of work ends, so one request at a time uses it,
+        and return the response stored under it at ``not_before`` or later (one round trip)."""
         ...
 
     async def store(self, scope: str, key: str, response: StoredResponse, now: datetime) -> None:
@@ -54,8 +51,7 @@ async def run_once(uow: UnitWithResponses, once: Once, create: Create) -> Outcom
     if once.key is None:
         status, body = await create()
         return Outcome(status, body, replayed=False)
-    await uow.idempotency.lock(once.scope, once.key)
-    stored = await uow.idempotency.find(once.scope, once.key, uow.now - once.ttl)
+    stored = await uow.idempotency.claim(once.scope, once.key, uow.now - once.ttl)
     match replay(stored, once):
         case Replay.CONFLICT:
             raise ProblemError(

@@ -81,11 +81,9 @@ class MemoryIdempotency:
     def __init__(self, state: GatewayState) -> None:
         self._state = state
 
-    async def lock(self, scope: str, key: str) -> None:
-        """Nothing to hold: memory units do not run concurrently."""
-
-    async def find(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
-        """The stored response under the key, if it is still kept."""
+    async def claim(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
+        """The stored response under the key, if it is still kept (nothing to hold: memory
+        units do not run concurrently)."""
         found = self._state.responses.get((scope, key))
         if found is None or found[1] < not_before:
             return None

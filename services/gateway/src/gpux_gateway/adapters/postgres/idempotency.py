@@ -11,22 +11,16 @@ from gpux_gateway.domain.idempotency import StoredResponse
 
 
 class PostgresIdempotency:
-    """Responses in ``gateway.idempotency``, locked per key with a transaction advisory lock."""
+    """Responses in ``gateway.idempotency``, claimed per key under a transaction advisory lock."""
 
     def __init__(self, conn: asyncpg.Connection | asyncpg.Pool) -> None:
         self._conn = conn
 
-    async def lock(self, scope: str, key: str) -> None:
-        """Hold (scope, key) until the transaction ends."""
-        await self._conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{scope}\x1f{key}"
-        )
-
-    async def find(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
-        """The stored response of an idempotent request, if it is still kept."""
+    async def claim(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
+        """Hold (scope, key) until the transaction ends and read what is kept under it: one
+        round trip (``gateway.idempotency_claim``: the advisory lock, then the row)."""
         row = await self._conn.fetchrow(
-            "SELECT fingerprint, status_code, body FROM gateway.idempotency"
-            " WHERE scope = $1 AND key = $2 AND created_at >= $3",
+            "SELECT fingerprint, status_code, body FROM gateway.idempotency_claim($1, $2, $3)",
             scope,
             key,
             not_before,
