@@ -84,6 +84,14 @@ def consumed(spans: Sequence[ReadableSpan], who: str, topic: Topic) -> list[Read
     ]
 
 
+def unit_sql(spans: Sequence[ReadableSpan], who: str, topic: Topic) -> list[str]:
+    """The SQL a service ran for a topic's records in this trace: under each record's consumer
+    span (its handler) and under the span of the unit of work that applied the batch (its
+    claim, the batch's set-based reads and the commit's writes)."""
+    units = [s for s in spans if service(s) == f"gpux-{who}" and s.name == f"{topic.name} batch"]
+    return [q for span in [*consumed(spans, who, topic), *units] for q in db_calls(spans, span)]
+
+
 def under(spans: Sequence[ReadableSpan], root: ReadableSpan) -> list[ReadableSpan]:
     """The spans whose parent chain reaches ``root`` (root included)."""
     by_id = {s.context.span_id: s for s in spans}
@@ -136,12 +144,12 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     ]:
         assert found, (name, summary)
 
-    # Handlers run their SQL in the trace, as children of the consumer spans.
+    # Handlers and their units of work run their SQL in the trace.
     assert db_calls(spans, request), "the gateway's INSERT of the order"
-    assert any("holds" in q for q in db_calls(spans, hold[0])), db_calls(spans, hold[0])
-    assert any("leases" in q for q in db_calls(spans, lease_opening[0])), db_calls(
-        spans, lease_opening[0]
-    )
+    holding = unit_sql(spans, "billing", ORDERS_COMMANDS)
+    assert any("holds" in q for q in holding), holding
+    opening = unit_sql(spans, "billing", MARKET_TRADES)
+    assert any("leases" in q for q in opening), opening
     assert any("trades" in q for q in db_calls(spans, trade_in_pricing[0]))
     assert any("commands" in q for q in db_calls(spans, match[0]))
     assert all(s.resource == hold[0].resource for s in under(spans, hold[0]) if is_sql(s))

@@ -33,7 +33,8 @@ import asyncpg
 from faststream import StreamMessage
 from faststream.kafka import KafkaRouter
 from opentelemetry import propagate, trace
-from opentelemetry.trace import SpanKind, Tracer, TracerProvider
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, NonRecordingSpan, SpanKind, Tracer, TracerProvider
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.topics import Topic
@@ -154,17 +155,43 @@ class BatchHandler(Generic[U]):
         await self._apply(events[half:], outcome)
 
     async def _unit(self, events: Sequence[Envelope[Any]], outcome: Outcome) -> None:
-        async with self.unit_of_work() as uow:
-            new = await uow.claim(self.topic.name, events)
-            if self.prepare is not None:
-                await self.prepare(uow, new)
-            for event in new:
-                with self._span(event):
-                    await self.handlers[type(event.payload)](uow, event)
-            await uow.commit()
+        with self._batch_span(events):
+            async with self.unit_of_work() as uow:
+                new = await uow.claim(self.topic.name, events)
+                if self.prepare is not None:
+                    await self.prepare(uow, new)
+                for event in new:
+                    with self._span(event):
+                        await self.handlers[type(event.payload)](uow, event)
+                await uow.commit()
         outcome.units += 1
         outcome.applied += len(new)
         outcome.duplicate += len(events) - len(new)
+
+    def _batch_span(self, events: Sequence[Envelope[Any]]) -> AbstractContextManager[Any]:
+        """A span of the unit's own work (the inbox claim, ``prepare``, the commit with what
+        it flushes), linked to each event's trace; when every event comes from one trace, it
+        is in that trace too (a lone order's hold shows in the order's trace)."""
+        origins = [
+            trace.get_current_span(propagate.extract(e.trace.carrier())).get_span_context()
+            for e in events
+            if e.trace is not None
+        ]
+        valid = [o for o in origins if o.is_valid]
+        one_trace = len({o.trace_id for o in valid}) == 1 and len(valid) == len(events)
+        parent = trace.set_span_in_context(NonRecordingSpan(valid[0])) if one_trace else Context()
+        return self.tracer.start_as_current_span(
+            f"{self.topic.name} batch",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            links=[Link(o) for o in valid],
+            attributes={
+                "messaging.system": "kafka",
+                "messaging.destination.name": self.topic.name,
+                "messaging.batch.message_count": len(events),
+                "messaging.operation.type": "process",
+            },
+        )
 
     def _span(self, event: Envelope[Any]) -> AbstractContextManager[Any]:
         """A consumer span in the event's own trace (the one it was created in)."""

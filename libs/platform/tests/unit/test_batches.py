@@ -123,8 +123,36 @@ async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
     await replace(batch, tracer=provider.get_tracer("t")).apply(events)
     assert seen == [1, 2]
     spans = exporter.get_finished_spans()
-    assert [s.name for s in spans] == ["smoke.pings process"] * 2
+    assert [s.name for s in spans] == ["smoke.pings process"] * 2 + ["smoke.pings batch"]
     assert all(s.kind is SpanKind.CONSUMER for s in spans)
+    # The unit's own work: in no event's trace when they are many, linked to each.
+    unit_span = spans[-1]
+    assert unit_span.parent is None
+    assert [link.context.trace_id for link in unit_span.links] == [1, 2]
+
+
+async def test_the_unit_of_a_batch_from_one_trace_is_in_that_trace() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    parent = f"00-{7:032x}-{7:016x}-01"
+    events = [
+        wrap(
+            PingSent(ping_id=f"p{n}"),
+            producer="t",
+            occurred_at=NOW,
+            trace=TraceContext(traceparent=parent),
+        )
+        for n in range(3)
+    ]
+    unit = Unit()
+    batch = BatchHandler(SMOKE_PINGS, {PingSent: on_ping}, lambda: unit)
+    await replace(batch, tracer=provider.get_tracer("t")).apply(events)
+    (unit_span,) = [s for s in exporter.get_finished_spans() if s.name == "smoke.pings batch"]
+    assert unit_span.context.trace_id == 7
+    assert unit_span.parent is not None and unit_span.parent.span_id == 7
+    assert unit_span.attributes is not None
+    assert unit_span.attributes["messaging.batch.message_count"] == 3
 
 
 async def test_a_defect_of_the_code_sets_nothing_aside_and_gives_the_batch_back() -> None:
