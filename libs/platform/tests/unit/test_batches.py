@@ -150,7 +150,8 @@ async def test_the_unit_of_a_batch_from_one_trace_is_in_that_trace() -> None:
     await replace(batch, tracer=provider.get_tracer("t")).apply(events)
     (unit_span,) = [s for s in exporter.get_finished_spans() if s.name == "smoke.pings batch"]
     assert unit_span.context.trace_id == 7
-    assert unit_span.parent is not None and unit_span.parent.span_id == 7
+    assert unit_span.parent is not None
+    assert unit_span.parent.span_id == 7
     assert unit_span.attributes is not None
     assert unit_span.attributes["messaging.batch.message_count"] == 3
 
