@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpux_platform.broker import Outgoing, publish_many
 from gpux_platform.outbox import OutboxRelay
-from gpux_platform.service import Runtime, ServiceSpec, Wiring
+from gpux_platform.service import Runtime, ServiceSpec, Store, Wiring
 from gpux_pricing.adapters import ecb
 from gpux_pricing.adapters.postgres.unit_of_work import SCHEMA, PostgresPricingUnitOfWork
 from gpux_pricing.adapters.redis.read_models import RedisReadModels
@@ -96,4 +96,12 @@ def fx_wiring(
     return Wiring(tasks=[refresh_file, watch_ages], on_started=[load_file])
 
 
-SPEC = ServiceSpec(name="pricing", settings_type=PricingSettings, wire=wire, migrations=MIGRATIONS)
+# Pricing's work is Redis's read models (quotes, depth, the price stream): it needs Redis to be
+# ready, where the other services only degrade without it.
+SPEC = ServiceSpec(
+    name="pricing",
+    settings_type=PricingSettings,
+    wire=wire,
+    migrations=MIGRATIONS,
+    needs=frozenset(Store),
+)
