@@ -214,3 +214,20 @@ async def test_fills_are_kept_once_in_the_order_they_were_read(units: Units) -> 
         (trades[0].trade_id, 2, 400_000, 2),
         (trades[1].trade_id, 1, 400_000, 2),
     ]
+
+
+async def test_a_market_order_takes_its_held_cap_and_a_priced_order_keeps_its_own(
+    units: Units,
+) -> None:
+    buyer = await account(units)
+    market = order_placed(order_id=new_id(), buyer_id=buyer.id, gpus=2, currency=Currency.EUR)
+    limit = placed(buyer.id, new_id())
+    async with units() as uow:
+        for order in (market, limit):
+            await uow.orders.add(order, uow.now)
+            await uow.orders.apply_cap(buyer.id, order.order_id, 610_000)
+        await uow.orders.apply_cap("someone-else", market.order_id, 1)
+        await uow.commit()
+    async with units() as uow:
+        shown = [await uow.orders.get(buyer.id, o.order_id) for o in (market, limit)]
+    assert [row.max_price_micros for row in shown if row is not None] == [610_000, 500_000]

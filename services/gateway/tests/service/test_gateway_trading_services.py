@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from fastapi.exceptions import RequestValidationError
 
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.market import MarketState
@@ -79,20 +80,27 @@ async def test_an_offer_is_stored_pending_and_sent_once_per_key(
     assert uow.published[0].envelope.payload.offer_id == outcome.body["id"]
 
 
+def located(error: RequestValidationError) -> list[tuple[tuple[Any, ...], str]]:
+    """Where each of a 422's errors[] is, and what it says."""
+    return [(tuple(e["loc"]), e["msg"]) for e in error.errors()]
+
+
 async def test_offers_with_bad_windows_are_refused_and_a_bulk_is_all_or_none(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
     past = EPOCH - timedelta(seconds=1)
     async with uow:
-        with pytest.raises(ProblemError) as refused:
+        with pytest.raises(RequestValidationError) as refused:
             await offers.submit(
                 uow, seller_id=SELLER, offer=offer(available_until=past), once=once(SELLER)
             )
-        assert refused.value.detail == "available_until: must be in the future"
+        assert located(refused.value) == [(("body", "available_until"), "must be in the future")]
         batch = OfferBatchIn(offers=[offer(), offer(available_until=EPOCH + timedelta(days=400))])
-        with pytest.raises(ProblemError) as bulk:
+        with pytest.raises(RequestValidationError) as bulk:
             await offers.submit_many(uow, seller_id=SELLER, batch=batch, once=once(SELLER))
-        assert bulk.value.detail == "offers.1.available_until: at most 366 days ahead"
+        assert located(bulk.value) == [
+            (("body", "offers", 1, "available_until"), "at most 366 days ahead")
+        ]
     assert uow.state.offers == {}
     assert uow.published == []
 
@@ -103,9 +111,9 @@ async def test_only_an_open_offer_of_the_seller_changes_and_a_change_must_change
     async with uow:
         made = await offers.submit(uow, seller_id=SELLER, offer=offer(), once=once(SELLER))
         offer_id = made.body["id"]
-        with pytest.raises(ProblemError) as empty:
+        with pytest.raises(RequestValidationError) as empty:  # a 422 with errors[]
             await offers.change(uow, seller_id=SELLER, offer_id=offer_id, body=OfferChange())
-        assert empty.value.status == 422
+        assert located(empty.value) == [(("body",), "change price or gpus")]
         with pytest.raises(ProblemError) as foreign:
             await offers.withdraw(uow, seller_id="another-seller", offer_id=offer_id)
         assert foreign.value.status == 404
@@ -147,6 +155,48 @@ async def test_an_order_is_placed_once_and_a_final_one_cannot_be_cancelled(
         with pytest.raises(ProblemError) as foreign:
             await orders.get(uow, SELLER, order_id)
     assert (closed.value.status, detail.fills, foreign.value.status) == (409, [], 404)
+
+
+async def test_an_order_for_a_gpu_the_catalog_lacks_is_rejected_at_once_and_never_sent(
+    uow: MemoryGatewayUnitOfWork,
+) -> None:
+    body = OrderIn.model_validate(
+        {"gpu": "no-such-gpu", "gpus": 2, "type": "market", "currency": "EUR"}
+    )
+    async with uow:
+        placed = await orders.place(
+            uow, buyer_id=BUYER, order=body, once=once(BUYER, "u"), unknown_gpu=True
+        )
+        await uow.commit()
+    assert placed.status_code == 202
+    assert (placed.body["status"], placed.body["reason"], placed.body["remaining_gpus"]) == (
+        "rejected",
+        "unknown_gpu",
+        0,
+    )
+    stored = uow.state.orders[placed.body["id"]]
+    assert (stored.status, stored.reason) == ("rejected", "unknown_gpu")
+    assert commands(uow) == []  # billing never holds funds for it
+
+
+async def test_an_order_with_a_past_expiry_is_a_422_naming_the_field(
+    uow: MemoryGatewayUnitOfWork,
+) -> None:
+    body = OrderIn.model_validate(
+        {
+            "gpu": "rtx-4090",
+            "gpus": 2,
+            "type": "limit",
+            "max_price_per_gpu_hour": "0.50",
+            "currency": "EUR",
+            "time_in_force": "gtd",
+            "expires_at": (EPOCH - timedelta(seconds=1)).isoformat(),
+        }
+    )
+    async with uow:
+        with pytest.raises(RequestValidationError) as refused:
+            await orders.place(uow, buyer_id=BUYER, order=body, once=once(BUYER, "x"))
+    assert located(refused.value) == [(("body", "expires_at"), "must be in the future")]
 
 
 async def test_top_ups_credits_and_confirmations_are_commands_for_billing(

@@ -20,8 +20,20 @@ from gpux_contracts.offers import (
     OfferSubmitted,
     OfferWithdrawn,
 )
-from gpux_contracts.orders import OrderPlaced, OrderStatus, OrderStatusChanged, TradeExecuted
-from gpux_contracts.topics import BILLING_LEASES, ORDERS_STATUS, PRICING_OFFERS, Topic
+from gpux_contracts.orders import (
+    OrderFunded,
+    OrderPlaced,
+    OrderStatus,
+    OrderStatusChanged,
+    TradeExecuted,
+)
+from gpux_contracts.topics import (
+    BILLING_LEASES,
+    ORDERS_BOOK,
+    ORDERS_STATUS,
+    PRICING_OFFERS,
+    Topic,
+)
 from gpux_devinfra.testing.payloads import (
     GPU,
     offer_status,
@@ -33,6 +45,7 @@ from gpux_devinfra.testing.payloads import (
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.service import HANDLERS_BY_TOPIC
+from gpux_gateway.service import orders as gateway_orders
 from gpux_platform.batches import BatchHandler, Outcome
 
 from ..lease_events import (
@@ -136,6 +149,30 @@ async def test_trades_become_fills_of_the_order_once() -> None:
         (trades[0].trade_id, 1),
         (trades[1].trade_id, 2),
     ]
+
+
+async def test_a_market_order_without_a_cap_shows_the_cap_it_was_funded_at() -> None:
+    uow = MemoryGatewayUnitOfWork()
+    uncapped = order_placed(order_id="m1", gpus=2, price=None, currency=Currency.EUR)
+    capped = order_placed(order_id="m2", gpus=2, price="0.70", currency=Currency.EUR)
+    await stored(uow, uncapped)
+    async with uow:
+        await uow.orders.add(capped, uow.now)
+        await uow.commit()
+    held = [
+        OrderFunded(
+            order=o.model_copy(update={"max_price_per_gpu_hour": Decimal("0.55")}),
+            hold_id=f"h-{o.order_id}",
+            held=Decimal("1.10"),
+            held_currency=Currency.EUR,
+        )
+        for o in (uncapped, capped)
+    ]
+    # Until ``HANDLERS_BY_TOPIC`` registers it on ``orders.book``, the handler is given here.
+    funded = BatchHandler(ORDERS_BOOK, {OrderFunded: gateway_orders.on_funded}, lambda: uow)
+    await funded.apply([event(h) for h in held])
+    shown = {i: uow.state.orders[i].max_price_micros for i in ("m1", "m2")}
+    assert shown == {"m1": 550_000, "m2": 700_000}  # the buyer's own cap is never replaced
 
 
 async def test_offer_reports_show_the_last_status_of_the_sellers_own_offer() -> None:

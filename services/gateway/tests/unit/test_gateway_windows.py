@@ -1,14 +1,13 @@
 from datetime import UTC, datetime, timedelta
 
-from gpux_gateway.domain.windows import check_window
+from gpux_gateway.domain.windows import window_problem
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 
 def test_a_deadline_must_be_in_the_future_and_within_a_year_and_a_day() -> None:
-    assert check_window(None, NOW) is None
-    assert check_window(NOW + timedelta(hours=1), NOW) is None
-    assert check_window(NOW, NOW) == "available_until: must be in the future"
-    assert check_window(NOW + timedelta(days=367), NOW, field="expires_at") == (
-        "expires_at: at most 366 days ahead"
-    )
+    # The field it is about is named by the 422's errors[] (``loc``), not by the reason.
+    assert window_problem(None, NOW) is None
+    assert window_problem(NOW + timedelta(hours=1), NOW) is None
+    assert window_problem(NOW, NOW) == "must be in the future"
+    assert window_problem(NOW + timedelta(days=367), NOW) == "at most 366 days ahead"

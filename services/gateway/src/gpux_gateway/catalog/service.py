@@ -46,6 +46,7 @@ from gpux_gateway.catalog.schemas import (
     RecommendationQuery,
     TierAsk,
 )
+from gpux_gateway.entrypoints.schemas import field_error
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_platform.problems import ProblemError
 
@@ -53,12 +54,13 @@ RETRY_AFTER_S = 5
 
 
 @contextlib.contextmanager
-def domain_errors_as_422() -> Iterator[None]:
-    """The estimator's own input checks answer 422 like the request's."""
+def domain_errors_as_422(*loc: str) -> Iterator[None]:
+    """The estimator's own input checks answer 422 like the request's, with ``errors[]``
+    (at ``loc``: ``body`` or ``query``, and the field when it is known)."""
     try:
         yield
     except CatalogError as exc:
-        raise ProblemError(422, "validation-error", "Request validation failed", str(exc)) from exc
+        raise field_error(loc, str(exc)) from exc
 
 
 def require_loaded(view: CatalogView) -> None:
@@ -73,18 +75,19 @@ def require_loaded(view: CatalogView) -> None:
         )
 
 
-def find_model(view: CatalogView, model_id: str) -> ModelArch:
-    """A catalog model by id; 422 for an unknown id (it is the request that is wrong)."""
-    with domain_errors_as_422():
+def find_model(view: CatalogView, model_id: str, where: str) -> ModelArch:
+    """A catalog model by id; 422 for an unknown id (it is the request that is wrong), at
+    ``where.model``."""
+    with domain_errors_as_422(where, "model"):
         return view.model_catalog.get(model_id)
 
 
 def model_of(view: CatalogView, body: EstimateIn) -> ModelArch:
     """The model an estimate request names, or the one derived from its size."""
     if isinstance(body, EstimateForSize):
-        with domain_errors_as_422():
+        with domain_errors_as_422("body", "params_b"):
             return custom_model(body.params_b)
-    return find_model(view, body.model)
+    return find_model(view, body.model, "body")
 
 
 def model_ref(model: ModelArch) -> ModelRef:
@@ -150,7 +153,7 @@ def gpu_check(row: GpuHeadroom, job: JobEstimate | None, price: Price | None) ->
 def estimate(view: CatalogView, body: EstimateIn, prices: Mapping[str, Price]) -> EstimateOut:
     """The detailed estimate of one request, on the GPUs the view holds."""
     model = model_of(view, body)
-    with domain_errors_as_422():
+    with domain_errors_as_422("body"):
         settings = TrainingSettings(**body.training())
         dataset = None if body.dataset is None else Dataset(**body.dataset.model_dump())
     memory = estimate_memory(model, settings)
@@ -176,8 +179,8 @@ def recommend(
     view: CatalogView, query: RecommendationQuery, prices: Mapping[str, Price], tier: str
 ) -> RecommendationList:
     """GPUs that hold the job: cheapest first where offered, then fastest first."""
-    model = find_model(view, query.model)
-    with domain_errors_as_422():
+    model = find_model(view, query.model, "query")
+    with domain_errors_as_422("query"):
         settings = TrainingSettings(
             method=query.method,
             seq_len=query.seq_len,

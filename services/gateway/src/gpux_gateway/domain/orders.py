@@ -5,6 +5,10 @@ from __future__ import annotations
 FINAL = ("filled", "cancelled", "expired", "rejected")
 """Order statuses that never change again."""
 
+UNKNOWN_GPU = "unknown_gpu"
+"""The reason an order for a GPU the catalog does not have is rejected (pricing's word for an
+offer of one)."""
+
 
 def is_final(status: str) -> bool:
     """Whether an order in this status is over for good (it cannot be cancelled)."""

@@ -4,18 +4,22 @@ rows as responses."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Path, Query
+from fastapi.exceptions import RequestValidationError
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     WithJsonSchema,
 )
+from pydantic_core import PydanticCustomError
 
 from gpux_contracts.money import DecimalAmount, canonical, from_micros
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE
@@ -23,36 +27,57 @@ from gpux_platform.problems import PROBLEM_MEDIA_TYPE
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+PRICE_PATTERN = (
+    r"^([1-9][0-9]{0,4}(\.[0-9]{1,4})?"
+    r"|0\.([1-9][0-9]{0,3}|0[1-9][0-9]{0,2}|00[1-9][0-9]?|000[1-9]))$"
+)
+"""A price as the OpenAPI document publishes it: plain digits, at most 4 decimals."""
+CREDIT_PATTERN = r"^([1-9][0-9]{0,5}(\.[0-9]{1,2})?|0\.([1-9][0-9]?|0[1-9]))$"
+"""A credit amount as published: plain digits, at most 2 decimals."""
+
+
+def _written_as(pattern: str) -> BeforeValidator:
+    """Refuse a decimal string the published pattern does not allow (``1e3``, `` 1``, ``+1``);
+    the contracts' DecimalAmount alone reads any form ``Decimal`` reads."""
+    compiled = re.compile(pattern)
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not compiled.match(value):
+            raise PydanticCustomError(
+                "string_pattern_mismatch",
+                "String should match pattern '{pattern}'",
+                {"pattern": pattern},
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
 # Both are the contracts' DecimalAmount (read from strings and ints, written as a plain decimal
-# string) with bounds; the pattern says the same bounds in the OpenAPI document.
+# string) with bounds; the pattern says the same bounds in the OpenAPI document, and strings
+# are checked against it.
 Price = Annotated[
     DecimalAmount,
     Field(gt=Decimal(0), lt=Decimal(100_000), decimal_places=4),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": (
-                r"^([1-9][0-9]{0,4}(\.[0-9]{1,4})?"
-                r"|0\.([1-9][0-9]{0,3}|0[1-9][0-9]{0,2}|00[1-9][0-9]?|000[1-9]))$"
-            ),
-            "examples": ["0.33", "2.8800"],
-        }
-    ),
+    _written_as(PRICE_PATTERN),
+    WithJsonSchema({"type": "string", "pattern": PRICE_PATTERN, "examples": ["0.33", "2.8800"]}),
 ]
 """A positive price per GPU-hour: a decimal string, at most 4 decimals, below 100000."""
 
 CreditAmount = Annotated[
     DecimalAmount,
     Field(gt=Decimal(0), lt=Decimal(1_000_000), decimal_places=2),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": r"^([1-9][0-9]{0,5}(\.[0-9]{1,2})?|0\.([1-9][0-9]?|0[1-9]))$",
-            "examples": ["25.00"],
-        }
-    ),
+    _written_as(CREDIT_PATTERN),
+    WithJsonSchema({"type": "string", "pattern": CREDIT_PATTERN, "examples": ["25.00"]}),
 ]
 """A positive amount with at most 2 decimals, below one million."""
+
+
+def field_error(loc: Sequence[str | int], message: str) -> RequestValidationError:
+    """A 422 for a rule no schema can state (a deadline, a catalog id), answered like the
+    schema's own: a problem with ``errors[]`` naming the field."""
+    return RequestValidationError([{"loc": tuple(loc), "msg": message, "type": "value_error"}])
+
 
 # PostgreSQL text cannot hold NUL, and control characters have no place in names.
 PRINTABLE = r"^[^\x00-\x1f\x7f]+$"

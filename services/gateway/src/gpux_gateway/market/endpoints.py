@@ -65,6 +65,7 @@ async def list_prices(
 async def gpu_prices(
     gpu: GpuId, gw: GatewayDep, currency: CurrencyQuery = Currency.USD
 ) -> PriceList:
+    service.require_known_gpu(gw.views.catalog, gpu)
     return service.price_list(await gw.market_data.gpu_quotes(gpu), currency)
 
 
@@ -80,6 +81,7 @@ async def price_history(
     tier: Annotated[Tier, Query(description="Offer tier.")] = Tier.ON_DEMAND,
     currency: CurrencyQuery = Currency.USD,
 ) -> HistoryOut:
+    service.require_known_gpu(gw.views.catalog, gpu)
     raw = await gw.market_data.candles(gpu, tier.value, interval.value)
     return service.history_out(raw, gpu, tier, interval, currency)
 

@@ -170,13 +170,18 @@ def book_out(
     )
 
 
+def require_known_gpu(catalog: CatalogView, gpu: str) -> None:
+    """404 for a GPU model the catalog does not have (an unread catalog refuses nothing)."""
+    if catalog.lacks_gpu(gpu):
+        raise not_found(f"no GPU model {gpu!r}")
+
+
 def orderbook(
     catalog: CatalogView, books: BookView, *, gpu: str, tier: Tier, currency: Currency
 ) -> OrderBookOut:
     """One known GPU model's book (404 for an unknown model, 503 until the views are read)."""
     require_loaded(catalog)
-    if catalog.gpu(gpu) is None:
-        raise not_found(f"no GPU model {gpu!r}")
+    require_known_gpu(catalog, gpu)
     if not books.ready:
         raise _unavailable("orderbook-unavailable", "the order book")
     return book_out(gpu, tier, books.book(gpu, tier), currency)

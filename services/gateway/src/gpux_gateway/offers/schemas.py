@@ -39,6 +39,15 @@ class OfferChange(Strict):
     gpus: int | None = Field(default=None, ge=1, le=4096)
 
 
+STATUS_DESCRIPTION = (
+    "Where the offer stands: `pending` (submitted, pricing has not decided), `accepted`"
+    " (pricing validated it; on its way to the book), `live` (on the book with GPUs"
+    " remaining), `rejected` (refused by pricing, `reason` says why), `withdrawn` (taken off"
+    " by its seller), `exhausted` (every GPU sold) or `expired` (`available_until` passed)."
+    " The last four are final."
+)
+
+
 class OfferOut(BaseModel):
     """An offer as its seller sees it."""
 
@@ -53,8 +62,11 @@ class OfferOut(BaseModel):
     region: str | None
     min_hours: int | None
     available_until: datetime | None
-    status: str = Field(description="pending, live, rejected, withdrawn, exhausted or expired.")
-    reason: str | None = Field(description="Why it was rejected, when it was.")
+    status: str = Field(description=STATUS_DESCRIPTION)
+    reason: str | None = Field(
+        description="Why it was rejected, or why the last change was refused (the offer then"
+        " stands as it was)."
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -11,8 +11,8 @@ from gpux_contracts.offers import OfferChangeRequested, OfferSubmitted, OfferWit
 from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.domain.offers import change_problem, is_closed
-from gpux_gateway.domain.windows import check_window
-from gpux_gateway.entrypoints.schemas import Page, id_page
+from gpux_gateway.domain.windows import window_problem
+from gpux_gateway.entrypoints.schemas import Page, field_error, id_page
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.offers.schemas import (
     OfferBatchIn,
@@ -22,7 +22,7 @@ from gpux_gateway.offers.schemas import (
     OfferOut,
     offer_out,
 )
-from gpux_gateway.service.access import not_found, validation_problem
+from gpux_gateway.service.access import not_found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -41,9 +41,9 @@ async def _submit(
 
 async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once: Once) -> Outcome:
     """Submit one offer (status pending until pricing decides), once per Idempotency-Key."""
-    problem = check_window(offer.available_until, uow.now)
+    problem = window_problem(offer.available_until, uow.now)
     if problem:
-        raise validation_problem(problem)
+        raise field_error(("body", "available_until"), problem)
 
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _submit(uow, seller_id, offer, command_id(seller_id, once.key, "offer"))
@@ -57,9 +57,9 @@ async def submit_many(
 ) -> Outcome:
     """Submit many offers together: one bad window refuses them all."""
     for position, offer in enumerate(batch.offers):
-        problem = check_window(offer.available_until, uow.now)
+        problem = window_problem(offer.available_until, uow.now)
         if problem:
-            raise validation_problem(f"offers.{position}.{problem}")
+            raise field_error(("body", "offers", position, "available_until"), problem)
 
     async def make() -> tuple[int, dict[str, Any]]:
         rows = [
@@ -96,7 +96,7 @@ async def change(
     """Ask pricing to re-price or resize an open offer; answers the offer as it stands."""
     problem = change_problem(body.price_per_gpu_hour, body.gpus)
     if problem:
-        raise validation_problem(problem)
+        raise field_error(("body",), problem)
     row = await _own_open_offer(uow, seller_id, offer_id)
     command = OfferChangeRequested(
         offer_id=offer_id,

@@ -11,6 +11,7 @@ from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import (
     WRITE_ROUTE,
+    GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
 )
@@ -35,10 +36,14 @@ async def place(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
     idem: IdempotencyDep,
+    gw: GatewayDep,
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
     once = idem.once(body, scope=buyer_id)
-    return answer(await service.place(uow, buyer_id=buyer_id, order=body, once=once))
+    unknown = gw.views.catalog.lacks_gpu(body.gpu)
+    return answer(
+        await service.place(uow, buyer_id=buyer_id, order=body, once=once, unknown_gpu=unknown)
+    )
 
 
 @router.delete(

@@ -82,3 +82,8 @@ class OrdersRepository(Protocol):
     async def add_fill(self, trade: TradeExecuted) -> None:
         """Keep one fill of a buyer's order (a redelivered trade is kept once)."""
         ...
+
+    async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
+        """Show the price a market order without one was held and limited at (a price the
+        buyer set is never replaced)."""
+        ...

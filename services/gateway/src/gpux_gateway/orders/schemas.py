@@ -61,7 +61,10 @@ class OrderOut(BaseModel):
     filled_gpus: int
     remaining_gpus: int = Field(description="Still open on the book (0 once the order ended).")
     type: OrderType
-    max_price_per_gpu_hour: DecimalAmount | None
+    max_price_per_gpu_hour: DecimalAmount | None = Field(
+        description="The limit price, or a market order's cap; a market order placed without"
+        " one shows the cap billing held it at (and the book limited it to) once it is funded."
+    )
     currency: Currency
     tier: OrderTier
     region: str | None

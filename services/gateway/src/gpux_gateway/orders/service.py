@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from gpux_contracts.ids import new_id
-from gpux_contracts.orders import OrderCancelRequested, OrderPlaced
+from gpux_contracts.orders import (
+    OrderCancelRequested,
+    OrderPlaced,
+    OrderStatus,
+    OrderStatusChanged,
+)
 from gpux_contracts.topics import ORDERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
-from gpux_gateway.domain.orders import is_final
-from gpux_gateway.domain.windows import check_window
-from gpux_gateway.entrypoints.schemas import Page, id_page
+from gpux_gateway.domain.orders import UNKNOWN_GPU, is_final
+from gpux_gateway.domain.windows import window_problem
+from gpux_gateway.entrypoints.schemas import Page, field_error, id_page
 from gpux_gateway.orders.repository import OrderRow
 from gpux_gateway.orders.schemas import (
     OrderDetailOut,
@@ -20,27 +26,58 @@ from gpux_gateway.orders.schemas import (
     fill_out,
     order_out,
 )
-from gpux_gateway.service.access import not_found, validation_problem
+from gpux_gateway.service.access import not_found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.problems import ProblemError
 
 
-async def place(uow: GatewayUnitOfWork, *, buyer_id: str, order: OrderIn, once: Once) -> Outcome:
-    """Place an order (pending_funds until billing holds its funds), once per Idempotency-Key."""
-    problem = check_window(order.expires_at, uow.now, field="expires_at")
+async def place(
+    uow: GatewayUnitOfWork,
+    *,
+    buyer_id: str,
+    order: OrderIn,
+    once: Once,
+    unknown_gpu: bool = False,
+) -> Outcome:
+    """Place an order (pending_funds until billing holds its funds), once per Idempotency-Key.
+
+    An order for a GPU the catalog does not have is refused as an offer for one is: answered
+    202, shown ``rejected`` with the reason ``unknown_gpu``, and never sent to be funded.
+    """
+    problem = window_problem(order.expires_at, uow.now)
     if problem:
-        raise validation_problem(problem)
+        raise field_error(("body", "expires_at"), problem)
     event_id = command_id(buyer_id, once.key, "order")
 
     async def make() -> tuple[int, dict[str, Any]]:
         command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **order.model_dump())
         row = await uow.orders.add(command, uow.now)
-        send(uow, ORDERS_COMMANDS, command.gpu, command, event_id)
+        if unknown_gpu:
+            row = await _refuse(uow, row, command, UNKNOWN_GPU)
+        else:
+            send(uow, ORDERS_COMMANDS, command.gpu, command, event_id)
         return 202, order_out(row).model_dump(mode="json")
 
     return await run_once(uow, once, make)
+
+
+async def _refuse(
+    uow: GatewayUnitOfWork, row: OrderRow, order: OrderPlaced, reason: str
+) -> OrderRow:
+    """Show a just-placed order rejected for ``reason`` (at the commit); the row as shown."""
+    refused = OrderStatusChanged(
+        order_id=order.order_id,
+        buyer_id=order.buyer_id,
+        gpu=order.gpu,
+        status=OrderStatus.REJECTED,
+        filled_gpus=0,
+        remaining_gpus=0,
+        reason=reason,
+    )
+    await uow.orders.apply_status(refused, uow.now)
+    return dataclasses.replace(row, status=refused.status.value, remaining_gpus=0, reason=reason)
 
 
 async def _own_order(uow: GatewayUnitOfWork, buyer_id: str, order_id: str) -> OrderRow:

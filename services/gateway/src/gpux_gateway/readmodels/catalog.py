@@ -69,6 +69,10 @@ class CatalogView(CompactedView):
         """One GPU, if published."""
         return self._gpus.get(gpu_id)
 
+    def lacks_gpu(self, gpu_id: str) -> bool:
+        """Whether the catalog is read and has no such GPU (unread, nothing is known lacking)."""
+        return self.holds_catalog and gpu_id not in self._gpus
+
     def models(self) -> list[ModelPublished]:
         """Every model, smallest first."""
         return sorted(self._models.values(), key=_model_order)

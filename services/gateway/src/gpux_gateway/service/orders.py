@@ -1,10 +1,11 @@
-"""Buyers' orders as billing and the book report them (``orders.status``), and their fills
-(``market.trades``)."""
+"""Buyers' orders as billing and the book report them (``orders.status``), their fills
+(``market.trades``) and the cap billing funded a market order at (``orders.book``)."""
 
 from __future__ import annotations
 
 from gpux_contracts.events import Envelope
-from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
+from gpux_contracts.money import to_micros
+from gpux_contracts.orders import OrderFunded, OrderStatusChanged, TradeExecuted
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
@@ -16,3 +17,12 @@ async def on_status_changed(uow: GatewayUnitOfWork, event: Envelope[OrderStatusC
 async def on_trade_executed(uow: GatewayUnitOfWork, event: Envelope[TradeExecuted]) -> None:
     """Keep the trade as a fill of the buyer's order."""
     await uow.orders.add_fill(event.payload)
+
+
+async def on_funded(uow: GatewayUnitOfWork, event: Envelope[OrderFunded]) -> None:
+    """Show the cap a market order without one was held and limited at: billing funds it at
+    the best ask plus its slippage, and the book takes nothing dearer."""
+    order = event.payload.order
+    if order.max_price_per_gpu_hour is not None:
+        cap = to_micros(order.max_price_per_gpu_hour)
+        await uow.orders.apply_cap(order.buyer_id, order.order_id, cap)

@@ -188,3 +188,9 @@ class MemoryOrders:
             hours=trade.hours,
             executed_at=trade.executed_at,
         )
+
+    async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
+        """Show a market order's held cap where it has no price of its own."""
+        row = await self.get(buyer_id, order_id)
+        if row is not None and row.max_price_micros is None:
+            self._state.orders[row.id] = dataclasses.replace(row, max_price_micros=cap_micros)

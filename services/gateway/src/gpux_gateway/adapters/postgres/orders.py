@@ -24,6 +24,12 @@ ADD_FILL = (
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trade_id) DO NOTHING"
 )
 
+# The cap billing held a market order at, shown where the buyer gave none.
+APPLY_CAP = (
+    "UPDATE gateway.orders SET max_price_micros = $3"
+    " WHERE id = $1 AND buyer_id = $2 AND max_price_micros IS NULL"
+)
+
 
 class PostgresOrders:
     """Orders in ``gateway.orders`` and their fills; reports are deferred to the commit."""
@@ -117,3 +123,7 @@ class PostgresOrders:
             trade.hours,
             trade.executed_at,
         )
+
+    async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
+        """Show a market order's held cap where it has no price of its own (at the commit)."""
+        self._deferred.add(APPLY_CAP, order_id, buyer_id, cap_micros)
