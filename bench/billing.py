@@ -182,7 +182,7 @@ async def _seed(pool: asyncpg.Pool, n: int) -> None:
         await conn.execute("VACUUM ANALYZE billing.accounts")
 
 
-class _OneConnection:
+class OneConnection:
     """A pool of the one counted connection, for the unit of work (which acquires its own)."""
 
     def __init__(self, conn: Counting) -> None:
@@ -199,7 +199,7 @@ async def _settle(pool: asyncpg.Pool, rules: Rules, batch: int, naive: bool) -> 
     """One tick: batches until a short one, each in its own unit of work (as the loop does)."""
     async with pool.acquire() as raw:
         counting = Counting(raw)
-        one = cast(asyncpg.Pool, _OneConnection(counting))
+        one = cast(asyncpg.Pool, OneConnection(counting))
         clock = ManualClock(T0)
         total, batches = 0, 0
         started = time.perf_counter()
@@ -254,7 +254,7 @@ async def _measure(
     name = f"gpux_bench_{'naive' if naive else 'batched'}_{new_id()[-8:].lower()}"
     async with (
         scratch_database(url, name) as database_url,
-        _pool(database_url) as pool,
+        billing_pool(database_url) as pool,
     ):
         seeding = time.perf_counter()
         await _seed(pool, n)
@@ -273,7 +273,7 @@ async def _measure(
 
 
 @contextlib.asynccontextmanager
-async def _pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+async def billing_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     """A small pool on the scratch database, billing's migrations applied."""
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
     assert pool is not None
@@ -295,7 +295,8 @@ def _row(label: str, n: int, r: Result, extrapolated: bool = False) -> str:
     )
 
 
-async def main() -> None:
+def _arguments() -> argparse.Namespace:
+    """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--leases", default="1000,10000,100000", help="comma-separated sizes")
     defaults = BillingSettings.model_fields
@@ -310,14 +311,46 @@ async def main() -> None:
     parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
     parser.add_argument("--profile", action="store_true", help="cProfile the batched runs")
     parser.add_argument("--show-sql", action="store_true", help="statements by SQL text")
-    args = parser.parse_args()
-    sizes = [int(s.replace("_", "")) for s in args.leases.split(",")]
+    return parser.parse_args()
+
+
+def _rules(events: str) -> Rules:
+    """The service's default settings, with the bench's settlement period and event form."""
+    defaults = BillingSettings.model_fields
     policy = Policy(
         fee_bps=defaults["fee_bps"].default,
         runway_s=defaults["runway_s"].default,
-        batched_events=args.events == "batched",
+        batched_events=events == "batched",
     )
-    rules = Rules(lease=policy, settle_every_s=PERIOD_S)
+    return Rules(lease=policy, settle_every_s=PERIOD_S)
+
+
+def _peer(naive: Result, n: int, batch: int) -> Result:
+    """The naive run scaled linearly to ``n`` leases."""
+    scale = n / naive.leases
+    return Result(
+        n,
+        naive.seconds * scale,
+        max(1, -(-n // batch)),
+        round(naive.round_trips * scale),
+        round(naive.statements * scale),
+        naive.waited_s * scale,
+        naive.by_sql,
+        naive.sql_s,
+        round(naive.events * scale),
+    )
+
+
+def _show_sql(result: Result) -> None:
+    """Statements by SQL text: how many, and the time awaiting them."""
+    for sql, count in result.by_sql.most_common():
+        print(f"    {count:>8,} {result.sql_s[sql]:>7.3f} s  {sql}", file=sys.stderr)
+
+
+async def main() -> None:
+    args = _arguments()
+    sizes = [int(s.replace("_", "")) for s in args.leases.split(",")]
+    rules = _rules(args.events)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"batch size {args.batch:,}; events {args.events}; naive peer on {args.naive:,} leases;"
@@ -339,23 +372,11 @@ async def main() -> None:
         )
         print(f"  {n:,}: {check}", file=sys.stderr)
         if args.show_sql:
-            for sql, count in result.by_sql.most_common():
-                spent = result.sql_s[sql]
-                print(f"    {count:>8,} {spent:>7.3f} s  {sql}", file=sys.stderr)
-        scale = n / naive.leases
-        peer = Result(
-            n,
-            naive.seconds * scale,
-            max(1, -(-n // args.batch)),
-            round(naive.round_trips * scale),
-            round(naive.statements * scale),
-            naive.waited_s * scale,
-            naive.by_sql,
-            naive.sql_s,
-            round(naive.events * scale),
-        )
+            _show_sql(result)
         lines.append(_row("batched", n, result))
-        lines.append(_row("naive", n, peer if n != naive.leases else naive, n != naive.leases))
+        extrapolated = n != naive.leases
+        peer = _peer(naive, n, args.batch) if extrapolated else naive
+        lines.append(_row("naive", n, peer, extrapolated))
         ratio = result.per_second / naive.per_second
         lines.append(f"| | **ratio** | | **{ratio:.1f}×** | | | | | | |")
     print("\n".join(lines))

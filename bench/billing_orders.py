@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any, cast
 
 import asyncpg
-from billing import LOCAL_DB, Counting, _OneConnection, _pool
+from billing import LOCAL_DB, Counting, OneConnection, billing_pool
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.domain.rules import Rules
@@ -124,7 +124,7 @@ async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
 async def _measure(url: str, orders: Sequence[Envelope[Any]], buyers: int, per: int) -> Run:
     """Apply ``orders`` in batches of ``per`` on a fresh database."""
     name = f"gpux_bench_orders_{new_id()[-8:].lower()}"
-    async with scratch_database(url, name) as database_url, _pool(database_url) as pool:
+    async with scratch_database(url, name) as database_url, billing_pool(database_url) as pool:
         clock = ManualClock(T0)
         rules = Rules()
 
@@ -134,7 +134,7 @@ async def _measure(url: str, orders: Sequence[Envelope[Any]], buyers: int, per: 
         await _seed(seeding, buyers)
         async with pool.acquire() as raw:
             counting = Counting(raw)
-            one = cast(asyncpg.Pool, _OneConnection(counting))
+            one = cast(asyncpg.Pool, OneConnection(counting))
 
             def counted() -> PostgresBillingUnitOfWork:
                 return PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
