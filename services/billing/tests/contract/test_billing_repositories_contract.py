@@ -125,7 +125,7 @@ async def test_a_hold_is_kept_once_and_follows_its_fills_and_release(repos: Repo
     await repos.holds.add_many([(hold, NOW)])
     await repos.holds.add_many([(replace(hold, held_micros=5), NOW)])  # once: the first stands
     assert await repos.holds.get(order) == hold
-    await repos.holds.set_leased_gpus(order, 3)
+    await repos.holds.set_leased_gpus({order: 3})
     await repos.holds.record_releases([(order, 100, NOW)])
     await repos.holds.record_releases([(order, 150, NOW)])
     assert await repos.holds.get(order) == replace(hold, leased_gpus=3, released_micros=250)
@@ -140,6 +140,10 @@ async def test_a_batch_of_holds_is_read_added_and_released_at_once(repos: Reposi
     await repos.holds.record_releases([(o1, 100, NOW), (o3, 5, NOW), (o1, 50, NOW)])
     assert await repos.holds.get_many([o1]) == {o1: replace(first, released_micros=150)}
     assert await repos.holds.get(o2) == second
+    await repos.holds.set_leased_gpus({o1: 1, o2: 1, o3: 1})
+    await repos.holds.set_leased_gpus({})
+    found = await repos.holds.get_many([o1, o2, o3])
+    assert {o: h.leased_gpus for o, h in found.items()} == {o1: 1, o2: 1}
 
 
 def lease(lease_id: str, started_at: datetime, billing: BillingGranularity) -> Lease:
@@ -151,14 +155,27 @@ async def _ours(repos: Repositories, now: datetime, limit: int = 100) -> list[st
     return [x.id for x in await repos.leases.due(now, limit) if x.id.startswith(repos.tag)]
 
 
+async def test_a_batch_of_leases_is_stored_at_once_each_once(repos: Repositories) -> None:
+    first = lease(repos.id("a"), NOW, BillingGranularity.HOUR)
+    second = lease(repos.id("b"), NOW, BillingGranularity.SECOND)
+    await repos.leases.add_many([first, second, replace(first, gpus=1)])
+    await repos.leases.add_many([replace(second, gpus=1)])  # once: the first stands
+    await repos.leases.add_many([])
+    assert await repos.leases.get(first.id) == first
+    assert await repos.leases.get(second.id) == second
+    assert not await repos.leases.add(first)
+
+
 async def test_leases_are_stored_once_and_come_due_oldest_first(repos: Repositories) -> None:
     hourly = lease(repos.id("h"), NOW, BillingGranularity.HOUR)  # due at its start
     later = lease(repos.id("s"), NOW, BillingGranularity.SECOND)  # due after 60 s
     assert await repos.leases.add(later)
     assert await repos.leases.add(hourly)
     assert not await repos.leases.add(hourly)
-    assert await repos.leases.exists(hourly.id)
-    assert not await repos.leases.exists(repos.id("none"))
+    none = repos.id("none")
+    assert await repos.leases.existing([hourly.id, none, later.id]) == {hourly.id, later.id}
+    assert await repos.leases.existing([none]) == set()
+    assert await repos.leases.existing([]) == set()
     assert await repos.leases.get(hourly.id) == hourly
     assert await repos.leases.get(repos.id("none")) is None
     assert await _ours(repos, NOW) == [hourly.id]

@@ -10,62 +10,24 @@ statement each, none per order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 import asyncpg
 import pytest
 
-from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.rules import Rules
-from gpux_billing.service import HANDLERS_BY_TOPIC, prepare
-from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.events import Envelope
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.topics import BILLING_COMMANDS, ORDERS_COMMANDS, PRICING_BEST_ASKS, Topic
+from gpux_contracts.topics import BILLING_COMMANDS, ORDERS_COMMANDS, PRICING_BEST_ASKS
 from gpux_devinfra.testing.payloads import best_ask_changed, credit_requested, order_placed
-from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import ManualClock
 
-NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
+from .billing_round_trips import NOW, apply, counting, event, units
+
 BUYERS = 20
-
-
-@dataclass
-class Counted:
-    """A connection that counts its round trips; everything else goes to the real one."""
-
-    conn: asyncpg.Connection
-    round_trips: int = 0
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.conn, name)
-        if name in ("execute", "executemany", "fetch", "fetchrow", "fetchval"):
-            self.round_trips += 1
-        elif name == "transaction":
-            self.round_trips += 2  # its begin (or savepoint) and its end
-        return found
-
-
-@dataclass
-class OneConnection:
-    """A pool of one counted connection, for the unit of work (which acquires its own)."""
-
-    conn: Counted
-
-    async def acquire(self) -> Counted:
-        return self.conn
-
-    async def release(self, conn: Counted) -> None:
-        pass
-
-
-def event(payload: Payload) -> Envelope[Any]:
-    return wrap(payload, producer="gateway", occurred_at=NOW)
 
 
 def orders(tag: str, size: int, gpu: str) -> list[Envelope[Any]]:
@@ -83,20 +45,13 @@ def orders(tag: str, size: int, gpu: str) -> list[Envelope[Any]]:
     return found
 
 
-async def apply(unit_of_work: Any, topic: Topic, events: Sequence[Envelope[Any]]) -> Outcome:
-    batch = BatchHandler(topic, HANDLERS_BY_TOPIC[topic], unit_of_work, prepare=prepare)
-    return await batch.apply(events)
-
-
 @pytest.mark.integration
 async def test_a_batch_of_orders_costs_the_same_round_trips_whatever_its_size(
     billing_pool: asyncpg.Pool,
 ) -> None:
     tag, gpu = new_id()[-8:].lower(), f"gpu-{new_id()[-8:].lower()}"
     clock, rules = ManualClock(NOW), Rules()
-
-    def real() -> PostgresBillingUnitOfWork:
-        return PostgresBillingUnitOfWork(billing_pool, rules=rules, clock=clock)
+    real = units(billing_pool, rules, clock)
 
     credits = [
         event(credit_requested(f"{tag}-b{b}", "500", currency))
@@ -110,16 +65,10 @@ async def test_a_batch_of_orders_costs_the_same_round_trips_whatever_its_size(
         await uow.rates.record(ToReference(Currency.USD, Decimal("0.92"), NOW))
         await uow.commit()
     round_trips = {}
-    async with billing_pool.acquire() as raw:
-        counted = Counted(raw)
-        pool = cast(asyncpg.Pool, OneConnection(counted))
-
-        def counting() -> PostgresBillingUnitOfWork:
-            return PostgresBillingUnitOfWork(pool, rules=rules, clock=clock)
-
+    async with counting(billing_pool, rules, clock) as (counted_units, counted):
         for size in (20, 200):
             before = counted.round_trips
-            outcome = await apply(counting, ORDERS_COMMANDS, orders(tag, size, gpu))
+            outcome = await apply(counted_units, ORDERS_COMMANDS, orders(tag, size, gpu))
             assert (outcome.applied, outcome.units) == (size, 1)
             round_trips[size] = counted.round_trips - before
     assert round_trips[20] == round_trips[200] < 20, round_trips  # none per order

@@ -8,11 +8,13 @@ entrypoint drives them.
 amount)`` books an admin credit; ``funds(owner)`` is a wallet's (available, held);
 ``published(event_type)`` the committed events' payloads of a type, as JSON; ``charged()``
 the charges announced in either form (a ``lease.charged``, or an item of a
-``leases.settled``), in order.
+``leases.settled``), in order. ``batch_and_alone`` applies events as one batch to one desk
+and one by one to another and checks both end alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,3 +81,46 @@ class Desk:
             elif m.envelope.event_type == "leases.settled":
                 found += payload["leases"]
         return found
+
+
+def answers(desk: Desk, since: int) -> dict[tuple[str, str], list[tuple[str, str, Any]]]:
+    """The events published after the first ``since``, balances left out, in order per topic
+    and key: (id, type, payload)."""
+    found: dict[tuple[str, str], list[tuple[str, str, Any]]] = {}
+    for m in desk.uow.published[since:]:
+        if m.topic.name != "billing.balances":
+            found.setdefault((m.topic.name, m.key), []).append(
+                (m.envelope.event_id, m.envelope.event_type, m.envelope.payload)
+            )
+    return found
+
+
+def last_balances(desk: Desk, since: int) -> dict[str, Any]:
+    """The last ``balance.changed`` of each wallet published after the first ``since``."""
+    found = {}
+    for m in desk.uow.published[since:]:
+        if m.topic.name == "billing.balances":
+            payload = m.envelope.payload
+            found[m.key] = (payload.available, payload.held)
+    return found
+
+
+async def batch_and_alone(
+    batch: Desk,
+    alone: Desk,
+    topic: Topic,
+    events: Sequence[Envelope[Any]],
+    state: Callable[[Desk], Awaitable[Any]],
+) -> tuple[int, int]:
+    """Apply ``events`` as one batch to ``batch`` and one by one to ``alone``; both publish
+    the same events (balances aside: the last of each wallet) and end in the same ``state``.
+    Returns where each desk's new events begin."""
+    since = (len(batch.uow.published), len(alone.uow.published))
+    outcome = await batch.run(topic, *events)
+    assert (outcome.units, outcome.set_aside) == (1, 0)
+    for event in events:
+        await alone.run(topic, event)
+    assert answers(batch, since[0]) == answers(alone, since[1])
+    assert last_balances(batch, since[0]) == last_balances(alone, since[1])
+    assert await state(batch) == await state(alone)
+    return since

@@ -19,7 +19,7 @@ from gpux_contracts.orders import OrderCancelRequested, OrderStatus, OrderType
 from gpux_contracts.topics import ORDERS_COMMANDS, ORDERS_STATUS, PRICING_BEST_ASKS, Topic
 from gpux_devinfra.testing.payloads import GPU, best_ask_changed, order_placed, order_status
 
-from .billing_desk import T0, Desk, envelope
+from .billing_desk import T0, Desk, batch_and_alone, envelope
 
 pytestmark = pytest.mark.unit
 
@@ -79,28 +79,6 @@ def commands() -> list[Envelope[Any]]:
     ]
 
 
-def answers(desk: Desk, since: int) -> dict[tuple[str, str], list[tuple[str, str, Any]]]:
-    """The events published after the first ``since``, balances left out, in order per topic
-    and key: (id, type, payload)."""
-    found: dict[tuple[str, str], list[tuple[str, str, Any]]] = {}
-    for m in desk.uow.published[since:]:
-        if m.topic.name != "billing.balances":
-            found.setdefault((m.topic.name, m.key), []).append(
-                (m.envelope.event_id, m.envelope.event_type, m.envelope.payload)
-            )
-    return found
-
-
-def last_balances(desk: Desk, since: int) -> dict[str, Any]:
-    """The last ``balance.changed`` of each wallet published after the first ``since``."""
-    found = {}
-    for m in desk.uow.published[since:]:
-        if m.topic.name == "billing.balances":
-            payload = m.envelope.payload
-            found[m.key] = (payload.available, payload.held)
-    return found
-
-
 async def state(desk: Desk) -> tuple[Any, ...]:
     funds = [await desk.funds(b, c) for b in BUYERS for c in (USD, EUR)]
     assert (await desk.uow.ledger.verify()).ok
@@ -112,15 +90,7 @@ async def both_ways(
 ) -> tuple[int, int]:
     """Apply ``events`` as one batch to ``batch`` and one by one to ``alone``; both end
     alike. Returns where each desk's new events begin."""
-    since = (len(batch.uow.published), len(alone.uow.published))
-    outcome = await batch.run(topic, *events)
-    assert (outcome.units, outcome.set_aside) == (1, 0)
-    for event in events:
-        await alone.run(topic, event)
-    assert answers(batch, since[0]) == answers(alone, since[1])
-    assert last_balances(batch, since[0]) == last_balances(alone, since[1])
-    assert await state(batch) == await state(alone)
-    return since
+    return await batch_and_alone(batch, alone, topic, events, state)
 
 
 def rejected(desk: Desk) -> dict[str, tuple[str, str | None]]:

@@ -1,12 +1,14 @@
 """A batch's order funding: what its orders are held from, read once, decided one by one (pure).
 
-A unit of work funds a batch of ``order.placed`` (or releases a batch of final statuses) from
-what it read once for the whole batch: the holds already placed for its orders, its wallets'
-available balances (locked for the unit, so nothing else changes them before it commits), the
-FX rates and the best asks its market orders are priced at. ``Funding`` decides each order in
-turn against those figures and keeps them up to date with every decision (a placed hold takes
-from the wallet's available balance and is seen by a later copy of the same order; a release
-gives back), so the batch's outcomes are those of the orders posted one after the other. The
+A unit of work funds a batch of ``order.placed`` (or releases a batch of final statuses, or
+takes a batch of trades' shares of their holds into their leases) from what it read once for
+the whole batch: the holds already placed for its orders, its wallets' available balances
+(locked for the unit, so nothing else changes them before it commits), the FX rates and the
+best asks its market orders are priced at. ``Funding`` decides each order in turn against
+those figures and keeps them up to date with every decision (a placed hold takes from the
+wallet's available balance and is seen by a later copy of the same order and by its fills; a
+release gives back), so the batch's outcomes are those of the orders posted one after the
+other. The
 decision applies the ledger's own rules: the transfer is built by ``transfers.hold`` (a
 refused build answers with its reason) and checked against the floors by
 ``posting.first_shortfall``, the rule the ledger enforces when it posts the batch (and
@@ -156,6 +158,17 @@ class Funding:
         if wallet in self.available:
             self.available[wallet] += amount
         return Released(hold, amount, transfer)
+
+    def lease(self, order_id: str, gpus: int) -> tuple[Hold, int] | None:
+        """A fill of ``gpus`` takes its share of its order's hold into its lease: the hold
+        after it and the share in micro-units (None: billing knows no hold of the order)."""
+        hold = self.holds.get(order_id)
+        if hold is None:
+            return None
+        leased_gpus, share = holds.lease_share(hold, gpus)
+        after = replace(hold, leased_gpus=leased_gpus)
+        self.holds[order_id] = after
+        return after, share
 
     def _price(self, order: OrderPlaced, policy: HoldPolicy) -> Decimal | str:
         """The price per GPU-hour the order holds at, in its currency, or why it cannot be."""

@@ -4,7 +4,8 @@
 entrypoint builds one batched subscriber per topic from it, and a type without a handler is
 counted and logged there, never dropped silently. Every handler takes the unit of work
 (``unit_of_work.BillingUnitOfWork``) and the event, and changes state only through it.
-``prepare`` is what a unit does first with the events it claimed, before their handlers.
+``prepare`` is what a unit does first with the events it claimed, before their handlers;
+``flush`` what it writes of their staged decisions when it commits.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpux_billing.service import leases, market, orders, wallets
+from gpux_billing.service.ledger import announce
 from gpux_billing.service.locking import lock_first
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, TopupRequested
@@ -68,6 +70,20 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
 
 async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
     """Before a batch's handlers: its locks in key order (``locking.lock_first``), then what
-    its orders are funded from, read once (``orders.prepare``)."""
+    its orders are funded from and its trades' leases and holds, read once (``orders.prepare``,
+    ``leases.prepare``)."""
     await lock_first(uow, events)
     await orders.prepare(uow, events)
+    await leases.prepare(uow, events)
+
+
+async def flush(uow: BillingUnitOfWork) -> None:
+    """Write what the unit's handlers staged, set-based: the order funding (``orders.write``),
+    then the leases its trades opened (``leases.write``: a fill's hold is placed first), then
+    one balance read and one ``balance.changed`` per wallet changed, in the trace of the last
+    event that changed it. The unit's ``commit`` calls it, before the outbox."""
+    staged = uow.staged.take()
+    await orders.write(uow, staged)
+    staged.wallets.update(await leases.write(uow, staged))
+    if staged.wallets:
+        await announce(uow, staged.wallets)

@@ -3,14 +3,25 @@
 A lease's id is its trade's, so a trade handled twice opens nothing new. It takes its fill's
 share of the order's hold as its prepayment and, for an hourly lease, pays its first hour
 at once; a stop charges up to the instant the buyer asked for, exact to the second.
+
+Trades are set-based per batch, as order funding is (``service.orders``): ``prepare`` reads
+which of the batch's leases exist and its orders' holds (locked) once; each ``on_trade``
+decides its trade in turn there (a duplicate opens nothing, a fill takes its share of the hold
+as ``domain.funding`` left it) and stages its lease; the unit's commit then calls ``write``:
+the leases in one insert, the leased GPUs in one update, and one ``settlement.open_leases``
+over them all (one lock, one rate read, one post, one write), in the trades' order.
 """
 
 from __future__ import annotations
 
-from gpux_billing.domain import holds
+from collections.abc import Sequence
+from typing import Any
+
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
-from gpux_billing.service.settlement import lease_event, settle
-from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_billing.domain.ledger import Wallet
+from gpux_billing.service.orders import read_holds
+from gpux_billing.service.settlement import Opening, lease_event, open_leases, settle
+from gpux_billing.service.unit_of_work import BillingUnitOfWork, Staged
 from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseOpened, LeaseStopRequested
 from gpux_contracts.money import Currency, quantize, to_micros
@@ -49,35 +60,60 @@ def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_
     )
 
 
-async def _take_share(uow: BillingUnitOfWork, trade: TradeExecuted) -> tuple[Currency, int]:
-    """Move the fill's share of its order's hold to the lease: (wallet currency, micros)."""
-    hold = await uow.holds.get(trade.order_id)
-    if hold is None:
-        return trade.currency, 0  # no hold billing knows: the lease pays from available
-    leased_gpus, share = holds.lease_share(hold, trade.gpus)
-    await uow.holds.set_leased_gpus(hold.order_id, leased_gpus)
-    return hold.currency, share
+async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
+    """Read what the events' trades are decided from, for those not read yet in this unit:
+    which of their leases exist and their orders' holds (locked); one query each."""
+    trades = [e.payload for e in events if isinstance(e.payload, TradeExecuted)]
+    opened = uow.staged.opened
+    unknown = sorted({t.trade_id for t in trades} - opened.keys())
+    if unknown:
+        found = await uow.leases.existing(unknown)
+        opened.update((lease_id, lease_id in found) for lease_id in unknown)
+    await read_holds(uow, {t.order_id for t in trades})
 
 
 async def on_trade(uow: BillingUnitOfWork, event: Envelope[TradeExecuted]) -> None:
     """Open the lease of a trade, with its share of the order's hold as its prepayment."""
     trade = event.payload
-    if await uow.leases.exists(trade.trade_id):
+    await prepare(uow, [event])  # read already, by the batch's prepare hook
+    staged = uow.staged
+    if staged.opened[trade.trade_id]:
         return  # the same trade again: its share of the hold is taken already
-    wallet_currency, held = await _take_share(uow, trade)
+    staged.opened[trade.trade_id] = True
+    taken = staged.funding.lease(trade.order_id, trade.gpus)
+    wallet_currency, held = trade.currency, 0  # no hold billing knows: paid from available
+    if taken is not None:
+        hold, held = taken
+        wallet_currency = hold.currency
+        staged.leased_gpus[hold.order_id] = hold.leased_gpus
     lease = _lease_of(trade, wallet_currency, held, uow.rules.settle_every_s)
-    await uow.leases.add(lease)
+    staged.leases.append((lease, event))
+
+
+def _opening(uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted]) -> Opening:
+    """How a trade's new lease is settled: its first settlement, its ``lease.opened`` first."""
+    trade = event.payload
     opened = LeaseOpened(
         **trade.model_dump(include=AS_TRADED),
         lease_id=trade.trade_id,
-        wallet_currency=wallet_currency,
+        wallet_currency=lease.terms.wallet_currency,
         started_at=trade.executed_at,
         ends_at=lease.terms.ends_at,
     )
     message = lease_event(lease.terms, opened, "opened", event, uow.now)
-    until = max(uow.now, trade.executed_at)
-    # The opening event goes out with the first settlement's (hourly: the first hour).
-    await settle(uow, [lease], until, event, opened=[message])
+    # Hourly: the first hour at once; the opening event goes out with its charge.
+    return Opening(lease, max(uow.now, trade.executed_at), event, message)
+
+
+async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope[Any] | None]:
+    """Write the leases the unit's trades opened, set-based: the leases in one insert, the
+    hold shares in one update, their first settlement in one ``open_leases``. Returns the
+    wallets it posted to, each with its last cause (``service.flush`` announces them)."""
+    if not staged.leases:
+        return {}
+    await uow.leases.add_many([lease for lease, _ in staged.leases])
+    await uow.holds.set_leased_gpus(staged.leased_gpus)
+    return await open_leases(uow, [_opening(uow, lease, e) for lease, e in staged.leases])
 
 
 async def on_stop_requested(uow: BillingUnitOfWork, event: Envelope[LeaseStopRequested]) -> None:

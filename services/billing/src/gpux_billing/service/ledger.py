@@ -11,7 +11,7 @@ the commit) builds the identical transfer, which the ledger takes as a replay.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -108,12 +108,29 @@ async def post(
     ``isolated``: a refusal leaves the unit usable (the caller answers it instead).
     ``batched``: announce the new ones in ``ledger.batch_posted`` events instead.
     """
+    if not batched:
+        await post_each(uow, [(t, cause) for t in transfers], isolated=isolated)
+        return
     posted = await uow.ledger.post_many(transfers, isolated=isolated)
-    new = [p.transfer for p in posted if not p.replayed]
-    if batched:
-        uow.outbox.add(*ledger_batches(new, cause, uow.now))
-    else:
-        uow.outbox.add(*(ledger_posted(t, cause, uow.now) for t in new))
+    uow.outbox.add(*ledger_batches([p.transfer for p in posted if not p.replayed], cause, uow.now))
+
+
+async def post_each(
+    uow: BillingUnitOfWork,
+    transfers: Sequence[tuple[Transfer, Envelope[Any] | None]],
+    *,
+    isolated: bool = False,
+) -> None:
+    """Post transfers, each with the event that caused it (one statement), and queue a
+    ``ledger.posted`` for each new one in the trace of its cause."""
+    posted = await uow.ledger.post_many([t for t, _ in transfers], isolated=isolated)
+    uow.outbox.add(
+        *(
+            ledger_posted(p.transfer, cause, uow.now)
+            for p, (_, cause) in zip(posted, transfers, strict=True)
+            if not p.replayed
+        )
+    )
 
 
 def balance_changed(
@@ -137,20 +154,21 @@ def balance_key(account_id: str, currency: Currency) -> str:
 
 async def announce(
     uow: BillingUnitOfWork,
-    cause: Envelope[Any] | None,
-    wallets: Iterable[Wallet],
+    wallets: Mapping[Wallet, Envelope[Any] | None],
     extra: Sequence[Outgoing] = (),
 ) -> None:
-    """Queue ``extra`` and a ``balance.changed`` per wallet; mark the wallets touched."""
+    """Queue ``extra`` and a ``balance.changed`` per wallet (one read for all), each in the
+    trace of the event that last changed it (None: the settlement loop's tick); mark the
+    wallets touched."""
     # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
     # later transaction's balance event is also later in the outbox.
-    unique = sorted(set(wallets))
     messages = list(extra)
     now = uow.now
-    origin = "tick" if cause is None else cause.event_id
-    found = await uow.ledger.wallet_balances(unique) if unique else {}
+    found = await uow.ledger.wallet_balances(sorted(wallets)) if wallets else {}
     for wallet, (available, held) in found.items():
         account_id, currency = wallet
+        cause = wallets[wallet]
+        origin = "tick" if cause is None else cause.event_id
         event_id = stable_id(origin, "balance", account_id, currency.value, now.isoformat())
         payload = balance_changed(wallet, available, held, now)
         key = balance_key(account_id, currency)
@@ -158,4 +176,4 @@ async def announce(
             outgoing(BILLING_BALANCES, key, payload, cause=cause, event_id=event_id, now=now)
         )
     uow.outbox.add(*messages)
-    uow.touched.update(unique)
+    uow.touched.update(wallets)

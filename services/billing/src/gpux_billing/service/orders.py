@@ -11,21 +11,21 @@ Set-based per batch: ``prepare`` reads once what the batch's orders are decided 
 holds, their wallets' available balances, locked, the rates and best asks they need) into
 the unit's ``staged.funding``; each handler decides its event in turn there
 (``domain.funding``) and answers it at once, so the book's messages keep the events' order;
-the unit's commit then calls ``flush``: every transfer in one post, the holds in one insert,
-the releases in one update, one balance read and one ``balance.changed`` per wallet.
+the unit's commit then calls ``write`` (through ``service.flush``): every transfer in one
+post, the holds in one insert, the releases in one update; ``service.flush`` then reads the
+balances once and announces one ``balance.changed`` per wallet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gpux_billing.domain import holds
 from gpux_billing.domain.funding import Refused, ask_of, converts, wallet_of
-from gpux_billing.domain.ledger import Wallet
 from gpux_billing.service.events import PRODUCER, outgoing
-from gpux_billing.service.ledger import balance_changed, balance_key, ledger_posted
-from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_billing.service.ledger import post_each
+from gpux_billing.service.unit_of_work import BillingUnitOfWork, Staged
 from gpux_contracts.events import Envelope
 from gpux_contracts.ids import stable_id
 from gpux_contracts.money import Currency, canonical, from_micros
@@ -36,7 +36,7 @@ from gpux_contracts.orders import (
     OrderStatus,
     OrderStatusChanged,
 )
-from gpux_contracts.topics import BILLING_BALANCES, ORDERS_BOOK, ORDERS_STATUS
+from gpux_contracts.topics import ORDERS_BOOK, ORDERS_STATUS
 
 
 def _releases(event: Envelope[Any]) -> bool:
@@ -56,9 +56,7 @@ async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> No
     funding = uow.staged.funding
     placed = [e.payload for e in events if isinstance(e.payload, OrderPlaced)]
     ended = [e.payload.order_id for e in events if _releases(e)]
-    orders = {o.order_id for o in placed}.union(ended) - funding.looked_up
-    if orders:
-        funding.learn_holds(orders, await uow.holds.get_many(sorted(orders)))
+    await read_holds(uow, {o.order_id for o in placed}.union(ended))
     wallets = {wallet_of(o) for o in placed} - funding.available.keys()
     if wallets:
         funding.available.update(await uow.ledger.lock_available(wallets))
@@ -67,6 +65,14 @@ async def prepare(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> No
     asks = {a for o in placed if (a := ask_of(o)) is not None} - funding.asks.keys()
     if asks:
         funding.asks.update(await uow.best_asks.best_many(asks))
+
+
+async def read_holds(uow: BillingUnitOfWork, order_ids: set[str]) -> None:
+    """Read the holds of these orders, locked, for those not read yet in this unit (one query)."""
+    funding = uow.staged.funding
+    unread = order_ids - funding.looked_up
+    if unread:
+        funding.learn_holds(unread, await uow.holds.get_many(sorted(unread)))
 
 
 def _reject(
@@ -148,42 +154,14 @@ async def on_status_changed(uow: BillingUnitOfWork, event: Envelope[OrderStatusC
     staged.wallets[(hold.buyer_id, hold.currency)] = event
 
 
-async def flush(uow: BillingUnitOfWork) -> None:
-    """Write what the unit's handlers decided, set-based: every transfer in one post (with a
-    ``ledger.posted`` each), the holds in one insert, the releases in one update, and one
-    ``balance.changed`` per wallet. The unit's ``commit`` calls it, before the outbox."""
-    staged = uow.staged.take()
+async def write(uow: BillingUnitOfWork, staged: Staged) -> None:
+    """Write the order funding the unit's handlers decided, set-based: every transfer in one
+    post (with a ``ledger.posted`` each), the holds in one insert, the releases in one update.
+    ``service.flush`` calls it when the unit commits, before the outbox, and announces the
+    wallets it staged."""
     if staged.transfers:
-        posted = await uow.ledger.post_many([t for t, _ in staged.transfers])
-        uow.outbox.add(
-            *(
-                ledger_posted(p.transfer, cause, uow.now)
-                for p, (_, cause) in zip(posted, staged.transfers, strict=True)
-                if not p.replayed
-            )
-        )
+        await post_each(uow, staged.transfers)
     if staged.holds:
         await uow.holds.add_many(staged.holds)
     if staged.releases:
         await uow.holds.record_releases(staged.releases)
-    if staged.wallets:
-        await _announce(uow, staged.wallets)
-
-
-async def _announce(uow: BillingUnitOfWork, causes: Mapping[Wallet, Envelope[Any]]) -> None:
-    """One ``balance.changed`` per wallet (one read for all), each in the trace of the last
-    event that changed it; the wallets are marked touched."""
-    # Read after posting: the ledger's trigger locks the touched accounts until commit, so a
-    # later transaction's balance event is also later in the outbox.
-    now = uow.now
-    found = await uow.ledger.wallet_balances(sorted(causes))
-    for wallet, (available, held) in found.items():
-        account_id, currency = wallet
-        cause = causes[wallet]
-        event_id = stable_id(cause.event_id, "balance", account_id, currency.value, now.isoformat())
-        payload = balance_changed(wallet, available, held, now)
-        key = balance_key(account_id, currency)
-        uow.outbox.add(
-            outgoing(BILLING_BALANCES, key, payload, cause=cause, event_id=event_id, now=now)
-        )
-    uow.touched.update(causes)

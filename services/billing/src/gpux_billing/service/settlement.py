@@ -46,7 +46,7 @@ from gpux_billing.domain.leases import (
 from gpux_billing.domain.ledger import FxQuote, LedgerError, Transfer, Wallet
 from gpux_billing.domain.transfers import Payment, Sale
 from gpux_billing.service.events import outgoing
-from gpux_billing.service.ledger import announce, chunks, money, post
+from gpux_billing.service.ledger import announce, chunks, money, post, post_each
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.ids import stable_id
@@ -187,19 +187,24 @@ def _effects(
     terms: Terms,
     actions: Sequence[Action],
     fx: FxQuote | None,
-    run: _Run,
+    *,
+    batched: bool,
+    cause: Envelope[Any] | None,
     now: datetime,
 ) -> _Effects:
-    """The ledger transfers and lease events of one lease's settlement step."""
+    """The ledger transfers and lease events of one lease's settlement step (its per-lease
+    events in the trace of ``cause``)."""
     found = _Effects()
     for action in actions:
         if isinstance(action, Charge):
             found.posted.append(_transfer(terms, action, fx))
-            if run.batched:
+            if batched:
                 found.charges.append(action)
             else:
                 payload = _charged(terms, action, fx)
-                found.events.append(run.event(terms, payload, f"charged:{action.period}", now))
+                found.events.append(
+                    lease_event(terms, payload, f"charged:{action.period}", cause, now)
+                )
         elif isinstance(action, LowBalance):
             warning = LeaseLowBalance(
                 lease_id=terms.lease_id,
@@ -209,7 +214,7 @@ def _effects(
                 runway_seconds=action.runway_s,
                 as_of=action.at,
             )
-            found.events.append(run.event(terms, warning, "low_balance", now))
+            found.events.append(lease_event(terms, warning, "low_balance", cause, now))
         elif isinstance(action, Ended) and action.released_micros > 0:
             found.posted.append(
                 transfers.release(
@@ -246,21 +251,18 @@ class _Run:
     rates: Mapping[Currency, ToReference]
     available: dict[Wallet, int]
     stops: Mapping[str, datetime]
-    cause: Envelope[Any] | None
     batched: bool
     """Announce charges and transfers aggregated (the settlement loop's batches)."""
     quotes: dict[tuple[Currency, Currency], FxQuote | None] = field(default_factory=dict)
-    posted: list[Transfer] = field(default_factory=list)
+    posted: list[tuple[Transfer, Envelope[Any] | None]] = field(default_factory=list)
+    """The transfers to post, each with the event that caused it."""
     events: list[Outgoing] = field(default_factory=list)
     changed: list[tuple[Terms, State]] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
-    touched: set[Wallet] = field(default_factory=set)
+    touched: dict[Wallet, Envelope[Any] | None] = field(default_factory=dict)
+    """The wallets posted to, each with the last event that changed it."""
     settled: list[dict[str, Any]] = field(default_factory=list)
     """``leases.settled`` items, when ``batched``."""
-
-    def event(self, terms: Terms, payload: Payload, tag: str, now: datetime) -> Outgoing:
-        """A per-lease event of this run (in the trace of its cause)."""
-        return lease_event(terms, payload, tag, self.cause, now)
 
     def quote(self, lease: Lease) -> FxQuote | None:
         """The lease's FX quote; ``NoRate`` when a rate is missing (a stop then waits)."""
@@ -276,8 +278,10 @@ class _Run:
         return self.quotes[pair]
 
 
-def _step(run: _Run, lease: Lease, until: datetime, uow: BillingUnitOfWork) -> None:
-    """Settle one lease into the run (nothing is written yet)."""
+def _step(
+    run: _Run, lease: Lease, until: datetime, cause: Envelope[Any] | None, uow: BillingUnitOfWork
+) -> None:
+    """Settle one lease into the run, in the trace of ``cause`` (nothing is written yet)."""
     try:
         fx = run.quote(lease)
     except NoRate:
@@ -294,19 +298,47 @@ def _step(run: _Run, lease: Lease, until: datetime, uow: BillingUnitOfWork) -> N
         policy=uow.rules.lease,
         stop_at=run.stops.get(lease.id),
     )
-    run.available[wallet] = outcome.available_micros
+    # What an end gives back of the prepayment is available to the wallet's next lease, as it
+    # would be to a settlement after this one's posting.
+    released = sum(a.released_micros for a in outcome.actions if isinstance(a, Ended))
+    run.available[wallet] = outcome.available_micros + released
     if outcome.state == lease.state:
         return
-    found = _effects(terms, outcome.actions, fx, run, uow.now)
-    run.posted += found.posted
+    found = _effects(terms, outcome.actions, fx, batched=run.batched, cause=cause, now=uow.now)
+    run.posted += [(t, cause) for t in found.posted]
     if found.charges:
         run.settled.append(_charges(terms, found.charges, fx))
     run.events += found.events
     if outcome.state.ended:
-        run.events.append(_ended_event(terms, outcome.state, run.cause, uow.now))
+        run.events.append(_ended_event(terms, outcome.state, cause, uow.now))
     run.changed.append((terms, outcome.state))
     if found.posted:
-        run.touched.add(wallet)
+        run.touched[wallet] = cause
+
+
+async def _begin(
+    uow: BillingUnitOfWork,
+    leases: Sequence[Lease],
+    stops: Mapping[str, datetime] | None,
+    batched: bool,
+) -> _Run:
+    """A run over these leases: their buyers' available balances locked (key order), the rates."""
+    buyers = [(lease.terms.buyer_id, lease.terms.wallet_currency) for lease in leases]
+    available = await uow.ledger.lock_available(buyers)
+    return _Run(await uow.rates.all(), available, stops or {}, batched)
+
+
+async def _write(uow: BillingUnitOfWork, run: _Run, cause: Envelope[Any] | None) -> None:
+    """Post the run's transfers (one statement), write its leases back (one), postpone those
+    waiting for a rate; the ledger events go to the outbox."""
+    if run.posted:
+        if run.batched:
+            transfers = [t for t, _ in run.posted]
+            await post(uow, transfers, cause, isolated=True, batched=True)
+        else:
+            await post_each(uow, run.posted, isolated=True)
+    await uow.leases.save(run.changed)
+    await uow.leases.postpone(run.waiting, uow.now + timedelta(seconds=uow.rules.settle_every_s))
 
 
 async def settle(
@@ -316,7 +348,6 @@ async def settle(
     cause: Envelope[Any] | None,
     *,
     stops: Mapping[str, datetime] | None = None,
-    opened: Sequence[Outgoing] = (),
     batched: bool = False,
 ) -> None:
     """Settle leases up to ``until`` (stopping those in ``stops``).
@@ -329,21 +360,45 @@ async def settle(
     """
     if not leases:
         return
-    buyers = [(lease.terms.buyer_id, lease.terms.wallet_currency) for lease in leases]
-    available = await uow.ledger.lock_available(buyers)
-    run = _Run(await uow.rates.all(), available, stops or {}, cause, batched)
-    run.events += opened
+    run = await _begin(uow, leases, stops, batched)
     ordered = sorted(
         leases, key=lambda x: settlement_order(x.terms.buyer_id, x.terms.started_at, x.id)
     )
     for lease in ordered:
-        _step(run, lease, until, uow)
-    if run.posted:
-        await post(uow, run.posted, cause, isolated=True, batched=batched)
-    await uow.leases.save(run.changed)
-    await uow.leases.postpone(run.waiting, uow.now + timedelta(seconds=uow.rules.settle_every_s))
+        _step(run, lease, until, cause, uow)
+    await _write(uow, run, cause)
     settled = settled_events(run.settled, until, cause, uow.now)
-    await announce(uow, cause, sorted(run.touched), [*settled, *run.events])
+    await announce(uow, run.touched, [*settled, *run.events])
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A lease its trade opens: settled up to ``until`` in the trace of its trade, its
+    ``lease.opened`` announced first."""
+
+    lease: Lease
+    until: datetime
+    cause: Envelope[Any]
+    opened: Outgoing
+
+
+async def open_leases(
+    uow: BillingUnitOfWork, openings: Sequence[Opening]
+) -> dict[Wallet, Envelope[Any] | None]:
+    """Settle new leases as their trades open them, in the trades' order (so a wallet pays
+    them as it would one trade after the other), with one lock, one rate read, one post and
+    one write for all; each lease's events are per lease, in its trade's trace. Returns the
+    wallets it posted to, each with its last cause: the caller announces them with the rest
+    of its unit's."""
+    if not openings:
+        return {}
+    run = await _begin(uow, [o.lease for o in openings], None, False)
+    for opening in openings:
+        run.events.append(opening.opened)
+        _step(run, opening.lease, opening.until, opening.cause, uow)
+    await _write(uow, run, None)
+    uow.outbox.add(*run.events)
+    return run.touched
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,16 +6,17 @@ PostgreSQL transaction; every SQL statement lives in ``adapters/postgres``) and
 tests). The contract tests in ``tests/contract`` hold both to the same behaviour.
 
 Repositories never commit: the unit does, once, with the inbox claim and the outbox rows.
-``staged`` holds the order funding a batch's handlers decided (``service.orders``): the unit
-writes it set-based when it commits, before the outbox, as it writes the outbox in one insert.
+``staged`` holds what a batch's handlers decided, the order funding (``service.orders``) and
+the leases its trades open (``service.leases``): the unit writes it set-based when it commits
+(``service.flush``), before the outbox, as it writes the outbox in one insert.
 ``touched`` collects the wallets whose balances the unit changed; the Redis read model
 refreshes them once the unit committed (``after_commit``), never before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
@@ -140,8 +141,8 @@ class Holds(Protocol):
         """Add to what has been released of orders' holds: (order id, micro-units, when)."""
         ...
 
-    async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
-        """Record how many of the order's GPUs took their share of the hold into leases."""
+    async def set_leased_gpus(self, leased_gpus: Mapping[str, int]) -> None:
+        """Record how many of each order's GPUs took their share of its hold into leases."""
         ...
 
 
@@ -152,8 +153,12 @@ class Leases(Protocol):
         """Store a new lease; False when it exists already (a replayed trade)."""
         ...
 
-    async def exists(self, lease_id: str) -> bool:
-        """Whether a lease was opened for this trade already."""
+    async def add_many(self, leases: Sequence[Lease]) -> None:
+        """Store new leases (one already stored stands: a replayed trade)."""
+        ...
+
+    async def existing(self, lease_ids: Sequence[str]) -> set[str]:
+        """Which of these leases were opened already (by their trades' ids)."""
         ...
 
     async def get(self, lease_id: str) -> Lease | None:
@@ -204,24 +209,31 @@ class BestAsks(Protocol):
 
 @dataclass
 class Staged:
-    """The order funding a unit's handlers decided, written set-based when the unit commits.
+    """What a unit's handlers decided, written set-based when the unit commits.
 
-    ``funding`` is what the batch's orders were decided from (read once per unit by
-    ``service.orders.prepare``); the rest is what those decisions write, each with the event
-    that caused it (its trace): the hold and release transfers, the holds placed, the releases
-    recorded, and the wallets to announce (each with the last event that changed it).
+    ``funding`` is what the batch's orders and trades were decided from (read once per unit
+    by ``service.orders.prepare`` and ``service.leases.prepare``), ``opened`` which of its
+    trades' leases exist (read, or opened by the unit); the rest is what those decisions
+    write, each with the event that caused it (its trace): the hold and release transfers,
+    the holds placed, the releases recorded, the leases opened, the hold shares they took
+    (leased GPUs by order), and the wallets to announce (each with the last event that
+    changed it).
     """
 
     funding: Funding = field(default_factory=Funding)
+    opened: dict[str, bool] = field(default_factory=dict)
     transfers: list[tuple[Transfer, Envelope[Any]]] = field(default_factory=list)
     holds: list[tuple[Hold, datetime]] = field(default_factory=list)
     releases: list[tuple[str, int, datetime]] = field(default_factory=list)
-    wallets: dict[Wallet, Envelope[Any]] = field(default_factory=dict)
+    leases: list[tuple[Lease, Envelope[Any]]] = field(default_factory=list)
+    leased_gpus: dict[str, int] = field(default_factory=dict)
+    wallets: dict[Wallet, Envelope[Any] | None] = field(default_factory=dict)
 
     def take(self) -> Staged:
-        """The writes staged so far, to flush; this keeps only the funding state."""
-        taken = Staged(self.funding, self.transfers, self.holds, self.releases, self.wallets)
-        self.transfers, self.holds, self.releases, self.wallets = [], [], [], {}
+        """The writes staged so far, to flush; this keeps only what was read and decided."""
+        taken = replace(self)
+        self.transfers, self.holds, self.releases = [], [], []
+        self.leases, self.leased_gpus, self.wallets = [], {}, {}
         return taken
 
 
@@ -270,7 +282,7 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
 
     @property
     def staged(self) -> Staged:
-        """The order funding this unit decided and writes when it commits."""
+        """What this unit's handlers decided and it writes when it commits."""
         ...
 
     @property

@@ -32,7 +32,7 @@ async def _book(uow: BillingUnitOfWork, topup: Topup, at: datetime, cause: Envel
     )
     await post(uow, [transfer], cause)
     await uow.wallets.set_status(topup.id, topups.BOOKED, None, at)
-    await announce(uow, cause, [(topup.account_id, topup.currency)])
+    await announce(uow, {(topup.account_id, topup.currency): cause})
 
 
 async def on_topup_requested(uow: BillingUnitOfWork, event: Envelope[TopupRequested]) -> None:
@@ -85,4 +85,4 @@ async def on_credit_requested(uow: BillingUnitOfWork, event: Envelope[CreditRequ
         reference=f"credit by {credit.requested_by}: {credit.reference}"[:200],
     )
     await post(uow, [transfer], event)
-    await announce(uow, event, [(credit.account_id, credit.currency)])
+    await announce(uow, {(credit.account_id, credit.currency): event})

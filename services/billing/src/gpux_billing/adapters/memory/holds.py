@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -36,8 +36,9 @@ class MemoryHolds:
                 released = found.released_micros + released_micros
                 self._holds[order_id] = replace(found, released_micros=released)
 
-    async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
-        """Record how many of the order's GPUs took their share of the hold into leases."""
-        found = self._holds.get(order_id)
-        if found is not None:
-            self._holds[order_id] = replace(found, leased_gpus=leased_gpus)
+    async def set_leased_gpus(self, leased_gpus: Mapping[str, int]) -> None:
+        """Record how many of each order's GPUs took their share of its hold into leases."""
+        for order_id, leased in leased_gpus.items():
+            found = self._holds.get(order_id)
+            if found is not None:
+                self._holds[order_id] = replace(found, leased_gpus=leased)

@@ -30,9 +30,14 @@ class MemoryLeases:
         self._leases[lease.id] = Stored(lease, next_due(lease.terms, lease.state))
         return True
 
-    async def exists(self, lease_id: str) -> bool:
-        """Whether a lease was opened for this trade already."""
-        return lease_id in self._leases
+    async def add_many(self, leases: Sequence[Lease]) -> None:
+        """Store new leases (one already stored stands)."""
+        for lease in leases:
+            await self.add(lease)
+
+    async def existing(self, lease_ids: Sequence[str]) -> set[str]:
+        """Which of these leases were opened already."""
+        return {i for i in lease_ids if i in self._leases}
 
     async def get(self, lease_id: str) -> Lease | None:
         """A lease, or None."""

@@ -23,7 +23,7 @@ from gpux_billing.domain.holds import Book, Hold
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
-from gpux_billing.service import orders, prepare
+from gpux_billing.service import flush, prepare
 from gpux_billing.service.unit_of_work import Staged
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
@@ -78,15 +78,15 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.best_asks = MemoryBestAsks(state.best_asks)
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
-        """Claim the events, then prepare them (locks, order funding) as the entrypoint's
-        batches do."""
+        """Claim the events, then prepare them (locks, order funding, trades) as the
+        entrypoint's batches do."""
         new = await super().claim(topic, events)
         await prepare(self, new)
         return new
 
     async def commit(self) -> None:
-        """Write the staged order funding, then commit as the real unit does."""
-        await orders.flush(self)
+        """Write what the handlers staged (``service.flush``), then commit as the real unit does."""
+        await flush(self)
         await super().commit()
 
     async def after_commit(self) -> None:

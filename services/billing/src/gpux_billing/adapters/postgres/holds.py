@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import asyncpg
@@ -38,6 +38,11 @@ _RECORD_RELEASES = """
 UPDATE billing.holds h SET released_micros = h.released_micros + r.amount, released_at = r.at
   FROM unnest($1::text[], $2::int8[], $3::timestamptz[]) AS r (order_id, amount, at)
  WHERE h.order_id = r.order_id
+"""
+_SET_LEASED_GPUS = """
+UPDATE billing.holds h SET leased_gpus = l.leased_gpus
+  FROM unnest($1::text[], $2::int4[]) AS l (order_id, leased_gpus)
+ WHERE h.order_id = l.order_id
 """
 
 
@@ -92,8 +97,8 @@ class PostgresHolds:
                 [at for _, at in summed.values()],
             )
 
-    async def set_leased_gpus(self, order_id: str, leased_gpus: int) -> None:
-        """Record how many of the order's GPUs took their share of the hold into leases."""
-        await self.conn.execute(
-            "UPDATE billing.holds SET leased_gpus = $2 WHERE order_id = $1", order_id, leased_gpus
-        )
+    async def set_leased_gpus(self, leased_gpus: Mapping[str, int]) -> None:
+        """Record how many of each order's GPUs took their share of its hold into leases, one
+        statement."""
+        if leased_gpus:
+            await self.conn.execute(_SET_LEASED_GPUS, list(leased_gpus), list(leased_gpus.values()))

@@ -69,6 +69,16 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 ON CONFLICT (id) DO NOTHING
 RETURNING true
 """
+_ADD_MANY = """
+INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
+                            price_micros, currency, wallet_currency, billing, hours,
+                            settle_every_s, started_at, ends_at, held_micros, next_due_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                     $7::text[], $8::int4[], $9::int8[], $10::text[], $11::text[], $12::text[],
+                     $13::int4[], $14::int4[], $15::timestamptz[], $16::timestamptz[],
+                     $17::int8[], $18::timestamptz[])
+ON CONFLICT (id) DO NOTHING
+"""
 _SAVE = """
 UPDATE billing.leases l SET period = u.period, charged_through = u.charged_through,
        charged_micros = u.charged, paid_micros = u.paid, fee_micros = u.fee,
@@ -82,6 +92,31 @@ UPDATE billing.leases l SET period = u.period, charged_through = u.charged_throu
              ended_at, end_reason, next_due_at)
  WHERE l.id = u.id
 """
+
+
+def _row(lease: Lease) -> tuple[object, ...]:
+    """A new lease as ``_INSERT`` and ``_ADD_MANY`` take it."""
+    t, s = lease.terms, lease.state
+    return (
+        lease.id,
+        lease.order_id,
+        lease.offer_id,
+        t.buyer_id,
+        t.seller_id,
+        lease.gpu,
+        lease.tier,
+        lease.gpus,
+        lease.price_micros_per_gpu_hour,
+        t.currency.value,
+        t.wallet_currency.value,
+        t.billing.value,
+        lease.hours,
+        t.settle_every_s,
+        t.started_at,
+        t.ends_at,
+        s.held_micros,
+        next_due(t, s),
+    )
 
 
 def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
@@ -110,34 +145,23 @@ class PostgresLeases:
 
     async def add(self, lease: Lease) -> bool:
         """Store a new lease; False when it exists already (a replayed trade)."""
-        t, s = lease.terms, lease.state
-        inserted = await self.conn.fetchval(
-            _INSERT,
-            lease.id,
-            lease.order_id,
-            lease.offer_id,
-            t.buyer_id,
-            t.seller_id,
-            lease.gpu,
-            lease.tier,
-            lease.gpus,
-            lease.price_micros_per_gpu_hour,
-            t.currency.value,
-            t.wallet_currency.value,
-            t.billing.value,
-            lease.hours,
-            t.settle_every_s,
-            t.started_at,
-            t.ends_at,
-            s.held_micros,
-            next_due(t, s),
-        )
+        inserted = await self.conn.fetchval(_INSERT, *_row(lease))
         return bool(inserted)
 
-    async def exists(self, lease_id: str) -> bool:
-        """Whether a lease was opened for this trade already."""
-        found = await self.conn.fetchval("SELECT true FROM billing.leases WHERE id = $1", lease_id)
-        return bool(found)
+    async def add_many(self, leases: Sequence[Lease]) -> None:
+        """Store new leases (one already stored stands), one statement."""
+        if leases:
+            columns = zip(*(_row(lease) for lease in leases), strict=True)
+            await self.conn.execute(_ADD_MANY, *(list(c) for c in columns))
+
+    async def existing(self, lease_ids: Sequence[str]) -> set[str]:
+        """Which of these leases were opened already, one query."""
+        if not lease_ids:
+            return set()
+        rows = await self.conn.fetch(
+            "SELECT id FROM billing.leases WHERE id = ANY($1::text[])", list(lease_ids)
+        )
+        return {row["id"] for row in rows}
 
     async def postpone(self, lease_ids: Sequence[str], until: datetime) -> None:
         """Make running leases due again no sooner than ``until`` (nothing else changes)."""

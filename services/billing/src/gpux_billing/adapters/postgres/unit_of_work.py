@@ -1,9 +1,9 @@
 """Billing's unit of work on PostgreSQL: one transaction, its repositories, Redis after it.
 
-Committing first writes the order funding the unit's handlers staged (``service.orders.flush``:
-one post, one insert, one update, one balance read), then the outbox. The wallets a unit
-touched are refreshed in Redis once it committed (``after_commit``: one query and one
-pipeline for the whole unit, a batch of records or a settlement batch).
+Committing first writes what the unit's handlers staged (``service.flush``: the order
+funding and the trades' leases, a statement each, one balance read), then the outbox. The
+wallets a unit touched are refreshed in Redis once it committed (``after_commit``: one query
+and one pipeline for the whole unit, a batch of records or a settlement batch).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
-from gpux_billing.service import orders
+from gpux_billing.service import flush
 from gpux_billing.service.unit_of_work import Staged
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
@@ -75,8 +75,8 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.best_asks = PostgresBestAsks(conn)
 
     async def commit(self) -> None:
-        """Write the order funding the handlers staged (set-based), then the outbox; commit."""
-        await orders.flush(self)
+        """Write what the handlers staged (``service.flush``), then the outbox; commit."""
+        await flush(self)
         await super().commit()
 
     async def after_commit(self) -> None:
