@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,6 +30,11 @@ from gpux_contracts.topics import REGISTRY
 from gpux_platform.broker import ensure_topics, make_broker, publish_many
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
+
+STATEFUL_SCENARIOS = 100
+"""How many chains the stateful run tries (each a few calls: about ten seconds in all)."""
+STATEFUL_STEPS = 6
+"""The longest chain of calls in one scenario."""
 
 
 def _free_port() -> int:
@@ -93,9 +99,13 @@ def _wait_for_catalog(url: str) -> None:
     raise AssertionError("the gateway never read the catalog")
 
 
-def _operations(url: str) -> list[Any]:
+def _schema(url: str) -> Any:
     # The price stream never ends by design; its behaviour has its own test.
-    schema = schemathesis.openapi.from_url(f"{url}/openapi.json").exclude(path="/v1/stream/prices")
+    return schemathesis.openapi.from_url(f"{url}/openapi.json").exclude(path="/v1/stream/prices")
+
+
+def _operations(url: str) -> list[Any]:
+    schema = _schema(url)
     operations = []
     for result in schema.get_all_operations():
         if isinstance(result, Err):
@@ -124,14 +134,59 @@ def _fuzz(operation: Any, headers: dict[str, str], examples: int) -> None:
     run()
 
 
-def test_every_operation_conforms_with_and_without_credentials(gateway_process: str) -> None:
-    # One account with both roles, so authenticated operations are reached too.
+def _trader_key(url: str) -> str:
+    """A new account with both roles, so authenticated operations are reached too; its key."""
     signed_up = httpx.post(
-        f"{gateway_process}/v1/accounts", json={"name": "fuzzer", "roles": ["buyer", "seller"]}
+        f"{url}/v1/accounts", json={"name": "fuzzer", "roles": ["buyer", "seller"]}
     )
-    key = signed_up.json()["api_key"]
+    assert signed_up.status_code == 201, signed_up.text
+    return str(signed_up.json()["api_key"])
+
+
+def test_every_operation_conforms_with_and_without_credentials(gateway_process: str) -> None:
+    key = _trader_key(gateway_process)
     operations = _operations(gateway_process)
     assert len(operations) >= 10
     for operation in operations:
         _fuzz(operation, {"Authorization": f"Bearer {key}"}, examples=25)
         _fuzz(operation, {}, examples=5)
+
+
+def test_chains_of_operations_conform_statefully(gateway_process: str) -> None:
+    """Calls chained by the links schemathesis infers (an offer made, then read, changed and
+    withdrawn by its id; an order placed, read and cancelled...): no 5xx, every answer fits
+    the schema. Bounded so that it takes seconds, not minutes."""
+    answered: Counter[tuple[str, int]] = Counter()
+
+    class Trader(_schema(gateway_process).as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            # An account per scenario: one may revoke its key or have it suspended.
+            self.key = _trader_key(gateway_process)
+
+        def after_call(self, response: Any, case: Any) -> None:
+            super().after_call(response, case)
+            answered[(case.operation.label, response.status_code)] += 1
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            auth = {"Authorization": f"Bearer {self.key}"}
+            return {"headers": {**auth, "Idempotency-Key": str(uuid.uuid4())}}
+
+        def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
+            # As in the stateless run: business rules refuse some schema-valid requests.
+            case.validate_response(
+                response, excluded_checks=[positive_data_acceptance], transport_kwargs=kwargs
+            )
+
+    Trader.run(
+        settings=settings(
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=True,  # the same chains each run: a failure replays
+        )
+    )
+    # The chains reached the trading operations, not only the refusals around them.
+    assert answered[("POST /v1/offers/bulk", 202)] + answered[("POST /v1/offers", 202)] > 0
+    assert any(label.startswith("GET /v1/orders") for label, _ in answered), answered
