@@ -51,6 +51,11 @@ def offer(**changes: Any) -> OfferIn:
     return OfferIn.model_validate({**body, **changes})
 
 
+def market_order(**changes: Any) -> OrderIn:
+    body = {"gpu": "rtx-4090", "gpus": 2, "type": "market", "currency": "EUR"}
+    return OrderIn.model_validate({**body, **changes})
+
+
 @pytest.fixture
 async def uow() -> MemoryGatewayUnitOfWork:
     unit = MemoryGatewayUnitOfWork()
@@ -137,9 +142,7 @@ async def test_only_an_open_offer_of_the_seller_changes_and_a_change_must_change
 async def test_an_order_is_placed_once_and_a_final_one_cannot_be_cancelled(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
-    body = OrderIn.model_validate(
-        {"gpu": "rtx-4090", "gpus": 2, "type": "market", "currency": "EUR"}
-    )
+    body = market_order()
     async with uow:
         placed = await orders.place(uow, buyer_id=BUYER, order=body, once=once(BUYER, "o"))
         order_id = placed.body["id"]
@@ -160,9 +163,7 @@ async def test_an_order_is_placed_once_and_a_final_one_cannot_be_cancelled(
 async def test_an_order_for_a_gpu_the_catalog_lacks_is_rejected_at_once_and_never_sent(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
-    body = OrderIn.model_validate(
-        {"gpu": "no-such-gpu", "gpus": 2, "type": "market", "currency": "EUR"}
-    )
+    body = market_order(gpu="no-such-gpu")
     async with uow:
         placed = await orders.place(
             uow, buyer_id=BUYER, order=body, once=once(BUYER, "u"), unknown_gpu=True
@@ -182,16 +183,11 @@ async def test_an_order_for_a_gpu_the_catalog_lacks_is_rejected_at_once_and_neve
 async def test_an_order_with_a_past_expiry_is_a_422_naming_the_field(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
-    body = OrderIn.model_validate(
-        {
-            "gpu": "rtx-4090",
-            "gpus": 2,
-            "type": "limit",
-            "max_price_per_gpu_hour": "0.50",
-            "currency": "EUR",
-            "time_in_force": "gtd",
-            "expires_at": (EPOCH - timedelta(seconds=1)).isoformat(),
-        }
+    body = market_order(
+        type="limit",
+        max_price_per_gpu_hour="0.50",
+        time_in_force="gtd",
+        expires_at=(EPOCH - timedelta(seconds=1)).isoformat(),
     )
     async with uow:
         with pytest.raises(RequestValidationError) as refused:

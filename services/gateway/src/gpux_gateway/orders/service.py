@@ -9,6 +9,7 @@ from typing import Any
 from gpux_contracts.ids import new_id
 from gpux_contracts.orders import (
     OrderCancelRequested,
+    OrderKey,
     OrderPlaced,
     OrderStatus,
     OrderStatusChanged,
@@ -68,9 +69,7 @@ async def _refuse(
 ) -> OrderRow:
     """Show a just-placed order rejected for ``reason`` (at the commit); the row as shown."""
     refused = OrderStatusChanged(
-        order_id=order.order_id,
-        buyer_id=order.buyer_id,
-        gpu=order.gpu,
+        **order.model_dump(include=set(OrderKey.model_fields)),
         status=OrderStatus.REJECTED,
         filled_gpus=0,
         remaining_gpus=0,
