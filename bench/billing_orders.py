@@ -22,7 +22,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -38,7 +38,13 @@ from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.topics import BILLING_COMMANDS, FX_RATES, ORDERS_COMMANDS, PRICING_BEST_ASKS
+from gpux_contracts.topics import (
+    BILLING_COMMANDS,
+    FX_RATES,
+    ORDERS_COMMANDS,
+    PRICING_BEST_ASKS,
+    Topic,
+)
 from gpux_devinfra.testing.payloads import best_ask_changed, credit_requested, order_placed
 from gpux_devinfra.testing.scratch import scratch_database
 from gpux_platform.batches import BatchHandler
@@ -49,7 +55,7 @@ T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 @dataclass
 class Run:
-    """One way of applying the orders."""
+    """One way of applying the orders (or trades: ``bench/billing_trades.py``)."""
 
     orders: int
     units: int
@@ -59,7 +65,8 @@ class Run:
     outcome: dict[str, Any]
 
 
-def _event(payload: Payload, at: datetime = T0) -> Envelope[Any]:
+def event(payload: Payload, at: datetime = T0) -> Envelope[Any]:
+    """``payload`` as the gateway publishes it at ``at``."""
     return wrap(payload, producer="gateway", occurred_at=at)
 
 
@@ -82,27 +89,29 @@ def _orders(n: int, buyers: int) -> list[Envelope[Any]]:
         placed = order_placed(
             order_id=f"order-{i:06d}", buyer_id=buyer, gpus=gpus, price=price, **extra
         )
-        found.append(_event(placed))
+        found.append(event(placed))
     return found
 
 
-def _batch(topic: Any, unit_of_work: Any) -> BatchHandler[PostgresBillingUnitOfWork]:
+def batch_handler(topic: Any, unit_of_work: Any) -> BatchHandler[PostgresBillingUnitOfWork]:
+    """The topic's batches applied as billing's subscriber applies them."""
     return BatchHandler(topic, HANDLERS_BY_TOPIC[topic], unit_of_work, prepare=prepare)
 
 
-async def _seed(unit_of_work: Any, buyers: int) -> None:
+async def seed_buyers(unit_of_work: Any, buyers: int) -> None:
+    """Buyers credited in USD and EUR, a best ask, a USD/EUR rate (billing's own handlers)."""
     credits = [
-        _event(credit_requested(f"buyer-{b:04d}", "40", currency))
+        event(credit_requested(f"buyer-{b:04d}", "40", currency))
         for b in range(buyers)
         for currency in (Currency.USD, Currency.EUR)
     ]
-    await _batch(BILLING_COMMANDS, unit_of_work).apply(credits)
+    await batch_handler(BILLING_COMMANDS, unit_of_work).apply(credits)
     quote = best_ask_changed({Currency.USD: "0.80"}, T0 - timedelta(seconds=5), gpus=4)
-    await _batch(PRICING_BEST_ASKS, unit_of_work).apply([_event(quote)])
+    await batch_handler(PRICING_BEST_ASKS, unit_of_work).apply([event(quote)])
     rate = RatePublished(
         base=Currency.USD, quote=Currency.EUR, rate=Decimal("0.92"), as_of=T0, source="bench"
     )
-    await _batch(FX_RATES, unit_of_work).apply([_event(rate)])
+    await batch_handler(FX_RATES, unit_of_work).apply([event(rate)])
 
 
 async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
@@ -121,42 +130,48 @@ async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
     }
 
 
-async def _measure(url: str, orders: Sequence[Envelope[Any]], buyers: int, per: int) -> Run:
-    """Apply ``orders`` in batches of ``per`` on a fresh database."""
-    name = f"gpux_bench_orders_{new_id()[-8:].lower()}"
+Units = Callable[[], PostgresBillingUnitOfWork]
+
+
+async def measure(
+    url: str,
+    topic: Topic,
+    events: Sequence[Envelope[Any]],
+    per: int,
+    *,
+    seed: Callable[[Units], Awaitable[None]],
+    outcome: Callable[[asyncpg.Connection], Awaitable[dict[str, Any]]],
+) -> Run:
+    """Apply ``events`` of ``topic`` in batches of ``per`` on a fresh database, after ``seed``;
+    counted, and what the database holds after them (``outcome``)."""
+    name = f"gpux_bench_{topic.name.replace('.', '_')}_{new_id()[-8:].lower()}"
     async with scratch_database(url, name) as database_url, billing_pool(database_url) as pool:
         clock = ManualClock(T0)
         rules = Rules()
-
-        def seeding() -> PostgresBillingUnitOfWork:
-            return PostgresBillingUnitOfWork(pool, rules=rules, clock=clock)
-
-        await _seed(seeding, buyers)
+        await seed(lambda: PostgresBillingUnitOfWork(pool, rules=rules, clock=clock))
         async with pool.acquire() as raw:
             counting = Counting(raw)
             one = cast(asyncpg.Pool, OneConnection(counting))
-
-            def counted() -> PostgresBillingUnitOfWork:
-                return PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
-
-            batch = _batch(ORDERS_COMMANDS, counted)
+            batch = batch_handler(
+                topic, lambda: PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
+            )
             units = 0
             started = time.perf_counter()
-            for at in range(0, len(orders), per):
-                outcome = await batch.apply(orders[at : at + per])
-                units += outcome.units
+            for at in range(0, len(events), per):
+                units += (await batch.apply(events[at : at + per])).units
             seconds = time.perf_counter() - started
-            result = await _outcome(raw)
-        return Run(len(orders), units, seconds, counting.round_trips, counting.statements, result)
+            result = await outcome(raw)
+        return Run(len(events), units, seconds, counting.round_trips, counting.statements, result)
 
 
-def _row(label: str, run: Run) -> str:
+def row(label: str, run: Run) -> str:
+    """A table row of a run: units, seconds, ms and round trips per item, per unit."""
     per_unit = f"{run.round_trips / run.units:,.1f} / {run.statements / run.units:,.1f}"
-    per_order = f"{run.round_trips / run.orders:,.2f}"
+    per_item = f"{run.round_trips / run.orders:,.2f}"
     ms = 1000 * run.seconds / run.orders
     return (
-        f"| {label:<22} | {run.units:>5} | {run.seconds:>7.3f} | {ms:>8.3f} |"
-        f" {per_unit:>15} | {per_order:>9} |"
+        f"| {label:<26} | {run.units:>5} | {run.seconds:>7.3f} | {ms:>8.3f} |"
+        f" {per_unit:>15} | {per_item:>9} |"
     )
 
 
@@ -167,8 +182,17 @@ async def main() -> None:
     parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
     args = parser.parse_args()
     orders = _orders(args.orders, args.buyers)
-    batched = await _measure(args.db, orders, args.buyers, len(orders))
-    single = await _measure(args.db, orders, args.buyers, 1)
+    batched, single = [
+        await measure(
+            args.db,
+            ORDERS_COMMANDS,
+            orders,
+            per,
+            seed=lambda units: seed_buyers(units, args.buyers),
+            outcome=_outcome,
+        )
+        for per in (len(orders), 1)
+    ]
     same = batched.outcome == single.outcome
     print(
         f"{args.orders:,} orders of {args.buyers:,} buyers; same holds, balances and events"
@@ -180,8 +204,8 @@ async def main() -> None:
         " | round trips/order |"
     )
     print("|---|---:|---:|---:|---:|---:|")
-    print(_row("one batch", batched))
-    print(_row("one order per unit (peer)", single))
+    print(row("one batch", batched))
+    print(row("one order per unit (peer)", single))
     print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
     if not same:
         raise SystemExit("the two paths disagree")
