@@ -114,8 +114,8 @@ async def seed_buyers(unit_of_work: Any, buyers: int) -> None:
     await batch_handler(FX_RATES, unit_of_work).apply([event(rate)])
 
 
-async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
-    holds = await conn.fetch("SELECT order_id, held_micros FROM billing.holds ORDER BY 1")
+async def balances_and_events(conn: asyncpg.Connection) -> dict[str, Any]:
+    """Every account's balance, and the outbox's events by topic (balances aside)."""
     balances = await conn.fetch(
         "SELECT owner, currency, kind, balance_micros FROM billing.accounts ORDER BY 1, 2, 3"
     )
@@ -123,11 +123,12 @@ async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
         "SELECT topic, count(*) AS n FROM billing.outbox WHERE topic <> 'billing.balances'"
         " GROUP BY 1 ORDER BY 1"
     )
-    return {
-        "holds": [tuple(r) for r in holds],
-        "balances": [tuple(r) for r in balances],
-        "events": [tuple(r) for r in events],
-    }
+    return {"balances": [tuple(r) for r in balances], "events": [tuple(r) for r in events]}
+
+
+async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
+    holds = await conn.fetch("SELECT order_id, held_micros FROM billing.holds ORDER BY 1")
+    return {"holds": [tuple(r) for r in holds], **await balances_and_events(conn)}
 
 
 Units = Callable[[], PostgresBillingUnitOfWork]
@@ -175,6 +176,22 @@ def row(label: str, run: Run) -> str:
     )
 
 
+def report(item: str, batched: Run, single: Run, checked: str) -> None:
+    """Print the two runs of ``item``s as a table; fail if they ended differently."""
+    same = batched.outcome == single.outcome
+    print(f"{batched.orders:,} {item}s of {checked} both ways: {same}", file=sys.stderr)
+    print(
+        f"| path | units | seconds | ms/{item} | round trips / statements per unit"
+        f" | round trips/{item} |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    print(row("one batch", batched))
+    print(row(f"one {item} per unit (peer)", single))
+    print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
+    if not same:
+        raise SystemExit("the two paths disagree")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--orders", type=int, default=500)
@@ -193,22 +210,7 @@ async def main() -> None:
         )
         for per in (len(orders), 1)
     ]
-    same = batched.outcome == single.outcome
-    print(
-        f"{args.orders:,} orders of {args.buyers:,} buyers; same holds, balances and events"
-        f" both ways: {same}",
-        file=sys.stderr,
-    )
-    print(
-        "| path | units | seconds | ms/order | round trips / statements per unit"
-        " | round trips/order |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
-    print(row("one batch", batched))
-    print(row("one order per unit (peer)", single))
-    print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
-    if not same:
-        raise SystemExit("the two paths disagree")
+    report("order", batched, single, f"{args.buyers:,} buyers; same holds, balances and events")
 
 
 if __name__ == "__main__":

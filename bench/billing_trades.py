@@ -22,13 +22,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from datetime import timedelta
 from typing import Any
 
 import asyncpg
 from billing import LOCAL_DB
-from billing_orders import T0, Units, batch_handler, event, measure, row, seed_buyers
+from billing_orders import (
+    T0,
+    Units,
+    balances_and_events,
+    batch_handler,
+    event,
+    measure,
+    report,
+    seed_buyers,
+)
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import Currency
@@ -95,18 +103,10 @@ async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
         " end_reason, next_due_at FROM billing.leases ORDER BY 1"
     )
     holds = await conn.fetch("SELECT order_id, leased_gpus FROM billing.holds ORDER BY 1")
-    balances = await conn.fetch(
-        "SELECT owner, currency, kind, balance_micros FROM billing.accounts ORDER BY 1, 2, 3"
-    )
-    events = await conn.fetch(
-        "SELECT topic, count(*) AS n FROM billing.outbox WHERE topic <> 'billing.balances'"
-        " GROUP BY 1 ORDER BY 1"
-    )
     return {
         "leases": [tuple(r) for r in leases],
         "holds": [tuple(r) for r in holds],
-        "balances": [tuple(r) for r in balances],
-        "events": [tuple(r) for r in events],
+        **await balances_and_events(conn),
     }
 
 
@@ -128,22 +128,8 @@ async def main() -> None:
         )
         for per in (len(trades), 1)
     ]
-    same = batched.outcome == single.outcome
-    print(
-        f"{args.trades:,} trades of {args.buyers:,} buyers; same leases, holds, balances and"
-        f" events both ways: {same}",
-        file=sys.stderr,
-    )
-    print(
-        "| path | units | seconds | ms/trade | round trips / statements per unit"
-        " | round trips/trade |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
-    print(row("one batch", batched))
-    print(row("one trade per unit (peer)", single))
-    print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
-    if not same:
-        raise SystemExit("the two paths disagree")
+    checked = f"{args.buyers:,} buyers; same leases, holds, balances and events"
+    report("trade", batched, single, checked)
 
 
 if __name__ == "__main__":
