@@ -45,7 +45,6 @@ from gpux_devinfra.testing.payloads import (
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.service import HANDLERS_BY_TOPIC
-from gpux_gateway.service import orders as gateway_orders
 from gpux_platform.batches import BatchHandler, Outcome
 
 from ..lease_events import (
@@ -168,8 +167,7 @@ async def test_a_market_order_without_a_cap_shows_the_cap_it_was_funded_at() -> 
         )
         for o in (uncapped, capped)
     ]
-    # Until ``HANDLERS_BY_TOPIC`` registers it on ``orders.book``, the handler is given here.
-    funded = BatchHandler(ORDERS_BOOK, {OrderFunded: gateway_orders.on_funded}, lambda: uow)
+    funded = BatchHandler(ORDERS_BOOK, HANDLERS_BY_TOPIC[ORDERS_BOOK], lambda: uow)
     await funded.apply([event(h) for h in held])
     shown = {i: uow.state.orders[i].max_price_micros for i in ("m1", "m2")}
     assert shown == {"m1": 550_000, "m2": 700_000}  # the buyer's own cap is never replaced

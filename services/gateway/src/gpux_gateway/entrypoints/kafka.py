@@ -27,6 +27,7 @@ from gpux_contracts.topics import (
     MARKET_SESSIONS,
     MARKET_TRADES,
     OFFERS_STATUS,
+    ORDERS_BOOK,
     ORDERS_STATUS,
     PRICING_OFFERS,
     Topic,
@@ -45,6 +46,7 @@ from gpux_platform.settings import GpuxSettings
 GROUPS: Mapping[Topic, str] = {
     OFFERS_STATUS: "gateway.offers-status",
     PRICING_OFFERS: "gateway.offers-accepted",
+    ORDERS_BOOK: "gateway.orders-funded",
     ORDERS_STATUS: "gateway.orders-status",
     MARKET_TRADES: "gateway.order-fills",
     BILLING_LEASES: "gateway.leases",

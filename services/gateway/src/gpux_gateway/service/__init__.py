@@ -19,13 +19,19 @@ from gpux_contracts.leases import (
     LedgerPosted,
 )
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferWithdrawn
-from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
+from gpux_contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderStatusChanged,
+    TradeExecuted,
+)
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import (
     BILLING_LEASES,
     BILLING_LEDGER,
     MARKET_TRADES,
     OFFERS_STATUS,
+    ORDERS_BOOK,
     ORDERS_STATUS,
     PRICING_OFFERS,
     Topic,
@@ -37,6 +43,7 @@ from gpux_platform.batches import Handler
 HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWork]]] = {
     OFFERS_STATUS: {OfferStatusChanged: offers.on_status_changed},
     PRICING_OFFERS: {OfferAccepted: offers.on_accepted, OfferWithdrawn: offers.on_withdrawn},
+    ORDERS_BOOK: {OrderFunded: orders.on_funded, OrderCancelRequested: orders.on_cancel_forwarded},
     ORDERS_STATUS: {OrderStatusChanged: orders.on_status_changed},
     MARKET_TRADES: {TradeExecuted: orders.on_trade_executed},
     BILLING_LEASES: {

@@ -38,11 +38,6 @@ def unauthorized(detail: str) -> ProblemError:
     )
 
 
-def validation_problem(detail: str) -> ProblemError:
-    """A 422 problem for a rule no schema can state (a window in the future, ...)."""
-    return ProblemError(422, "validation-error", "Request validation failed", detail)
-
-
 def not_found(detail: str) -> ProblemError:
     """A 404 problem (another account's resource is answered the same way)."""
     return ProblemError(404, "not-found", "Not found", detail)

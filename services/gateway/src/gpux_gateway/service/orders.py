@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import to_micros
-from gpux_contracts.orders import OrderFunded, OrderStatusChanged, TradeExecuted
+from gpux_contracts.orders import (
+    OrderCancelRequested,
+    OrderFunded,
+    OrderStatusChanged,
+    TradeExecuted,
+)
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
@@ -26,3 +31,10 @@ async def on_funded(uow: GatewayUnitOfWork, event: Envelope[OrderFunded]) -> Non
     if order.max_price_per_gpu_hour is not None:
         cap = to_micros(order.max_price_per_gpu_hour)
         await uow.orders.apply_cap(order.buyer_id, order.order_id, cap)
+
+
+async def on_cancel_forwarded(
+    uow: GatewayUnitOfWork, event: Envelope[OrderCancelRequested]
+) -> None:
+    """Nothing to show: the gateway showed the cancel when the buyer asked for it, and the
+    book's answer comes as the order's status (``orders.status``)."""
