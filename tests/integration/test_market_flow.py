@@ -130,3 +130,33 @@ def _depth(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _is(level: dict[str, Any], price: str, gpus: int) -> bool:
     return Decimal(level["price"]) == Decimal(price) and level["gpus"] == gpus
+
+
+async def test_a_market_order_without_a_cap_shows_the_cap_it_was_held_at(
+    chain: httpx.AsyncClient,
+) -> None:
+    """Billing holds a market order without a cap at the best ask plus its slippage (5 %), and
+    the book fills it no dearer: the buyer sees that cap on the order once it is funded."""
+    client = chain
+    seller = await account(client, "seller")
+    buyer = await account(client, "buyer")
+    await dev_top_up(client, buyer, "100.00", "EUR")
+    made = await push_offer(client, seller, offer_body("0.40", "EUR", 2, gpu="h200"))
+    live = await until(
+        client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller
+    )
+    assert live["status"] == "live", live
+    body = {"gpu": "h200", "currency": "EUR", "tier": "on_demand", "hours": 1}
+    placed = await client.post(
+        "/v1/orders", json=body | {"gpus": 1, "type": "market"}, headers=auth(buyer)
+    )
+    assert placed.status_code == 202, placed.text
+    assert placed.json()["max_price_per_gpu_hour"] is None
+    shown = await until(
+        client,
+        f"/v1/orders/{placed.json()['id']}",
+        lambda x: x["status"] == "filled" and x["max_price_per_gpu_hour"] is not None,
+        key=buyer,
+    )
+    assert (shown["status"], shown["max_price_per_gpu_hour"]) == ("filled", "0.42"), shown
+    assert [f["price_per_gpu_hour"] for f in shown["fills"]] == ["0.40"]
