@@ -110,6 +110,24 @@ async def test_the_101st_request_in_a_window_of_100_is_429(gateway: Any, sign_up
         assert (await client.get("/v1/accounts/me")).status_code == 200  # limits are per key
 
 
+async def test_creating_answers_carry_the_rate_limit_headers_too(
+    gateway: Any, sign_up: Any
+) -> None:
+    """A 202 that a creating route builds itself tells its rate limit like any answer."""
+    buyer = await sign_up(["buyer"])
+    async with gateway.client(buyer["key"]) as client:
+        body = {"amount": "10.00", "currency": "EUR", "provider": "manual"}
+        first = await client.post("/v1/topups", json=body, headers={"Idempotency-Key": "t-1"})
+        again = await client.post("/v1/topups", json=body, headers={"Idempotency-Key": "t-1"})
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert first.headers["RateLimit-Limit"] == again.headers["RateLimit-Limit"] == "100"
+    assert (first.headers["RateLimit-Remaining"], again.headers["RateLimit-Remaining"]) == (
+        "99",
+        "98",
+    )
+    assert again.headers["Idempotent-Replayed"] == "true"
+
+
 @pytest.mark.parametrize(
     ("content", "content_type"),
     [

@@ -16,7 +16,7 @@ from gpux_gateway.entrypoints.dependencies import (
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.keys import service as keys
 from gpux_gateway.service.access import account_id_for
 
@@ -39,7 +39,7 @@ async def sign_up(
     material = keys.new_material(gw.pepper, ANONYMOUS, idem.key())
     once = idem.once(body, scope=ANONYMOUS)
     outcome = await service.sign_up(uow, gw.pepper, body=body, material=material, once=once)
-    return answer(outcome, reveal={"api_key": key_format.format_key(*material)})
+    return idem.answer(outcome, reveal={"api_key": key_format.format_key(*material)})
 
 
 @router.get("/me", response_model=AccountOut, summary="The calling account")

@@ -12,7 +12,7 @@ from gpux_gateway.accounts.schemas import AccountOut
 from gpux_gateway.admin import service
 from gpux_gateway.admin.schemas import CreditAccepted, CreditIn, FxRateAccepted, FxRateIn
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.service.access import admin_only
 
@@ -47,7 +47,7 @@ async def credit(
 ) -> JSONResponse:
     admin_only(who)
     once = idem.once(body, scope="admin")
-    return answer(await service.credit(uow, account_id=account_id, body=body, once=once))
+    return idem.answer(await service.credit(uow, account_id=account_id, body=body, once=once))
 
 
 @router.post(
@@ -61,4 +61,4 @@ async def publish_rate(
 ) -> JSONResponse:
     admin_only(who)
     once = idem.once(body, scope="admin")
-    return answer(await service.publish_rate(uow, body=body, once=once))
+    return idem.answer(await service.publish_rate(uow, body=body, once=once))

@@ -42,8 +42,13 @@ async def gateway(request: Request) -> Gateway:
 
 GatewayDep = Annotated[Gateway, Depends(gateway)]
 
+RATE_LIMIT_HEADERS = "rate_limit_headers"
+"""Where the request's rate-limit verdict leaves its ``RateLimit-*`` headers
+(``request.state``): a route that answers with a response of its own sends them too."""
+
 
 async def current_principal(
+    request: Request,
     response: Response,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     gw: GatewayDep,
@@ -63,6 +68,7 @@ async def current_principal(
             429, "rate-limited", "Too many requests", "slow down", headers=verdict.headers
         )
     response.headers.update(verdict.headers)
+    setattr(request.state, RATE_LIMIT_HEADERS, verdict.headers)
     return principal
 
 
@@ -105,6 +111,7 @@ async def anonymous_limit(request: Request, response: Response, gw: GatewayDep) 
             429, "rate-limited", "Too many requests", "slow down", headers=verdict.headers
         )
     response.headers.update(verdict.headers)
+    setattr(request.state, RATE_LIMIT_HEADERS, verdict.headers)
 
 
 AnonymousLimit = Depends(anonymous_limit)

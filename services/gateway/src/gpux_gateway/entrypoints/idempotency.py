@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from gpux_gateway.domain.idempotency import PATTERN, Once, Outcome, fingerprint, is_usable_key
-from gpux_gateway.entrypoints.dependencies import GatewayDep
+from gpux_gateway.entrypoints.dependencies import RATE_LIMIT_HEADERS, GatewayDep
 from gpux_platform.problems import ProblemError
 
 HEADER = "Idempotency-Key"
@@ -51,13 +51,20 @@ def once_for(
     return Once(scope=scope, key=key, fingerprint=print_, ttl=ttl)
 
 
-def answer(outcome: Outcome, reveal: dict[str, Any] | None = None) -> JSONResponse:
+def answer(
+    outcome: Outcome,
+    reveal: dict[str, Any] | None = None,
+    *,
+    extra_headers: dict[str, str] | None = None,
+) -> JSONResponse:
     """The HTTP answer of a creating request (``Idempotent-Replayed`` on a replay).
 
     ``reveal`` holds fields added to a successful response each time it is sent but never
-    stored (a new API key's secret).
+    stored (a new API key's secret); ``extra_headers`` go out with it (the rate limit's).
     """
-    headers = {"Idempotent-Replayed": "true"} if outcome.replayed else {}
+    headers = dict(extra_headers or {})
+    if outcome.replayed:
+        headers["Idempotent-Replayed"] = "true"
     content = outcome.body
     if reveal and 200 <= outcome.status_code < 300:
         content = {**reveal, **content}
@@ -79,6 +86,11 @@ class Idempotency:
     def once(self, body: BaseModel, *, scope: str) -> Once:
         """The request's ``Once`` in ``scope``: its key and the fingerprint of ``body``."""
         return once_for(self.request, body, scope=scope, key=self.key(), ttl=self.ttl)
+
+    def answer(self, outcome: Outcome, reveal: dict[str, Any] | None = None) -> JSONResponse:
+        """The request's answer (``answer``), with its rate limit's ``RateLimit-*`` headers."""
+        limit = getattr(self.request.state, RATE_LIMIT_HEADERS, None)
+        return answer(outcome, reveal, extra_headers=limit)
 
 
 async def idempotency(

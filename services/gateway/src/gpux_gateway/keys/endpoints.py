@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.keys import service
 from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey
@@ -46,7 +46,7 @@ async def create_key(
         material=material,
         once=once,
     )
-    return answer(outcome, reveal={"api_key": key_format.format_key(*material)})
+    return idem.answer(outcome, reveal={"api_key": key_format.format_key(*material)})
 
 
 @router.delete("/me/keys/{key_id}", status_code=204, summary="Revoke an API key")

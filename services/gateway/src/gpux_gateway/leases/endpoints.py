@@ -13,7 +13,7 @@ from gpux_contracts.leases import LeaseStatus
 from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.leases import service
 from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
@@ -98,7 +98,7 @@ async def stop(
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
     once = idem.once(_NoBody(), scope=buyer_id)
-    return answer(await service.stop(uow, buyer_id=buyer_id, lease_id=lease_id, once=once))
+    return idem.answer(await service.stop(uow, buyer_id=buyer_id, lease_id=lease_id, once=once))
 
 
 @router.get(

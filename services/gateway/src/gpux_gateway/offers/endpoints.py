@@ -14,7 +14,7 @@ from gpux_gateway.entrypoints.dependencies import (
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.offers import service
 from gpux_gateway.offers.schemas import (
@@ -44,7 +44,7 @@ async def submit(
 ) -> JSONResponse:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
     once = idem.once(body, scope=seller_id)
-    return answer(await service.submit(uow, seller_id=seller_id, offer=body, once=once))
+    return idem.answer(await service.submit(uow, seller_id=seller_id, offer=body, once=once))
 
 
 @router.post(
@@ -62,7 +62,7 @@ async def submit_many(
 ) -> JSONResponse:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
     once = idem.once(body, scope=seller_id)
-    return answer(await service.submit_many(uow, seller_id=seller_id, batch=body, once=once))
+    return idem.answer(await service.submit_many(uow, seller_id=seller_id, batch=body, once=once))
 
 
 @router.patch(

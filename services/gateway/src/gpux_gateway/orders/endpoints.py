@@ -15,7 +15,7 @@ from gpux_gateway.entrypoints.dependencies import (
     PrincipalDep,
     UnitOfWorkDep,
 )
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
 from gpux_gateway.orders import service
 from gpux_gateway.orders.schemas import OrderDetailOut, OrderIn, OrderOut
@@ -41,7 +41,7 @@ async def place(
     buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
     once = idem.once(body, scope=buyer_id)
     unknown = gw.views.catalog.lacks_gpu(body.gpu)
-    return answer(
+    return idem.answer(
         await service.place(uow, buyer_id=buyer_id, order=body, once=once, unknown_gpu=unknown)
     )
 

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
-from gpux_gateway.entrypoints.idempotency import IdempotencyDep, answer
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.service.access import account_id_for, admin_only
 from gpux_gateway.wallets import service
@@ -32,7 +32,7 @@ async def top_up(
 ) -> JSONResponse:
     buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
     once = idem.once(body, scope=buyer_id)
-    return answer(await service.top_up(uow, buyer_id=buyer_id, body=body, once=once))
+    return idem.answer(await service.top_up(uow, buyer_id=buyer_id, body=body, once=once))
 
 
 @router.get(
