@@ -40,11 +40,14 @@ format: bootstrap  ## apply ruff's formatting and fixes
 	@$(UV) run --frozen ruff format .
 	@$(UV) run --frozen ruff check --fix .
 
-bench: bootstrap  ## benchmarks (the whole exchange through its API, matching engine, matching recovery, billing settlement); see docs/PERFORMANCE.md
+bench: bootstrap  ## benchmarks (the whole exchange through its API, matching engine, matching recovery, billing settlement, order funding and trades, outbox after a PostgreSQL restart); see docs/PERFORMANCE.md
 	@$(UV) run --frozen python bench/matching.py
 	@$(UV) run --frozen gpux infra up
 	@$(UV) run --frozen python bench/matching_recovery.py --db
 	@$(UV) run --frozen python bench/billing.py
+	@$(UV) run --frozen python bench/billing_orders.py
+	@$(UV) run --frozen python bench/billing_trades.py
+	@$(UV) run --frozen python bench/restart.py
 	@$(UV) run --frozen python bench/pipeline.py --json .gpux/bench-pipeline.json
 
 bench-quick: bootstrap  ## the pipeline benchmark in ~3 minutes (smaller rates and counts): a smoke run
