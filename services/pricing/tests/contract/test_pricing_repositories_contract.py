@@ -25,11 +25,16 @@ from gpux_pricing.adapters.memory.read_models import MemoryReadModels
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
 from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWork
 from gpux_pricing.config import PricingSettings
-from gpux_pricing.domain.candles import Candle, Interval
+from gpux_pricing.domain.candles import Candle, Interval, rolls
 from gpux_pricing.domain.fx import Rate
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service.market import BookCache
-from gpux_pricing.service.unit_of_work import Decision, KnownOffer, PricingUnitOfWork
+from gpux_pricing.service.unit_of_work import (
+    Decision,
+    KnownOffer,
+    PricingUnitOfWork,
+    RecentTrades,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -155,25 +160,36 @@ async def test_book_versions_move_by_one_per_unit(units: Units) -> None:
 
 async def test_a_trade_is_recorded_once_and_the_vwap_covers_its_window(units: Units) -> None:
     later = AT + timedelta(hours=30)
+    day = timedelta(hours=24)
+    on_demand, interruptible = ("rtx-4090", "on_demand"), ("rtx-4090", "interruptible")
     async with units() as uow:
-        assert await uow.trades.record(trade("t1", "0.40", AT, 2), Decimal("0.40"))
-        assert not await uow.trades.record(trade("t1", "0.40", AT, 2), Decimal("0.40"))
-        assert await uow.trades.record(trade("t2", "0.30", AT, 1), None)  # no rate
+        assert await uow.trades.record([(trade("t1", "0.40", AT, 2), Decimal("0.40"))]) == {"t1"}
+        assert await uow.trades.record([(trade("t1", "0.40", AT, 2), Decimal("0.40"))]) == set()
+        assert await uow.trades.record([(trade("t2", "0.30", AT, 1), None)]) == {"t2"}  # no rate
         await uow.commit()
     async with units() as uow:
-        assert await uow.trades.latest_at("rtx-4090", "on_demand") == AT
-        assert await uow.trades.vwap("rtx-4090", "on_demand", timedelta(hours=24)) == Decimal(
-            "0.400000"
-        )
-        assert await uow.trades.latest_at("rtx-4090", "interruptible") is None
-        assert await uow.trades.vwap("rtx-4090", "interruptible", timedelta(hours=24)) is None
-        await uow.trades.record(trade("t3", "0.50", later, 3), Decimal("0.50"))
-        await uow.trades.record(trade("t4", "0.20", later - timedelta(hours=1)), Decimal("0.2"))
+        assert await uow.trades.recent([on_demand, interruptible], day) == {
+            on_demand: RecentTrades(AT, Decimal("0.400000")),
+            interruptible: RecentTrades(None, None),
+        }
+        batch = [
+            (trade("t3", "0.50", later, 3), Decimal("0.50")),
+            (trade("t1", "0.40", AT, 2), Decimal("0.40")),  # recorded in the unit before
+            (trade("t4", "0.20", later - timedelta(hours=1)), Decimal("0.2")),
+        ]
+        assert await uow.trades.record(batch) == {"t3", "t4"}
+        assert await uow.trades.record([]) == set()
         # t1 is older than 24 h before the latest trade: 3 x 0.50 + 1 x 0.20 over 4 GPUs.
-        assert await uow.trades.vwap("rtx-4090", "on_demand", timedelta(hours=24)) == Decimal(
-            "0.425000"
-        )
-        assert await uow.trades.books() == [("rtx-4090", "on_demand")]
+        assert await uow.trades.recent([on_demand], day) == {
+            on_demand: RecentTrades(later, Decimal("0.425000"))
+        }
+        assert await uow.trades.books() == [on_demand]
+
+
+async def roll_each(uow: PricingUnitOfWork, *trades: tuple[TradeExecuted, Decimal]) -> None:
+    """Roll trades one at a time, as a unit per trade would."""
+    for one in trades:
+        await uow.candles.roll(rolls([one]))
 
 
 async def test_candles_keep_the_open_extend_high_and_low_and_close_on_the_latest(
@@ -187,14 +203,20 @@ async def test_candles_keep_the_open_extend_high_and_low_and_close_on_the_latest
     ]
     late = trade("t0", "0.10", AT - timedelta(seconds=4))
     async with units() as uow:
-        for trade_id, price, seconds, gpus in rows:
-            at = AT + timedelta(seconds=seconds)
-            await uow.candles.roll(trade(trade_id, price, at, gpus), Decimal(price))
-        await uow.candles.roll(late, Decimal("0.10"))
+        await roll_each(
+            uow,
+            *(
+                (trade(trade_id, price, AT + timedelta(seconds=seconds), gpus), Decimal(price))
+                for trade_id, price, seconds, gpus in rows
+            ),
+        )
+        await roll_each(uow, (late, Decimal("0.10")))
         await uow.commit()
     hour = datetime(2026, 11, 28, 10, tzinfo=UTC)
     async with units() as uow:
-        assert await uow.candles.latest("rtx-4090", "on_demand", Interval.HOUR, 200) == [
+        book, other = ("rtx-4090", "on_demand"), ("rtx-4090", "interruptible")
+        latest = await uow.candles.latest([book, other], 200)
+        assert latest[book][Interval.HOUR] == [
             Candle(
                 hour,
                 Decimal("0.40"),
@@ -205,11 +227,61 @@ async def test_candles_keep_the_open_extend_high_and_low_and_close_on_the_latest
                 Decimal("2.62"),
             )
         ]
-        minutes = await uow.candles.latest("rtx-4090", "on_demand", Interval.MINUTE, 200)
+        minutes = latest[book][Interval.MINUTE]
         assert [(c.start, c.close, c.gpus) for c in minutes] == [
             (hour, Decimal("0.30"), 5),
             (hour + timedelta(minutes=1), Decimal("0.46"), 2),
         ]
-        newest = await uow.candles.latest("rtx-4090", "on_demand", Interval.MINUTE, 1)
+        newest = (await uow.candles.latest([book], 1))[book][Interval.MINUTE]
         assert [c.start for c in newest] == [hour + timedelta(minutes=1)]
-        assert await uow.candles.latest("rtx-4090", "interruptible", Interval.DAY, 200) == []
+        assert latest[other] == {i: [] for i in Interval}
+
+
+def on(
+    tier: str, trade_id: str, price: str, seconds: int, gpus: int
+) -> tuple[TradeExecuted, Decimal]:
+    at = AT + timedelta(seconds=seconds)
+    body = trade_executed(
+        trade_id=trade_id, price=price, gpus=gpus, currency=Currency.EUR, executed_at=at, tier=tier
+    )
+    return body, Decimal(price)
+
+
+async def test_a_batch_rolled_at_once_makes_the_candles_trade_by_trade_makes(
+    units: Units,
+) -> None:
+    """Out of order, ties on the time, a candle an earlier unit opened: both books agree."""
+    held = [("t1", "0.40", 10, 2), ("t2", "0.50", 30, 1)]
+    batch = [
+        ("t3", "0.35", 20, 1),  # older than the held close: high/low/volume only
+        ("t4", "0.60", 90, 3),  # the next minute, arriving before an older one of it
+        ("t5", "0.20", 70, 1),
+        ("t6", "0.45", 90, 1),  # ties t4's time, arrives later: the close
+        ("t7", "0.30", 3_600, 1),  # the next hour
+    ]
+    async with units() as uow:
+        for tier in ("on_demand", "interruptible"):
+            await roll_each(uow, *(on(tier, *row) for row in held))
+        await uow.commit()
+    async with units() as uow:
+        await uow.candles.roll(rolls(on("on_demand", *row) for row in batch))
+        await roll_each(uow, *(on("interruptible", *row) for row in batch))
+        await uow.commit()
+    hour = datetime(2026, 11, 28, 10, tzinfo=UTC)
+    async with units() as uow:
+        batched, each = ("rtx-4090", "on_demand"), ("rtx-4090", "interruptible")
+        latest = await uow.candles.latest([batched, each], 200)
+        assert latest[batched] == latest[each]
+        assert [
+            (c.start, c.open, c.high, c.low, c.close, c.gpus)
+            for c in latest[batched][Interval.HOUR]
+        ] == [
+            (hour, Decimal("0.40"), Decimal("0.60"), Decimal("0.20"), Decimal("0.45"), 9),
+            (hour + timedelta(hours=1), *(Decimal("0.30"),) * 4, 1),
+        ]
+        minutes = latest[batched][Interval.MINUTE]
+        assert [(c.open, c.close, c.gpus) for c in minutes[:2]] == [
+            (Decimal("0.40"), Decimal("0.50"), 4),
+            (Decimal("0.60"), Decimal("0.45"), 5),
+        ]
+        assert latest[batched][Interval.DAY][0].notional == Decimal("4.40")

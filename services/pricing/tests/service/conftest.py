@@ -23,11 +23,16 @@ def clock() -> ManualClock:
     return ManualClock(START)
 
 
-@pytest.fixture
-def unit(clock: ManualClock) -> MemoryPricingUnitOfWork:
+def pricing_unit(clock: ManualClock) -> MemoryPricingUnitOfWork:
     """One process's store and books: 1 USD = 0.92 EUR, 1 GBP = 1.18 EUR; GPU ``rtx-4090``."""
     uow = MemoryPricingUnitOfWork(clock=clock, band_for=PricingSettings().band_for)
     uow.state.gpus["rtx-4090"] = "RTX 4090"
     uow.state.rates[Currency.USD] = Rate(Currency.USD, Currency.EUR, Decimal("0.92"), RATES_AS_OF)
     uow.state.rates[Currency.GBP] = Rate(Currency.GBP, Currency.EUR, Decimal("1.18"), RATES_AS_OF)
     return uow
+
+
+@pytest.fixture
+def unit(clock: ManualClock) -> MemoryPricingUnitOfWork:
+    """One process's store and books (``pricing_unit``)."""
+    return pricing_unit(clock)

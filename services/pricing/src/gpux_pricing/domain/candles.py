@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -10,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpux_contracts.money import REFERENCE_CURRENCY, canonical, quantize
+from gpux_contracts.orders import TradeExecuted
 from gpux_pricing.domain.fx import RateTable
 
 HISTORY_LENGTH = 200
@@ -76,6 +78,56 @@ def roll(candle: Candle | None, start: datetime, price: Decimal, gpus: int) -> C
         candle.gpus + gpus,
         candle.notional + price * gpus,
     )
+
+
+CandleKey = tuple[str, str, Interval, datetime]
+"""gpu, tier, interval, start"""
+
+
+@dataclass(frozen=True, slots=True)
+class Rolled:
+    """A candle with the execution time of the trade that set its close."""
+
+    candle: Candle
+    close_at: datetime
+
+
+def extend(held: Rolled | None, more: Rolled) -> Rolled:
+    """``held`` extended by ``more``, what trades that arrived after it add to the same candle.
+
+    The open stays, high and low extend, the close follows the latest trade by execution
+    time (on a tie, the one that arrived last), so an older trade arriving late never moves
+    it; volumes add. Trade by trade or a batch folded first, the candle comes out the same.
+    """
+    if held is None:
+        return more
+    old, new = held.candle, more.candle
+    candle = Candle(
+        old.start,
+        old.open,
+        max(old.high, new.high),
+        min(old.low, new.low),
+        new.close if more.close_at >= held.close_at else old.close,
+        old.gpus + new.gpus,
+        old.notional + new.notional,
+    )
+    return Rolled(candle, max(held.close_at, more.close_at))
+
+
+def rolls(trades: Iterable[tuple[TradeExecuted, Decimal]]) -> dict[CandleKey, Rolled]:
+    """What trades, in arrival order with their reference prices, add to each candle they
+    fall in (every interval of their book)."""
+    added: dict[CandleKey, Rolled] = {}
+    for trade, price in trades:
+        if trade.gpus <= 0:
+            raise ValueError("a trade has at least one GPU")
+        at, gpus = trade.executed_at, trade.gpus
+        for interval in Interval:
+            start = bucket_start(at, interval)
+            key = (trade.gpu, trade.tier, interval, start)
+            one = Rolled(Candle(start, price, price, price, price, gpus, price * gpus), at)
+            added[key] = extend(added.get(key), one)
+    return added
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ read models written after it commits) and ``adapters.memory`` (the service tests
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -16,7 +16,7 @@ from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.prices import BestAskChanged
 from gpux_platform.unit_of_work import UnitOfWork
-from gpux_pricing.domain.candles import Candle, Interval, Snapshot
+from gpux_pricing.domain.candles import Candle, CandleKey, Interval, Rolled, Snapshot
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey
 from gpux_pricing.domain.validation import Band, SellerView
@@ -119,19 +119,25 @@ class BookVersionRepository(Protocol):
         ...
 
 
+class RecentTrades(NamedTuple):
+    """What a book's history shows of its trades: when it last traded, its 24 h VWAP."""
+
+    latest_at: datetime | None
+    vwap: Decimal | None
+
+
 class TradeRepository(Protocol):
     """Every trade, once, with its price as traded and in the reference currency."""
 
-    async def record(self, trade: TradeExecuted, price: Decimal | None) -> bool:
-        """Record a trade; False when its trade id was recorded before."""
+    async def record(self, trades: Sequence[tuple[TradeExecuted, Decimal | None]]) -> set[str]:
+        """Record trades (one statement); the ids of those not recorded before."""
         ...
 
-    async def latest_at(self, gpu: str, tier: str) -> datetime | None:
-        """When the book last traded."""
-        ...
-
-    async def vwap(self, gpu: str, tier: str, window: timedelta) -> Decimal | None:
-        """Volume-weighted reference price of the book's trades since ``window`` (to its latest)."""
+    async def recent(
+        self, books: Sequence[BookKey], window: timedelta
+    ) -> dict[BookKey, RecentTrades]:
+        """Each book's latest trade time and volume-weighted reference price of its trades
+        since ``window`` before it (one query)."""
         ...
 
     async def books(self) -> list[BookKey]:
@@ -142,12 +148,15 @@ class TradeRepository(Protocol):
 class CandleRepository(Protocol):
     """The OHLC candles of each book and interval, in the reference currency."""
 
-    async def roll(self, trade: TradeExecuted, price: Decimal) -> None:
-        """Extend the trade's candles of every interval (the close follows the latest trade)."""
+    async def roll(self, rolls: Mapping[CandleKey, Rolled]) -> None:
+        """Extend these candles by what trades added to them (``domain.candles.extend``, one
+        statement)."""
         ...
 
-    async def latest(self, gpu: str, tier: str, interval: Interval, limit: int) -> list[Candle]:
-        """The book's newest candles of one interval, oldest first."""
+    async def latest(
+        self, books: Sequence[BookKey], limit: int
+    ) -> dict[BookKey, dict[Interval, list[Candle]]]:
+        """Each book's newest candles of every interval, oldest first (one query)."""
         ...
 
 

@@ -2,7 +2,8 @@
 
 Both units (``adapters.postgres`` and ``adapters.memory``) build their repositories, then
 ``PricingUnitSteps`` builds the books and the history marks on them; just before the store
-commits, the books the unit changed become their changed quotes (one ``best_ask.changed``
+commits, the trades the unit staged are recorded and rolled into their candles (a statement
+each), the books the unit changed become their changed quotes (one ``best_ask.changed``
 each, in the outbox) and the histories it changed are read; once it committed, both go to
 the read models, once per unit. The mixin stands before the store's unit of work in the
 class's bases, so ``super()`` is that store (the platform's Memory- or PostgresUnitOfWork).
@@ -78,7 +79,9 @@ class PricingUnitSteps:
         return self._band_for(gpu)
 
     async def commit(self) -> None:
-        """Queue the changed quotes, read the changed histories, then commit."""
+        """Record and roll the staged trades, queue the changed quotes, read the changed
+        histories, then commit."""
+        await self.history.flush()
         self.outbox.add(*await self.books.flush())
         self._histories = await self.history.snapshots()
         await cast(UnitOfWork, super()).commit()

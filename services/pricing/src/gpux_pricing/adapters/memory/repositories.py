@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -13,11 +13,11 @@ from gpux_contracts.fx import supersedes
 from gpux_contracts.money import Currency, quantize
 from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_contracts.orders import TradeExecuted
-from gpux_pricing.domain.candles import Candle, Interval, bucket_start
+from gpux_pricing.domain.candles import Candle, CandleKey, Interval, Rolled, extend
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey
 from gpux_pricing.domain.validation import SellerView
-from gpux_pricing.service.unit_of_work import Decision, KnownOffer
+from gpux_pricing.service.unit_of_work import Decision, KnownOffer, RecentTrades
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +44,6 @@ class TradeRow:
     executed_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class CandleRow:
-    """One candle with the time of the trade that set its close."""
-
-    candle: Candle
-    close_at: datetime
-
-
 @dataclass
 class PricingState:
     """Everything pricing stores, as plain objects."""
@@ -62,7 +54,7 @@ class PricingState:
     offers: dict[str, OfferRow] = field(default_factory=dict)
     book_versions: dict[BookKey, int] = field(default_factory=dict)
     trades: dict[str, TradeRow] = field(default_factory=dict)
-    candles: dict[tuple[str, str, Interval, datetime], CandleRow] = field(default_factory=dict)
+    candles: dict[CandleKey, Rolled] = field(default_factory=dict)
 
 
 class MemorySellers:
@@ -190,27 +182,31 @@ class MemoryTrades:
     def __init__(self, state: PricingState) -> None:
         self._state = state
 
-    async def record(self, trade: TradeExecuted, price: Decimal | None) -> bool:
-        """Record a trade; False when its id was recorded before."""
-        if trade.trade_id in self._state.trades:
-            return False
-        self._state.trades[trade.trade_id] = TradeRow(
-            trade.gpu, trade.tier, trade.gpus, price, trade.executed_at
-        )
-        return True
+    async def record(self, trades: Sequence[tuple[TradeExecuted, Decimal | None]]) -> set[str]:
+        """Record trades; the ids of those not recorded before."""
+        new: set[str] = set()
+        for trade, price in trades:
+            if trade.trade_id in self._state.trades:
+                continue
+            self._state.trades[trade.trade_id] = TradeRow(
+                trade.gpu, trade.tier, trade.gpus, price, trade.executed_at
+            )
+            new.add(trade.trade_id)
+        return new
 
     def _of(self, gpu: str, tier: str) -> list[TradeRow]:
         return [t for t in self._state.trades.values() if (t.gpu, t.tier) == (gpu, tier)]
 
-    async def latest_at(self, gpu: str, tier: str) -> datetime | None:
-        """When the book last traded."""
-        return max((t.executed_at for t in self._of(gpu, tier)), default=None)
+    async def recent(
+        self, books: Sequence[BookKey], window: timedelta
+    ) -> dict[BookKey, RecentTrades]:
+        """Each book's latest trade time and VWAP over ``window`` up to it."""
+        return {book: self._recent(self._of(*book), window) for book in books}
 
-    async def vwap(self, gpu: str, tier: str, window: timedelta) -> Decimal | None:
-        """Volume-weighted reference price over ``window`` up to the book's latest trade."""
-        trades = self._of(gpu, tier)
+    @staticmethod
+    def _recent(trades: list[TradeRow], window: timedelta) -> RecentTrades:
         if not trades:
-            return None
+            return RecentTrades(None, None)
         latest = max(t.executed_at for t in trades)
         priced = [
             (t.price, t.gpus)
@@ -219,8 +215,9 @@ class MemoryTrades:
         ]
         gpus = sum(g for _, g in priced)
         if not gpus:
-            return None
-        return quantize(sum((p * g for p, g in priced), Decimal(0)) / Decimal(gpus))
+            return RecentTrades(latest, None)
+        notional = sum((p * g for p, g in priced), Decimal(0))
+        return RecentTrades(latest, quantize(notional / Decimal(gpus)))
 
     async def books(self) -> list[BookKey]:
         """Every (gpu, tier) that traded."""
@@ -233,34 +230,22 @@ class MemoryCandles:
     def __init__(self, state: PricingState) -> None:
         self._state = state
 
-    async def roll(self, trade: TradeExecuted, price: Decimal) -> None:
-        """Extend the trade's candles of every interval."""
-        at, gpus = trade.executed_at, trade.gpus
-        for interval in Interval:
-            start = bucket_start(at, interval)
-            key = (trade.gpu, trade.tier, interval, start)
-            row = self._state.candles.get(key)
-            if row is None:
-                candle = Candle(start, price, price, price, price, gpus, price * gpus)
-                self._state.candles[key] = CandleRow(candle, at)
-                continue
-            old = row.candle
-            candle = Candle(
-                start,
-                old.open,
-                max(old.high, price),
-                min(old.low, price),
-                price if at >= row.close_at else old.close,
-                old.gpus + gpus,
-                old.notional + price * gpus,
-            )
-            self._state.candles[key] = CandleRow(candle, max(at, row.close_at))
+    async def roll(self, rolls: Mapping[CandleKey, Rolled]) -> None:
+        """Extend these candles by what trades added to them."""
+        candles = self._state.candles
+        for key, more in rolls.items():
+            candles[key] = extend(candles.get(key), more)
 
-    async def latest(self, gpu: str, tier: str, interval: Interval, limit: int) -> list[Candle]:
-        """The book's newest candles of one interval, oldest first."""
+    async def latest(
+        self, books: Sequence[BookKey], limit: int
+    ) -> dict[BookKey, dict[Interval, list[Candle]]]:
+        """Each book's newest candles of every interval, oldest first."""
+        return {book: {i: self._latest(book, i, limit) for i in Interval} for book in books}
+
+    def _latest(self, book: BookKey, interval: Interval, limit: int) -> list[Candle]:
         mine = sorted(
             (start, row.candle)
             for (g, t, i, start), row in self._state.candles.items()
-            if (g, t, i) == (gpu, tier, interval)
+            if (g, t, i) == (*book, interval)
         )
         return [candle for _, candle in mine[-limit:]] if limit > 0 else []
