@@ -1,0 +1,78 @@
+"""Round trips of pricing's real unit of work, counted: the integration tests' helpers.
+
+``counting(pool, clock)`` lends one connection of the pool, wrapped so that it counts its
+round trips (statements, and a transaction's begin and end), and a factory of pricing's unit
+of work on it (its read models in memory: Redis is not what is counted); ``apply`` runs a
+batch through ``BatchHandler`` with pricing's handlers, as the topic's subscriber does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+
+import asyncpg
+
+from gpux_contracts.events import Envelope
+from gpux_contracts.topics import Topic
+from gpux_platform.batches import BatchHandler, Outcome
+from gpux_platform.clock import Clock
+from gpux_pricing.adapters.memory.read_models import MemoryReadModels
+from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWork
+from gpux_pricing.config import PricingSettings
+from gpux_pricing.service import HANDLERS_BY_TOPIC
+from gpux_pricing.service.market import BookCache
+
+
+@dataclass
+class Counted:
+    """A connection that counts its round trips; everything else goes to the real one."""
+
+    conn: asyncpg.Connection
+    round_trips: int = 0
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.conn, name)
+        if name in ("execute", "executemany", "fetch", "fetchrow", "fetchval"):
+            self.round_trips += 1
+        elif name == "transaction":
+            self.round_trips += 2  # its begin (or savepoint) and its end
+        return found
+
+
+@dataclass
+class OneConnection:
+    """A pool of one counted connection, for the unit of work (which acquires its own)."""
+
+    conn: Counted
+
+    async def acquire(self) -> Counted:
+        return self.conn
+
+    async def release(self, conn: Counted) -> None:
+        pass
+
+
+async def apply(unit_of_work: Any, topic: Topic, events: Sequence[Envelope[Any]]) -> Outcome:
+    """Apply ``events`` as the topic's subscriber does: one batch, pricing's handlers."""
+    return await BatchHandler(topic, HANDLERS_BY_TOPIC[topic], unit_of_work).apply(events)
+
+
+def units(pool: asyncpg.Pool, clock: Clock) -> Callable[[], PostgresPricingUnitOfWork]:
+    """A factory of pricing's real unit of work on ``pool`` (one process's books)."""
+    cache, models, band_for = BookCache(), MemoryReadModels(), PricingSettings().band_for
+    return lambda: PostgresPricingUnitOfWork(
+        pool, cache=cache, read_models=models, clock=clock, band_for=band_for
+    )
+
+
+@asynccontextmanager
+async def counting(
+    pool: asyncpg.Pool, clock: Clock
+) -> AsyncIterator[tuple[Callable[[], PostgresPricingUnitOfWork], Counted]]:
+    """A unit-of-work factory on one counted connection of ``pool``, and the connection."""
+    async with pool.acquire() as raw:
+        counted = Counted(raw)
+        yield units(cast(asyncpg.Pool, OneConnection(counted)), clock), counted
