@@ -47,6 +47,7 @@ bench: bootstrap  ## benchmarks (the whole exchange through its API, matching en
 	@$(UV) run --frozen python bench/billing.py
 	@$(UV) run --frozen python bench/billing_orders.py
 	@$(UV) run --frozen python bench/billing_trades.py
+	@$(UV) run --frozen python bench/pricing_trades.py
 	@$(UV) run --frozen python bench/restart.py
 	@$(UV) run --frozen python bench/pipeline.py --json .gpux/bench-pipeline.json
 
