@@ -254,7 +254,7 @@ async def _measure(
     name = f"gpux_bench_{'naive' if naive else 'batched'}_{new_id()[-8:].lower()}"
     async with (
         scratch_database(url, name) as database_url,
-        billing_pool(database_url) as pool,
+        scratch_pool(database_url) as pool,
     ):
         seeding = time.perf_counter()
         await _seed(pool, n)
@@ -273,12 +273,15 @@ async def _measure(
 
 
 @contextlib.asynccontextmanager
-async def billing_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    """A small pool on the scratch database, billing's migrations applied."""
+async def scratch_pool(
+    database_url: str, schema: str = "billing", folder: Path = MIGRATIONS
+) -> AsyncIterator[asyncpg.Pool]:
+    """A small pool on a scratch database with a service's migrations applied (billing's by
+    default; the other benches pass their own)."""
     pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
     assert pool is not None
     try:
-        await migrations.apply(pool, "billing", MIGRATIONS)
+        await migrations.apply(pool, schema, folder)
         yield pool
     finally:
         await pool.close()

@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any, cast
 
 import asyncpg
-from billing import LOCAL_DB, Counting, OneConnection, billing_pool
+from billing import LOCAL_DB, Counting, OneConnection, scratch_pool
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.domain.rules import Rules
@@ -146,7 +146,7 @@ async def measure(
     """Apply ``events`` of ``topic`` in batches of ``per`` on a fresh database, after ``seed``;
     counted, and what the database holds after them (``outcome``)."""
     name = f"gpux_bench_{topic.name.replace('.', '_')}_{new_id()[-8:].lower()}"
-    async with scratch_database(url, name) as database_url, billing_pool(database_url) as pool:
+    async with scratch_database(url, name) as database_url, scratch_pool(database_url) as pool:
         clock = ManualClock(T0)
         rules = Rules()
         await seed(lambda: PostgresBillingUnitOfWork(pool, rules=rules, clock=clock))

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
 import asyncpg
-from billing import LOCAL_DB, Counting, OneConnection
+from billing import LOCAL_DB, Counting, OneConnection, scratch_pool
 from billing_orders import Run, report
 
 from gpux_contracts.events import Envelope, wrap
@@ -39,7 +38,6 @@ from gpux_contracts.money import Currency
 from gpux_contracts.topics import MARKET_TRADES
 from gpux_devinfra.testing.payloads import trade_executed
 from gpux_devinfra.testing.scratch import scratch_database
-from gpux_platform import migrations
 from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
@@ -84,21 +82,13 @@ def _trades(n: int, books: int) -> list[Envelope[Any]]:
     return found
 
 
-@contextlib.asynccontextmanager
-async def _pricing_pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
-    """A small pool on the scratch database, pricing's migrations applied."""
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
-    assert pool is not None
-    try:
-        await migrations.apply(pool, "pricing", MIGRATIONS)
-        await pool.execute(
-            "INSERT INTO pricing.fx_rates (base, quote, rate, as_of) VALUES ('USD', 'EUR', $1, $2)",
-            Decimal("0.92"),
-            T0 - timedelta(days=1),
-        )
-        yield pool
-    finally:
-        await pool.close()
+async def _rate(pool: asyncpg.Pool) -> None:
+    """The USD/EUR rate the trades in dollars are priced at."""
+    await pool.execute(
+        "INSERT INTO pricing.fx_rates (base, quote, rate, as_of) VALUES ('USD', 'EUR', $1, $2)",
+        Decimal("0.92"),
+        T0 - timedelta(days=1),
+    )
 
 
 async def _outcome(conn: asyncpg.Connection, models: MemoryReadModels) -> dict[str, Any]:
@@ -122,7 +112,11 @@ async def _measure(url: str, events: Sequence[Envelope[Any]], per: int) -> Run:
     """Apply ``events`` in batches of ``per`` on a fresh database; counted, and what the
     database and the read models hold after them."""
     name = f"gpux_bench_pricing_trades_{new_id()[-8:].lower()}"
-    async with scratch_database(url, name) as database_url, _pricing_pool(database_url) as pool:
+    async with (
+        scratch_database(url, name) as database_url,
+        scratch_pool(database_url, "pricing", MIGRATIONS) as pool,
+    ):
+        await _rate(pool)
         clock, cache, models = ManualClock(T0), BookCache(), MemoryReadModels()
         band_for = PricingSettings().band_for
         async with pool.acquire() as raw:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -22,39 +21,11 @@ from gpux_billing.domain.rules import Rules
 from gpux_billing.service import HANDLERS_BY_TOPIC, prepare
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.topics import Topic
+from gpux_devinfra.testing.round_trips import Counted, OneConnection
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import Clock
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-
-@dataclass
-class Counted:
-    """A connection that counts its round trips; everything else goes to the real one."""
-
-    conn: asyncpg.Connection
-    round_trips: int = 0
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.conn, name)
-        if name in ("execute", "executemany", "fetch", "fetchrow", "fetchval"):
-            self.round_trips += 1
-        elif name == "transaction":
-            self.round_trips += 2  # its begin (or savepoint) and its end
-        return found
-
-
-@dataclass
-class OneConnection:
-    """A pool of one counted connection, for the unit of work (which acquires its own)."""
-
-    conn: Counted
-
-    async def acquire(self) -> Counted:
-        return self.conn
-
-    async def release(self, conn: Counted) -> None:
-        pass
 
 
 def event(payload: Payload) -> Envelope[Any]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, cast
 
 import asyncpg
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.topics import Topic
+from gpux_devinfra.testing.round_trips import Counted, OneConnection
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import Clock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
@@ -24,35 +24,6 @@ from gpux_pricing.adapters.postgres.unit_of_work import PostgresPricingUnitOfWor
 from gpux_pricing.config import PricingSettings
 from gpux_pricing.service import HANDLERS_BY_TOPIC
 from gpux_pricing.service.market import BookCache
-
-
-@dataclass
-class Counted:
-    """A connection that counts its round trips; everything else goes to the real one."""
-
-    conn: asyncpg.Connection
-    round_trips: int = 0
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.conn, name)
-        if name in ("execute", "executemany", "fetch", "fetchrow", "fetchval"):
-            self.round_trips += 1
-        elif name == "transaction":
-            self.round_trips += 2  # its begin (or savepoint) and its end
-        return found
-
-
-@dataclass
-class OneConnection:
-    """A pool of one counted connection, for the unit of work (which acquires its own)."""
-
-    conn: Counted
-
-    async def acquire(self) -> Counted:
-        return self.conn
-
-    async def release(self, conn: Counted) -> None:
-        pass
 
 
 async def apply(unit_of_work: Any, topic: Topic, events: Sequence[Envelope[Any]]) -> Outcome:
