@@ -29,3 +29,12 @@ class Deferred:
         queue, self._queue = self._queue, []
         for sql, run in itertools.groupby(queue, key=lambda item: item[0]):
             await conn.executemany(sql, [args for _, args in run])
+
+
+class DeferredRepository:
+    """A view repository: it reads on the unit's connection and queues its writes of consumed
+    events on the unit's ``Deferred``, which the commit runs."""
+
+    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
+        self._conn = conn
+        self._deferred = deferred

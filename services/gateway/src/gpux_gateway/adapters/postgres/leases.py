@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-import asyncpg
-
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
@@ -21,7 +19,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import to_micros
 from gpux_contracts.settlement import LeaseCharges
-from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.adapters.postgres.deferred import DeferredRepository
 from gpux_gateway.domain.leases import totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
@@ -93,12 +91,8 @@ ADD_LINE = (
 )
 
 
-class PostgresLeases:
+class PostgresLeases(DeferredRepository):
     """Leases in ``gateway.leases``; billing's events are deferred to the commit."""
-
-    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
-        self._conn = conn
-        self._deferred = deferred
 
     async def get(self, account_id: str, lease_id: str) -> LeaseRow | None:
         """A lease the account rents or provides (anyone else's is None, like a missing one)."""
@@ -216,12 +210,8 @@ class PostgresLeases:
         )
 
 
-class PostgresLedger:
+class PostgresLedger(DeferredRepository):
     """Statement lines in ``gateway.ledger_lines``; posted transfers are deferred to the commit."""
-
-    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
-        self._conn = conn
-        self._deferred = deferred
 
     async def add_posted(self, posted: LedgerPosted) -> None:
         """Keep each line of a posted transfer once (at the commit)."""

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import asyncpg
-
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
-from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.adapters.postgres.deferred import DeferredRepository
 from gpux_gateway.domain.offers import CLOSED
 from gpux_gateway.offers.repository import OfferRow
 
@@ -29,12 +27,8 @@ APPLY_ACCEPTED = (
 )
 
 
-class PostgresOffers:
+class PostgresOffers(DeferredRepository):
     """Offers in ``gateway.offers``; status reports are deferred to the commit."""
-
-    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
-        self._conn = conn
-        self._deferred = deferred
 
     async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
         """Store the seller's view of a submitted offer (status pending)."""

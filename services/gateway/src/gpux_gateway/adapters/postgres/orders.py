@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import asyncpg
-
 from gpux_contracts.money import to_micros
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
-from gpux_gateway.adapters.postgres.deferred import Deferred
+from gpux_gateway.adapters.postgres.deferred import DeferredRepository
 from gpux_gateway.domain.orders import FINAL
 from gpux_gateway.orders.repository import FillRow, OrderRow
 
@@ -31,12 +29,8 @@ APPLY_CAP = (
 )
 
 
-class PostgresOrders:
+class PostgresOrders(DeferredRepository):
     """Orders in ``gateway.orders`` and their fills; reports are deferred to the commit."""
-
-    def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
-        self._conn = conn
-        self._deferred = deferred
 
     async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
         """Store the buyer's view of a placed order (status pending_funds)."""
