@@ -25,6 +25,7 @@ from gpux_gateway.entrypoints import http, kafka
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop, purge_loop
+from gpux_gateway.streams.feed import PriceFeed
 from gpux_platform.compacted import load_end_offsets
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
@@ -104,9 +105,11 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
     """The API's part, and the view consumers beside it when ``with_views``.
 
     The door of writes follows the views' lag: this process's gauge when they run here, the
-    view groups' committed offsets in Kafka when they run in ``views`` processes.
+    view groups' committed offsets in Kafka when they run in ``views`` processes. The price
+    stream has one reader per process, which runs while a client listens.
     """
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
+    prices = PriceFeed(MarketData(runtime.redis, runtime.settings))
     views = gw.views
     routers = kafka.memory_view_routers(views)
     follow: Callable[[], Awaitable[None]]
@@ -124,7 +127,7 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
             lambda: load_end_offsets(runtime.settings, views.sessions),
             lambda: load_end_offsets(runtime.settings, views.books),
         ],
-        configure_app=lambda app: http.configure(app, gw),
+        configure_app=lambda app: http.configure(app, gw, prices),
     )
 
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 
-from gpux_gateway.streams.service import (
-    BLOCK_MS,
-    CLIENT_SILENCE_S,
-    HEARTBEAT_S,
-    Changes,
-    start_after,
-)
+from gpux_gateway.streams.changes import Changes
+from gpux_gateway.streams.feed import BLOCK_MS
+from gpux_gateway.streams.service import CLIENT_SILENCE_S, HEARTBEAT_S, start_after
 from gpux_platform.cache import READ_TIMEOUT_S
 
 

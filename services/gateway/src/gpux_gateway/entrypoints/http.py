@@ -2,7 +2,7 @@
 
 The platform's app (``gpux_platform.service.build_app``) adds health, metrics and the
 problem+json handlers; ``configure`` adds the body size limit and CORS and keeps the
-``Gateway`` on the app for the endpoints' dependencies.
+``Gateway`` and the price stream's feed on the app for the endpoints' dependencies.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from gpux_gateway.market.endpoints import router as market
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
 from gpux_gateway.streams.endpoints import router as streams
+from gpux_gateway.streams.feed import PriceFeed
 from gpux_gateway.wallets.endpoints import router as wallets
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 
@@ -41,9 +42,11 @@ ROUTERS: tuple[APIRouter, ...] = (
 """Every resource's routes, in the order the OpenAPI document lists them."""
 
 
-def configure(app: FastAPI, gw: Gateway) -> None:
-    """Keep the gateway on the app; middleware: body size limit, CORS for browser frontends."""
+def configure(app: FastAPI, gw: Gateway, prices: PriceFeed) -> None:
+    """Keep the gateway and the price feed on the app; middleware: body size limit, CORS for
+    browser frontends."""
     app.state.gateway = gw
+    app.state.price_feed = prices
     app.add_middleware(BodyLimitMiddleware, max_bytes=gw.settings.max_body_bytes)
     if gw.settings.cors_origins:
         app.add_middleware(

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Depends, Header, Request
 from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
-from gpux_gateway.entrypoints.dependencies import AnonymousLimit, GatewayDep
+from gpux_gateway.entrypoints.dependencies import AnonymousLimit
 from gpux_gateway.streams import service
+from gpux_gateway.streams.feed import PriceFeed
 
 router = APIRouter(prefix="/v1/stream", tags=["market data"])
+
+
+async def price_feed(request: Request) -> PriceFeed:
+    """The process's one reader of the price stream (``app.state.price_feed``)."""
+    feed: PriceFeed = request.app.state.price_feed
+    return feed
 
 
 def _heartbeat() -> ServerSentEvent:
@@ -26,12 +33,12 @@ def _heartbeat() -> ServerSentEvent:
     description=service.DESCRIPTION,
 )
 async def prices(
-    gw: GatewayDep,
+    feed: Annotated[PriceFeed, Depends(price_feed)],
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=45)] = None,
 ) -> EventSourceResponse:
     start = service.start_after(last_event_id)
     return EventSourceResponse(
-        service.best_ask_events(gw.market_data, start),
+        service.best_ask_events(feed, start),
         ping=service.HEARTBEAT_S,
         ping_message_factory=_heartbeat,
     )

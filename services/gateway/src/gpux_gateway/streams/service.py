@@ -2,7 +2,8 @@
 
 Pricing appends best-ask updates to a Redis stream; each SSE event's id is the stream entry
 id, so a client that reconnects with ``Last-Event-ID`` gets exactly what it missed (within
-the stream's length, ``PRICES_STREAM_MAX`` entries).
+the stream's length, ``PRICES_STREAM_MAX`` entries). The process reads the stream once for
+all its clients (``streams.feed.PriceFeed``); a client resuming reads what it missed first.
 
 How the timeouts fit, from Redis to the client:
 
@@ -15,39 +16,31 @@ How the timeouts fit, from Redis to the client:
   ``CLIENT_SILENCE_S`` should drop the connection and reconnect after that delay with the
   last id it saw;
 - a Redis error does not end the stream: it is logged and the read retried from the same
-  entry, heartbeats going on meanwhile.
+  entry, heartbeats going on meanwhile;
+- a client too slow for the feed (``QUEUE_SIZE`` updates behind) is sent what it had queued
+  and its stream ends: it reconnects and resumes.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from typing import Any
 
-from redis.exceptions import RedisError
-
-from gpux_gateway.market.repository import MarketDataRepository
-from gpux_platform.cache import READ_TIMEOUT_S
+from gpux_gateway.streams.changes import Changes, is_after
+from gpux_gateway.streams.feed import PriceFeed
+from gpux_gateway.streams.repository import Entry
 from gpux_platform.redis_keys import PRICES_STREAM_MAX
 
-log = logging.getLogger("gpux.gateway.streams")
-
 _ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
-BLOCK_MS = min(15_000, int(READ_TIMEOUT_S * 1000) // 2)
-"""How long one read of the stream waits for an update (at most half the reply timeout)."""
 HEARTBEAT_S = 15
 """How often a comment line keeps an idle stream's connection alive."""
 RETRY_MS = 3_000
 """How long a client waits before reconnecting (the ``retry:`` field)."""
 CLIENT_SILENCE_S = 3 * HEARTBEAT_S
 """After this long without a byte, a client should take the connection as dead."""
-RESUME_SCAN = 1_000
-"""How many entries up to a stream's start are read to know what each book last said."""
-REDIS_RETRY_S = 1.0
-"""How long the stream waits before reading again after a Redis error."""
+MISSED_PAGE = 1_000
+"""How many missed entries one read takes when a client resumes."""
 
 DESCRIPTION = (
     "Each `best_ask` event carries one book's quote (`gpu`, `tier`, `region`, `best`, `depth`,"
@@ -66,61 +59,38 @@ def start_after(last_event_id: str | None) -> str:
     return last_event_id if last_event_id and _ENTRY_ID.match(last_event_id) else "$"
 
 
-def _state(data: str) -> tuple[str, str]:
-    """A quote's book key (``gpu|tier|region``) and what it says, whatever its time."""
-    try:
-        body = json.loads(data)
-    except ValueError:
-        return data, data
-    if not isinstance(body, dict):
-        return data, data
-    key = "|".join(str(body.get(field)) for field in ("gpu", "tier", "region"))
-    said = {k: v for k, v in body.items() if k != "as_of"}
-    return key, json.dumps(said, sort_keys=True)
-
-
-class Changes:
-    """What each book last said on the stream; passes an entry only when it says something new."""
-
-    def __init__(self, seen: Iterable[str] = ()) -> None:
-        self._said: dict[str, str] = {}
-        for data in seen:
-            self.is_new(data)
-
-    def is_new(self, data: str) -> bool:
-        """Whether this entry changes what its book said (and remember it)."""
-        key, said = _state(data)
-        if self._said.get(key) == said:
-            return False
-        self._said[key] = said
-        return True
-
-
-async def best_ask_events(
-    market_data: MarketDataRepository, start: str, block_ms: int = BLOCK_MS
-) -> AsyncIterator[dict[str, Any]]:
-    """The SSE events of the price stream from ``start`` on, forever: first the ``retry:``
-    field, then each entry that changes its book's quote."""
+async def best_ask_events(feed: PriceFeed, start: str) -> AsyncIterator[dict[str, Any]]:
+    """The SSE events of the price stream from ``start`` on, until the feed lets the client
+    go: first the ``retry:`` field, then each entry that changes its book's quote."""
     yield {"comment": "price stream", "retry": RETRY_MS}
-    earlier = await _up_to(market_data, start)
-    changes = Changes(data for _, data in reversed(earlier))
-    # From now: after the newest entry, so what is added between reads is not skipped.
-    cursor = earlier[0][0] if start == "$" and earlier else start
-    while True:
-        try:
-            async for entry_id, data in market_data.price_updates(cursor, block_ms):
+    async with feed.listen() as listener:
+        cursor, changes = await feed.position()
+        if start != "$":
+            earlier = await feed.entries_up_to(start)
+            cursor, changes = start, Changes(data for _, data in reversed(earlier))
+            async for entry_id, data in _missed(feed, start):
                 cursor = entry_id
                 if changes.is_new(data):
-                    yield {"id": entry_id, "event": "best_ask", "data": data}
-        except (RedisError, OSError) as exc:
-            log.warning("price stream read failed; retrying", extra={"error": repr(exc)})
-            await asyncio.sleep(REDIS_RETRY_S)
+                    yield _event(entry_id, data)
+        async for update in listener.updates():
+            if not is_after(update.entry_id, cursor):
+                continue  # read already, with what it missed
+            cursor = update.entry_id
+            if changes.changes(update.said):
+                yield _event(update.entry_id, update.data)
 
 
-async def _up_to(market_data: MarketDataRepository, start: str) -> list[tuple[str, str]]:
-    """The entries up to ``start`` (newest first), or none while Redis cannot answer."""
-    try:
-        return await market_data.price_entries_up_to(start, RESUME_SCAN)
-    except (RedisError, OSError) as exc:
-        log.warning("price stream history unread", extra={"error": repr(exc)})
-        return []
+async def _missed(feed: PriceFeed, start: str) -> AsyncIterator[Entry]:
+    """The entries after ``start``, up to about the newest, in short reads."""
+    cursor = start
+    while True:
+        page = await feed.entries_after(cursor, MISSED_PAGE)
+        for entry in page:
+            yield entry
+        if len(page) < MISSED_PAGE:
+            return
+        cursor = page[-1][0]
+
+
+def _event(entry_id: str, data: str) -> dict[str, Any]:
+    return {"id": entry_id, "event": "best_ask", "data": data}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from redis.asyncio import Redis
@@ -11,6 +10,9 @@ from redis.asyncio import Redis
 from gpux_contracts.prices import BestAskChanged
 from gpux_platform.redis_keys import BEST_ASKS, CANDLES, PRICES_STREAM
 from gpux_platform.settings import GpuxSettings
+
+READ_COUNT = 500
+"""How many entries one read of the price stream takes at most."""
 
 
 class MarketData:
@@ -41,26 +43,27 @@ class MarketData:
         entries = await redis.xrevrange(
             self._settings.redis_key(PRICES_STREAM), max="+" if end == "$" else end, count=count
         )
-        return [(entry_id.decode(), _data(fields)) for entry_id, fields in entries]
+        return _entries(entries)
 
-    async def price_updates(self, start: str, block_ms: int) -> AsyncIterator[tuple[str, str]]:
-        """Best-ask updates after the stream entry ``start`` (``$``: from now), forever.
+    async def price_entries_after(self, start: str, count: int) -> list[tuple[str, str]]:
+        """Up to ``count`` stream entries after ``start`` (excluded), oldest first."""
+        redis: Any = self._redis
+        entries = await redis.xrange(
+            self._settings.redis_key(PRICES_STREAM), min=f"({start}", count=count
+        )
+        return _entries(entries)
 
-        Yields (entry id, JSON data); the entry id is what a client resumes from.
-        """
+    async def read_prices(self, after: str, block_ms: int) -> list[tuple[str, str]]:
+        """The entries after ``after`` (up to ``READ_COUNT``), oldest first: one ``XREAD``
+        that waits up to ``block_ms`` for the first."""
+        redis: Any = self._redis
         key = self._settings.redis_key(PRICES_STREAM)
-        redis: Any = self._redis  # redis-py's stream replies are loosely typed
-        cursor = start
-        if cursor == "$":
-            # Resolve "now" once, so entries added between reads are not skipped.
-            last = await redis.xrevrange(key, count=1)
-            cursor = last[0][0].decode() if last else "0-0"
-        while True:
-            batches = await redis.xread({key: cursor}, block=block_ms, count=100)
-            for _, entries in batches:
-                for entry_id, fields in entries:
-                    cursor = entry_id.decode()
-                    yield cursor, _data(fields)
+        batches = await redis.xread({key: after}, block=block_ms, count=READ_COUNT)
+        return [entry for _, entries in batches for entry in _entries(entries)]
+
+
+def _entries(entries: list[tuple[bytes, dict[bytes, bytes]]]) -> list[tuple[str, str]]:
+    return [(entry_id.decode(), _data(fields)) for entry_id, fields in entries]
 
 
 def _data(fields: dict[bytes, bytes]) -> str:
