@@ -20,7 +20,6 @@ from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from gpux_gateway.domain.access import Principal
-from gpux_gateway.entrypoints.backpressure import overloaded
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.schemas import problem_responses
 from gpux_gateway.keys import service as keys
@@ -118,31 +117,12 @@ AnonymousLimit = Depends(anonymous_limit)
 """For ``dependencies=[...]`` of public routes."""
 
 
-async def admit_write(gw: GatewayDep) -> AsyncIterator[None]:
-    """Let a write of orders or offers in while the gateway has room, else a 503 problem with
-    ``Retry-After``; an admitted write counts as under way until it is answered."""
-    refusal = gw.writes.enter()
-    if refusal is not None:
-        raise overloaded(refusal)
-    try:
-        yield
-    finally:
-        gw.writes.leave()
-
-
-WriteAdmission = Depends(admit_write)
-"""For ``dependencies=[...]`` of the routes that write orders and offers (before anything
-else: a refused write is not authenticated, counted or stored)."""
-
 OVERLOADED = problem_responses(
     (503, "Overloaded: the gateway takes no new writes now; retry after `Retry-After` seconds")
 )
-"""The ``responses`` of the routes behind ``WriteAdmission``."""
+"""The ``responses`` of the routes behind the door of writes (``write_door.WriteDoor``)."""
 
-WRITE_ROUTE: dict[str, Any] = {
-    "status_code": 202,
-    "dependencies": [WriteAdmission],
-    "responses": OVERLOADED,
-}
+WRITE_ROUTE: dict[str, Any] = {"status_code": 202, "responses": OVERLOADED}
 """What every order and offer write route declares (``@router.post(path, **WRITE_ROUTE, ...)``):
-accepted for processing (202), behind the door of writes, documented 503."""
+accepted for processing (202), and the 503 of the door of writes in front of it
+(``write_door.WriteDoor``, which guards every write under ``/v1/orders`` and ``/v1/offers``)."""

@@ -17,6 +17,7 @@ from gpux_gateway.accounts.endpoints import router as accounts
 from gpux_gateway.admin.endpoints import router as admin
 from gpux_gateway.catalog.endpoints import router as catalog
 from gpux_gateway.entrypoints.context import Gateway
+from gpux_gateway.entrypoints.write_door import WriteDoor
 from gpux_gateway.keys.endpoints import router as keys
 from gpux_gateway.leases.endpoints import router as leases
 from gpux_gateway.market.endpoints import router as market
@@ -43,10 +44,13 @@ ROUTERS: tuple[APIRouter, ...] = (
 
 
 def configure(app: FastAPI, gw: Gateway, prices: PriceFeed) -> None:
-    """Keep the gateway and the price feed on the app; middleware: body size limit, CORS for
-    browser frontends."""
+    """Keep the gateway and the price feed on the app; middleware: the door of writes, body
+    size limit, CORS for browser frontends."""
     app.state.gateway = gw
     app.state.price_feed = prices
+    # Innermost of these three: a write refused for overload is answered before its body
+    # is read, with CORS headers still added by the outer middleware.
+    app.add_middleware(WriteDoor, gate=gw.writes)
     app.add_middleware(BodyLimitMiddleware, max_bytes=gw.settings.max_body_bytes)
     if gw.settings.cors_origins:
         app.add_middleware(
