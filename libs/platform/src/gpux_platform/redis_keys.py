@@ -15,3 +15,7 @@ BALANCES = "balances"
 CANDLES = "prices:candles"
 """String per book and interval (``prices:candles:<gpu>:<tier>:<interval>``): JSON with the
 latest 200 OHLC candles and the 24 h volume-weighted price, in every currency (pricing)."""
+
+PRICING_READ_MODELS = "pricing:read-models"
+"""String pricing sets once its read models (``prices:best``, ``prices:candles:*``) are rebuilt
+from PostgreSQL. Gone means Redis lost them (restarted empty, flushed): pricing rebuilds them."""

@@ -1,10 +1,11 @@
 """The one place that wires the pricing service: consumers, the FX loader and its age watch,
-the outbox relay."""
+the read models' rebuild and its watch, the outbox relay."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from gpux_platform.broker import Outgoing, publish_many
@@ -23,8 +24,8 @@ MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
 
 async def wire(runtime: Runtime) -> Wiring:
-    """Consumers, the FX loader and its age watch, the read models' rebuild and the outbox
-    relay."""
+    """Consumers, the FX loader and its age watch, the read models' rebuild (at start, and by
+    their watch whenever Redis may have lost them) and the outbox relay."""
     settings = runtime.settings
     assert isinstance(settings, PricingSettings)
     cache = BookCache()
@@ -42,12 +43,17 @@ async def wire(runtime: Runtime) -> Wiring:
     relay = OutboxRelay(runtime.pool, runtime.broker, settings, SCHEMA)
     rates = fx_wiring(runtime, settings, unit_of_work)
 
-    async def rebuild() -> None:
-        await loops.rebuild_read_models(unit_of_work, read_models, runtime.clock)
+    async def rebuild(reason: str = "start") -> None:
+        await loops.rebuild_watched(unit_of_work, read_models, runtime.clock, reason)
+
+    async def watch_read_models() -> None:
+        await loops.watch_read_models(
+            partial(rebuild, "lost"), read_models, settings.read_models_check_s
+        )
 
     return Wiring(
         routers=[pricing_router(settings, unit_of_work, runtime.tracer_provider)],
-        tasks=[relay.run, *rates.tasks],
+        tasks=[relay.run, *rates.tasks, watch_read_models],
         on_started=[*rates.on_started, rebuild],
     )
 

@@ -60,6 +60,12 @@ class PricingSettings(GpuxSettings):
     fx_check_every_s: float = Field(
         default=60, gt=0, description="How often the age of every held rate is checked."
     )
+    read_models_check_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often pricing checks that Redis still holds its read models (none of"
+        " their writes failed, Redis did not restart empty) and rebuilds them if not.",
+    )
     band_low_eur: Decimal = Field(default=Decimal("0.01"), gt=0, description="Sanity band floor.")
     band_high_eur: Decimal = Field(default=Decimal("100"), gt=0, description="Sanity band top.")
     bands: dict[str, tuple[Decimal, Decimal]] = Field(

@@ -1,5 +1,6 @@
 """What pricing runs beside its consumers: the FX loader (at start, then on a timer), the
-watch on the held rates' ages, and the read models' rebuild at start."""
+watch on the held rates' ages, and the read models' rebuild (at start, and whenever Redis may
+have lost them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 from prometheus_client import Counter, Gauge
 
@@ -20,6 +22,7 @@ from gpux_pricing.service.fx import RateSource, RateSourceError
 from gpux_pricing.service.unit_of_work import ReadModels
 
 log = logging.getLogger("gpux.pricing.fx")
+read_models_log = logging.getLogger("gpux.pricing.read_models")
 
 FX_RATE_AGE = Gauge(
     "gpux_fx_rate_age_seconds",
@@ -32,6 +35,13 @@ FX_READS = Counter(
     "Reads of the FX source by source and outcome (published: its rates sent to fx.rates;"
     " failed: none this time, the last rates stay).",
     ("source", "outcome"),
+)
+
+READ_MODEL_REBUILDS = Counter(
+    "gpux_pricing_read_model_rebuilds_total",
+    "Rebuilds of pricing's read models in Redis from PostgreSQL, by why (start; lost: a write"
+    " failed or Redis restarted empty since the last rebuild).",
+    ("reason",),
 )
 
 Publish = Callable[[Sequence[Outgoing]], Awaitable[None]]
@@ -157,3 +167,52 @@ async def rebuild_read_models(
         histories = [await uow.history.snapshot(book, now) for book in await uow.trades.books()]
         await read_models.write_histories(histories)
         await uow.commit()
+
+
+class WatchedReadModels(ReadModels, Protocol):
+    """Read models that tell when they may have lost a write (``RedisReadModels``)."""
+
+    @property
+    def failed_writes(self) -> int:
+        """Writes that failed so far."""
+        ...
+
+    async def lost(self) -> bool:
+        """Whether a write may be missing since the last rebuild."""
+        ...
+
+    async def rebuilt(self, failed_writes: int) -> None:
+        """Mark a rebuild done that started after ``failed_writes`` failed writes."""
+        ...
+
+
+async def rebuild_watched(
+    unit_of_work: UnitOfWorkFactory, read_models: WatchedReadModels, clock: Clock, reason: str
+) -> None:
+    """``rebuild_read_models``, then marked done (a rebuild that fails stays undone)."""
+    failed_writes = read_models.failed_writes
+    await rebuild_read_models(unit_of_work, read_models, clock)
+    await read_models.rebuilt(failed_writes)
+    READ_MODEL_REBUILDS.labels(reason).inc()
+
+
+async def watch_read_models(
+    rebuild: Callable[[], Awaitable[None]],
+    read_models: WatchedReadModels,
+    every_s: float,
+    sleep: Sleep = asyncio.sleep,
+) -> None:
+    """Every ``every_s``, ``rebuild`` the read models if they may have lost a write: a book
+    that no longer changes would otherwise show what Redis lost (nothing, after a restart of
+    Redis without persistence) until pricing restarts. A failed check or rebuild (Redis or
+    PostgreSQL away) is logged and tried again at the next."""
+    while True:
+        await sleep(every_s)
+        try:
+            if await read_models.lost():
+                read_models_log.warning("the read models may have lost writes: rebuilding them")
+                await rebuild()
+        except Exception:
+            read_models_log.exception(
+                "the read models could not be rebuilt; trying again in %s s", every_s
+            )

@@ -1,7 +1,10 @@
 """Pricing's read models in Redis, written after the unit of work that changed them commits.
 
-They follow PostgreSQL, never lead it: a write that fails is logged and left, and a restart
-rebuilds them from PostgreSQL (``entrypoints.loops.rebuild_read_models``).
+They follow PostgreSQL, never lead it: a write that fails is logged, counted and left, and
+they are rebuilt from PostgreSQL (``entrypoints.loops.rebuild_read_models``) at start and
+whenever they may have lost a write since the last rebuild: one failed, or Redis restarted
+empty (the key ``pricing:read-models`` the rebuild leaves is gone); ``entrypoints.loops.
+watch_read_models`` checks every ``GPUX_READ_MODELS_CHECK_S``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from gpux_contracts.prices import BestAskChanged
-from gpux_platform.redis_keys import BEST_ASKS, CANDLES, PRICES_STREAM, PRICES_STREAM_MAX
+from gpux_platform.redis_keys import (
+    BEST_ASKS,
+    CANDLES,
+    PRICES_STREAM,
+    PRICES_STREAM_MAX,
+    PRICING_READ_MODELS,
+)
 from gpux_platform.settings import GpuxSettings
 from gpux_pricing.domain.candles import Snapshot
 from gpux_pricing.domain.quotes import key_of
@@ -28,6 +37,33 @@ class RedisReadModels:
     def __init__(self, redis: Redis, settings: GpuxSettings) -> None:
         self._redis = redis
         self._settings = settings
+        self._failed_writes = 0
+        self._rebuilt_after = 0
+        """Failed writes that the last finished rebuild came after (and so made good)."""
+
+    @property
+    def failed_writes(self) -> int:
+        """Writes that failed since this process started."""
+        return self._failed_writes
+
+    async def lost(self) -> bool:
+        """Whether Redis may lack a write: one failed since the last rebuild started, or the
+        key that rebuild left is gone (Redis restarted empty or was flushed). False while
+        Redis does not answer: a check once it is back tells."""
+        if self._failed_writes > self._rebuilt_after:
+            return True
+        try:
+            return not await self._redis.exists(self._settings.redis_key(PRICING_READ_MODELS))
+        except RedisError:
+            return False
+
+    async def rebuilt(self, failed_writes: int) -> None:
+        """Mark a rebuild done that started when ``failed_writes`` writes had failed (a write
+        that failed during it leaves the read models lost)."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.set(self._settings.redis_key(PRICING_READ_MODELS), "1")
+        if await self._execute(pipe, "rebuild mark", 1):
+            self._rebuilt_after = max(self._rebuilt_after, failed_writes)
 
     async def write_quotes(self, quotes: Sequence[BestAskChanged], *, stream: bool) -> None:
         """Keep the quotes readable; ``stream``: append them to the live price stream too."""
@@ -57,11 +93,14 @@ class RedisReadModels:
                 pipe.set(key, body)
         await self._execute(pipe, "histories", len(snapshots))
 
-    async def _execute(self, pipe: Pipeline, what: str, count: int) -> None:
+    async def _execute(self, pipe: Pipeline, what: str, count: int) -> bool:
         try:
             await pipe.execute()
         except RedisError as exc:
+            self._failed_writes += 1
             log.warning(
-                "read model not written; it is rebuilt at the next start",
+                "read model not written; they are rebuilt once Redis answers",
                 extra={"what": what, "count": count, "error": repr(exc)},
             )
+            return False
+        return True
