@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseOpened
 from gpux_contracts.offers import OfferAccepted, OfferStatus, OfferStatusChanged
 from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
@@ -34,6 +35,8 @@ from gpux_platform.settings import GpuxSettings
 
 from .load import CURRENCY, FINAL_ORDER, GPUS, TIER, Market
 
+BOOK = "matching"
+"""The producer of the book's reports."""
 SHOWN = 5
 """How many offending ids a failed check names."""
 
@@ -54,15 +57,23 @@ class Owners:
         default_factory=lambda: defaultdict(list)
     )
     offer_status: dict[str, OfferStatusChanged] = field(default_factory=dict)
+    """Each offer's last status from the book (matching owns live, exhausted, ...)."""
+    offer_vetted: dict[str, OfferStatusChanged] = field(default_factory=dict)
+    """Each offer's last status from pricing (accepted, rejected): it stands for the offer
+    only while the book never reported on it (a rejected offer never reaches the book)."""
     offer_accepted: dict[str, OfferAccepted] = field(default_factory=dict)
     offer_prices: dict[str, set[Decimal]] = field(default_factory=lambda: defaultdict(set))
     """Every price pricing accepted for each offer (any revision)."""
     leases: Counter[str] = field(default_factory=Counter)
 
 
-async def _payloads(settings: GpuxSettings, topic: Topic) -> list[Any]:
+async def _envelopes(settings: GpuxSettings, topic: Topic) -> list[Envelope[Any]]:
     codec = topic.codec()
-    return [codec.decode(r.value).payload for r in await records_to_end(settings, topic)]
+    return [codec.decode(r.value) for r in await records_to_end(settings, topic)]
+
+
+async def _payloads(settings: GpuxSettings, topic: Topic) -> list[Any]:
+    return [e.payload for e in await _envelopes(settings, topic)]
 
 
 async def read_owners(settings: GpuxSettings) -> Owners:
@@ -74,8 +85,9 @@ async def read_owners(settings: GpuxSettings) -> Owners:
             owners.conflicting_trades.add(trade.trade_id)
     for event in await _payloads(settings, ORDERS_STATUS):
         owners.order_events[event.order_id].append(event)
-    for event in await _payloads(settings, OFFERS_STATUS):
-        owners.offer_status[event.offer_id] = event
+    for envelope in await _envelopes(settings, OFFERS_STATUS):
+        by = owners.offer_status if envelope.producer == BOOK else owners.offer_vetted
+        by[envelope.payload.offer_id] = envelope.payload
     for event in await _payloads(settings, PRICING_OFFERS):
         if isinstance(event, OfferAccepted):
             owners.offer_prices[event.offer.offer_id].add(event.offer.price_per_gpu_hour)
@@ -272,26 +284,29 @@ def check_best_asks(report: ChaosReport, views: Views) -> None:
 def _offer_difference(shown: dict[str, Any], owners: Owners) -> str | None:
     """How the gateway's view of an offer differs from its owners' last word (None: equal).
 
-    A live offer shows the last status, remaining GPUs and the price of the last revision
-    pricing accepted. A closed one (exhausted, withdrawn, expired, rejected) shows the last
-    status and remaining GPUs, and a price pricing accepted for it: a re-price accepted after
-    the book closed the offer changes nothing the market trades at, and whether its view
-    shows it depends on which of the two topics the gateway read first.
+    Status and remaining GPUs are the book's last report (pricing's, for an offer the book
+    never had). A live offer shows the price of the last revision pricing accepted; a closed
+    one (exhausted, withdrawn, expired, rejected) a price pricing accepted for it: a re-price
+    accepted after the book closed the offer changes nothing the market trades at, and whether
+    the view shows it depends on which of the two topics the gateway read first.
     """
-    status = owners.offer_status.get(shown["id"])
-    accepted = owners.offer_accepted.get(shown["id"])
-    if status is None or accepted is None:
-        return f"owners: status {status}, accepted {accepted}"
+    offer_id = shown["id"]
+    status = owners.offer_status.get(offer_id) or owners.offer_vetted.get(offer_id)
+    if status is None:
+        return "no status from its owners"
+    accepted = owners.offer_accepted.get(offer_id)
+    last = None if accepted is None else accepted.offer.price_per_gpu_hour
     price = Decimal(shown["price_per_gpu_hour"])
-    seen = (shown["status"], shown["remaining_gpus"], price)
-    said = (status.status.value, status.remaining_gpus, accepted.offer.price_per_gpu_hour)
-    if seen == said or (
-        status.status != OfferStatus.LIVE
-        and seen[:2] == said[:2]
-        and price in owners.offer_prices[shown["id"]]
-    ):
+    if status.status == OfferStatus.LIVE:
+        price_ok = price == last
+    else:
+        price_ok = accepted is None or price in owners.offer_prices[offer_id]
+    seen = (shown["status"], shown["remaining_gpus"])
+    said = (status.status.value, status.remaining_gpus)
+    if seen == said and price_ok:
         return None
-    return f"view {seen}, owners {said} (revision {accepted.revision})"
+    revision = None if accepted is None else accepted.revision
+    return f"view {seen} at {price}, owners {said} at {last} (revision {revision})"
 
 
 def check_offer_views(report: ChaosReport, market: Market, owners: Owners, views: Views) -> None:

@@ -25,7 +25,12 @@ import httpx
 
 from gpux_contracts.ids import new_id
 
-GPUS = ("h100-sxm", "l40s")
+TRADED = ("h100-sxm", "l40s")
+"""The books the load trades on and re-prices."""
+QUIET = "a100-sxm-80gb"
+"""A book given offers before the faults and left alone: it must still be right after them,
+although nothing changes it again (no later change rewrites what a fault lost)."""
+GPUS = (*TRADED, QUIET)
 CURRENCY = "EUR"
 TIER = "on_demand"
 TOPUP = "100000.00"
@@ -126,6 +131,8 @@ class Market:
     """Order id -> the buyer's key."""
     offers: dict[str, str] = field(default_factory=dict)
     """Offer id -> the seller's key."""
+    quiet: dict[str, str] = field(default_factory=dict)
+    """The offers on the quiet book (also in ``offers``); the load never changes them."""
     reprices: int = 0
 
     async def place(self, key: str, body: dict[str, Any]) -> str | None:
@@ -165,9 +172,11 @@ async def open_market(client: Client, buyers: int, sellers: int, rng: random.Ran
         await client.ok("POST", "/v1/topups", key, body)
         await until(functools.partial(_funded, client, key), "a buyer's top-up is booked", 60)
     for key in market.sellers:
-        for gpu in GPUS:
+        for gpu in TRADED:
             for _ in range(3):
                 await market.offer(key, offer_body(gpu, 400, price(rng, "0.50", "0.80")))
+        quiet = await market.offer(key, offer_body(QUIET, 8, price(rng, "1.00", "2.00")))
+        market.quiet.update({quiet: key} if quiet else {})
     await until(lambda: _all_live(market), "the first offers are live", 60)
     return market
 
@@ -196,7 +205,7 @@ async def _all_live(market: Market) -> bool:
 def order_body(rng: random.Random) -> tuple[dict[str, Any], bool]:
     """A random order, and whether its buyer cancels it a moment later."""
     body: dict[str, Any] = {
-        "gpu": rng.choice(GPUS),
+        "gpu": rng.choice(TRADED),
         "gpus": rng.randint(1, 3),
         "currency": CURRENCY,
         "tier": TIER,
@@ -260,11 +269,13 @@ class Load:
         market = self.market
         if self.rng.random() < 0.25:
             body = offer_body(
-                self.rng.choice(GPUS), self.rng.randint(20, 100), price(self.rng, "0.50", "0.90")
+                self.rng.choice(TRADED), self.rng.randint(20, 100), price(self.rng, "0.50", "0.90")
             )
             await market.offer(self.rng.choice(market.sellers), body)
             return
-        offer_id, key = self.rng.choice(sorted(market.offers.items()))
+        offer_id, key = self.rng.choice(
+            sorted(item for item in market.offers.items() if item[0] not in market.quiet)
+        )
         change = {"price_per_gpu_hour": price(self.rng, "0.45", "0.95")}
         response = await market.client.send("PATCH", f"/v1/offers/{offer_id}", key, change)
         if response is not None and response.status_code == 202:
