@@ -19,6 +19,7 @@ import asyncpg
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseOpened
+from gpux_contracts.money import Currency, quantize, to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatus, OfferStatusChanged
 from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
 from gpux_contracts.topics import (
@@ -37,6 +38,7 @@ from .load import CURRENCY, FINAL_ORDER, GPUS, TIER, Market
 
 BOOK = "matching"
 """The producer of the book's reports."""
+WALLETS_CHECK = "views: every buyer's wallet view equals billing's ledger"
 SHOWN = 5
 """How many offending ids a failed check names."""
 
@@ -113,6 +115,8 @@ class Views:
     prices: dict[str, dict[str, Any] | None]
     """The on-demand best ask over every region, per GPU (None: nothing offered)."""
     books: dict[str, dict[str, Any]]
+    wallets: dict[str, tuple[int, int]]
+    """Each buyer's EUR wallet (by account id): available and held, in micro-units."""
 
 
 async def _pages(market: Market, path: str, key: str) -> list[dict[str, Any]]:
@@ -140,7 +144,23 @@ async def read_views(market: Market) -> Views:
             None,
         )
         books[gpu] = await market.client.ok("GET", f"/v1/orderbook/{gpu}?tier={TIER}")
-    return Views(orders, offers, prices, books)
+    return Views(orders, offers, prices, books, await _wallets(market))
+
+
+async def _wallets(market: Market) -> dict[str, tuple[int, int]]:
+    found = {}
+    for key in market.buyers:
+        account = await market.client.ok("GET", "/v1/accounts/me", key)
+        shown = await market.client.ok("GET", "/v1/accounts/me/balances", key)
+        eur = [w for w in shown if w["currency"] == CURRENCY]
+        found[account["id"]] = (
+            (_micros(eur[0]["available"]), _micros(eur[0]["held"])) if eur else (-1, -1)
+        )
+    return found
+
+
+def _micros(text: str) -> int:
+    return to_micros(quantize(Decimal(text)))
 
 
 def check_orders(report: ChaosReport, market: Market, owners: Owners, views: Views) -> None:
@@ -236,6 +256,21 @@ async def check_leases(report: ChaosReport, owners: Owners, conn: asyncpg.Connec
         set(owners.leases) == trades,
         f"not announced {_some(trades - set(owners.leases))}; "
         f"unknown {_some(set(owners.leases) - trades)}",
+    )
+
+
+async def check_wallets(report: ChaosReport, views: Views, conn: asyncpg.Connection) -> None:
+    """Every buyer's wallet view (available, held) equals billing's ledger (-1: not shown)."""
+    ledger = PostgresLedger(conn)
+    held = await ledger.wallet_balances([(a, Currency(CURRENCY)) for a in views.wallets])
+    booked = {account: held[(account, Currency(CURRENCY))] for account in views.wallets}
+    differ = {
+        a: f"view {v}, ledger {booked[a]}" for a, v in views.wallets.items() if v != booked[a]
+    }
+    report.check(
+        WALLETS_CHECK,
+        not differ,
+        f"{len(views.wallets)} wallets; differ {differ}",
     )
 
 

@@ -126,6 +126,8 @@ class Market:
 
     client: Client
     buyers: list[str]
+    """The buyers' keys; the last is quiet: funded before the faults, it never orders, so no
+    later change rewrites what a fault lost of its wallet's view."""
     sellers: list[str]
     orders: dict[str, str] = field(default_factory=dict)
     """Order id -> the buyer's key."""
@@ -155,7 +157,8 @@ class Market:
 
 
 async def open_market(client: Client, buyers: int, sellers: int, rng: random.Random) -> Market:
-    """Funded buyers and sellers whose first offers are live on every book."""
+    """Funded buyers (``buyers`` who order, and a quiet one) and sellers whose first offers
+    are live on every book."""
     await until(lambda: _catalog_has(client), "the gateway knows the GPUs", 120)
 
     async def sign_up(name: str, role: str) -> str:
@@ -164,7 +167,7 @@ async def open_market(client: Client, buyers: int, sellers: int, rng: random.Ran
 
     market = Market(
         client,
-        [await sign_up(f"chaos buyer {i}", "buyer") for i in range(buyers)],
+        [await sign_up(f"chaos buyer {i}", "buyer") for i in range(buyers + 1)],
         [await sign_up(f"chaos seller {i}", "seller") for i in range(sellers)],
     )
     for key in market.buyers:
@@ -258,7 +261,7 @@ class Load:
 
     async def _order(self) -> None:
         body, cancel = order_body(self.rng)
-        key = self.rng.choice(self.market.buyers)
+        key = self.rng.choice(self.market.buyers[:-1])
         wait_s = self.rng.uniform(0.5, 4)
         order_id = await self.market.place(key, body)
         if order_id is not None and cancel:
