@@ -19,3 +19,7 @@ latest 200 OHLC candles and the 24 h volume-weighted price, in every currency (p
 PRICING_READ_MODELS = "pricing:read-models"
 """String pricing sets once its read models (``prices:best``, ``prices:candles:*``) are rebuilt
 from PostgreSQL. Gone means Redis lost them (restarted empty, flushed): pricing rebuilds them."""
+
+BILLING_READ_MODELS = "billing:read-models"
+"""String billing sets once the balances (``balances:*``) are rebuilt from PostgreSQL. Gone means
+Redis lost them (restarted empty, flushed): billing rebuilds them."""

@@ -38,6 +38,12 @@ class BillingSettings(GpuxSettings):
     settle_batch: int = Field(
         default=5000, ge=1, le=100_000, description="Most leases settled in one transaction."
     )
+    read_models_check_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often billing checks that Redis still holds the balances (no refresh"
+        " failed, Redis did not restart empty) and rebuilds them from the ledger if not.",
+    )
     settlement_events: Literal["batched", "per_lease"] = Field(
         default="batched",
         description="How the settlement loop announces charges: `batched` (one `leases.settled`"

@@ -1,4 +1,5 @@
-"""The settlement loop: charges running leases when their periods fall due.
+"""The settlement loop, which charges running leases when their periods fall due, and the
+watch that rebuilds the balances in Redis after Redis lost them.
 
 Each tick settles due leases in batches of ``settle_batch``, one unit of work per batch
 (leases locked ``FOR UPDATE SKIP LOCKED``, so several billing instances share the work); the
@@ -12,13 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+from prometheus_client import Counter
+from redis.exceptions import RedisError
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.service import settlement
 from gpux_platform.metrics import LEASE_EVENTS, SETTLEMENT_SECONDS
 
 log = logging.getLogger("gpux.billing.settler")
+
+BALANCE_REBUILDS = Counter(
+    "gpux_billing_balance_rebuilds_total",
+    "Rebuilds of the wallets' balances in Redis from the ledger after Redis lost some.",
+)
 
 
 class Settler:
@@ -59,3 +69,22 @@ class Settler:
             except Exception as exc:  # a database hiccup must not end the loop
                 log.warning("settlement failed; retrying", extra={"error": repr(exc)})
             await asyncio.sleep(self._tick_s)
+
+
+async def watch_balances(
+    lost: Callable[[], Awaitable[bool]],
+    rebuild: Callable[[], Awaitable[None]],
+    every_s: float,
+) -> None:
+    """Every ``every_s``, rebuild the wallets' balances in Redis from the ledger if Redis may
+    have lost some (a refresh failed, or it restarted empty): a wallet that no longer changes
+    would otherwise show what Redis lost, an empty balance list, for good."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            if await lost():
+                await rebuild()
+                BALANCE_REBUILDS.inc()
+                log.info("balances rebuilt in Redis from the ledger")
+        except (RedisError, OSError, asyncpg.PostgresError) as exc:
+            log.warning("balances not rebuilt yet", extra={"error": repr(exc)})

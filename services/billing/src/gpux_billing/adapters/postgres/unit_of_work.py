@@ -52,12 +52,14 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         clock: Clock,
         redis: Redis | None = None,
         settings: GpuxSettings | None = None,
+        watch: balances.Watch | None = None,
     ) -> None:
         super().__init__(pool, SCHEMA)
         self.rules = rules
         self.clock = clock
         self.redis = redis
         self.settings = settings
+        self.watch = watch
         self.now: datetime = clock.now()
         self.touched: set[Wallet] = set()
         self.staged = Staged()
@@ -80,7 +82,8 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         await super().commit()
 
     async def after_commit(self) -> None:
-        """Refresh the touched wallets in Redis (a failure is logged: the next change repairs)."""
+        """Refresh the touched wallets in Redis (a failure is logged and told to the watch, which
+        rebuilds the balances once Redis answers)."""
         touched, self.touched = sorted(self.touched), set()
         if self.redis is None or self.settings is None or not touched:
             return
@@ -90,3 +93,5 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
             )
         except (RedisError, OSError, asyncpg.PostgresError) as exc:
             log.warning("balances not refreshed in Redis", extra={"error": repr(exc)})
+            if self.watch is not None:
+                self.watch.failed()  # the balances' watch rebuilds them once Redis answers

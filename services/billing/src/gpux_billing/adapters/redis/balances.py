@@ -9,6 +9,7 @@ refreshes of the same wallet, which the next change of that wallet repairs).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
@@ -19,7 +20,7 @@ from gpux_billing.domain.ledger import Wallet
 from gpux_billing.service.ledger import balance_changed
 from gpux_billing.service.unit_of_work import Ledger
 from gpux_platform.clock import Clock
-from gpux_platform.redis_keys import BALANCES
+from gpux_platform.redis_keys import BALANCES, BILLING_READ_MODELS
 from gpux_platform.settings import GpuxSettings
 
 REBUILD_CHUNK = 500
@@ -44,11 +45,42 @@ async def refresh(
     await pipe.execute()
 
 
-async def rebuild(pool: asyncpg.Pool, redis: Redis, settings: GpuxSettings, clock: Clock) -> None:
-    """At start: refresh every wallet that has an available or held account."""
+@dataclass
+class Watch:
+    """Whether Redis may have lost a balance since the last rebuild: a refresh failed (Redis
+    down), or the mark a rebuild leaves is gone (Redis restarted empty, flushed)."""
+
+    failed_writes: int = 0
+    rebuilt_after: int | None = None
+    """``failed_writes`` when the last finished rebuild began (None: none yet)."""
+
+    def failed(self) -> None:
+        """A refresh did not reach Redis."""
+        self.failed_writes += 1
+
+    async def lost(self, redis: Redis, settings: GpuxSettings) -> bool:
+        """Whether the balances must be rebuilt."""
+        if self.rebuilt_after is None or self.failed_writes > self.rebuilt_after:
+            return True
+        return not await redis.exists(settings.redis_key(BILLING_READ_MODELS))
+
+
+async def rebuild(
+    pool: asyncpg.Pool,
+    redis: Redis,
+    settings: GpuxSettings,
+    clock: Clock,
+    watch: Watch | None = None,
+) -> None:
+    """Refresh every wallet that has an available or held account (at start, and whenever the
+    watch says Redis lost balances), then leave the mark that they are there."""
+    failed_writes = 0 if watch is None else watch.failed_writes
     async with pool.acquire() as conn:
         ledger = PostgresLedger(conn)
         wallets = await ledger.wallets()
         for start in range(0, len(wallets), REBUILD_CHUNK):
             chunk = wallets[start : start + REBUILD_CHUNK]
             await refresh(ledger, redis, settings, chunk, clock.now())
+    await redis.set(settings.redis_key(BILLING_READ_MODELS), clock.now().isoformat())
+    if watch is not None:
+        watch.rebuilt_after = failed_writes
