@@ -7,6 +7,7 @@ import asyncio
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from gpux_platform.errors import ConfigError, redact
@@ -32,8 +33,14 @@ restart ended every open stream and failed the next command of every pooled conn
 
 
 def retry_policy() -> Retry:
-    """The retry of every connection of ``create_redis``'s pool."""
-    return Retry(ExponentialWithJitterBackoff(base=0.01, cap=1.0), RETRIES)
+    """The retry of every connection of ``create_redis``'s pool: on a lost or refused
+    connection only. A reply that timed out is not sent again (redis-py's default would): a
+    Redis that hangs would otherwise hold a caller for ``RETRIES`` x ``READ_TIMEOUT_S``."""
+    return Retry(
+        ExponentialWithJitterBackoff(base=0.01, cap=1.0),
+        RETRIES,
+        supported_errors=(RedisConnectionError,),
+    )
 
 
 async def create_redis(settings: GpuxSettings) -> Redis:
