@@ -164,7 +164,7 @@ async def rebuild_read_models(
         quotes = await uow.books.current(await uow.offers.books())
         await read_models.write_quotes(quotes, stream=False)
         now = clock.now()
-        histories = [await uow.history.snapshot(book, now) for book in await uow.trades.books()]
+        histories = await uow.history.snapshots_at(dict.fromkeys(await uow.trades.books(), now))
         await read_models.write_histories(histories)
         await uow.commit()
 
