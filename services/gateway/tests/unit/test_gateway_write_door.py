@@ -50,6 +50,7 @@ def test_writes_of_orders_and_offers_pass_the_door_and_reads_do_not() -> None:
     assert is_write("POST", "/v1/offers/bulk")
     assert not is_write("GET", "/v1/orders/o1")
     assert not is_write("POST", "/v1/topups")
+    assert not is_write("POST", "/v1/offersfoo")
 
 
 async def test_a_write_beyond_capacity_is_refused_before_the_app_and_a_read_still_passes() -> None:

@@ -30,7 +30,6 @@ from gpux_gateway.domain.backpressure import (
     view_lag,
 )
 from gpux_platform.metrics import CONSUMER_LAG
-from gpux_platform.problems import ProblemError
 from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.gateway")
@@ -70,17 +69,6 @@ class WriteGate:
         """A new reading of each view partition's lag, at ``now_s`` (a monotonic clock)."""
         self._samples = follow_lag(self._samples, read, now_s)
         self.view_lag = view_lag(self._samples, now_s, self.capacity.stale_after_s)
-
-
-def overloaded(refusal: Refusal) -> ProblemError:
-    """The 503 problem of a refused write, with its ``Retry-After``."""
-    return ProblemError(
-        503,
-        "overloaded",
-        "Overloaded",
-        f"{refusal.detail}: retry later",
-        headers={"Retry-After": str(refusal.retry_after_s)},
-    )
 
 
 def consumer_lag(topics: Collection[str]) -> dict[str, int]:

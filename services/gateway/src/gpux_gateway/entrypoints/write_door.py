@@ -11,13 +11,11 @@ its answer has been sent.
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpux_gateway.domain.backpressure import Refusal
 from gpux_gateway.entrypoints.backpressure import WriteGate
-from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE, Problem
 
 WRITE_PATHS = ("/v1/orders", "/v1/offers")
 """The resources whose writes pass the door."""
@@ -26,19 +24,19 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def is_write(method: str, path: str) -> bool:
     """Whether a request writes orders or offers (what the door guards)."""
-    return method not in READS and path.startswith(WRITE_PATHS)
+    return method not in READS and any(path == w or path.startswith(w + "/") for w in WRITE_PATHS)
 
 
 def refusal_body(refusal: Refusal, path: str) -> bytes:
-    """The 503 problem of a refused write."""
-    problem = {
-        "type": TYPE_BASE + "overloaded",
-        "title": "Overloaded",
-        "status": 503,
-        "detail": f"{refusal.detail}: retry later",
-        "instance": path,
-    }
-    return json.dumps(problem).encode()
+    """The 503 problem of a refused write, as every problem the gateway answers."""
+    problem = Problem(
+        type=TYPE_BASE + "overloaded",
+        title="Overloaded",
+        status=503,
+        detail=f"{refusal.detail}: retry later",
+        instance=path,
+    )
+    return problem.model_dump_json(exclude_none=True).encode()
 
 
 class WriteDoor:

@@ -9,6 +9,7 @@ from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderFunded,
     OrderStatusChanged,
+    OrderType,
     TradeExecuted,
 )
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -28,7 +29,8 @@ async def on_funded(uow: GatewayUnitOfWork, event: Envelope[OrderFunded]) -> Non
     """Show the cap a market order without one was held and limited at: billing funds it at
     the best ask plus its slippage, and the book takes nothing dearer."""
     order = event.payload.order
-    if order.max_price_per_gpu_hour is not None:
+    # Only a market order can be funded without a cap of its own (a limit order has its price).
+    if order.type is OrderType.MARKET and order.max_price_per_gpu_hour is not None:
         cap = to_micros(order.max_price_per_gpu_hour)
         await uow.orders.apply_cap(order.buyer_id, order.order_id, cap)
 
