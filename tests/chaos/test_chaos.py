@@ -42,7 +42,6 @@ from gpux_devinfra.testing.stores import PrivateStore
 from gpux_platform.settings import Environment, GpuxSettings
 
 from .invariants import (
-    WALLETS_CHECK,
     check_best_asks,
     check_leases,
     check_ledger,
@@ -70,7 +69,6 @@ TAIL_S = 3.0
 PAUSE_S = (1.0, 4.0)
 DOWN_S = (0.5, 3.0)
 SETTLE_S = 90.0
-KNOWN_SETTLE_S = 20.0
 """How long the known failure (below) is waited for to mend before the run ends with it."""
 RAISED_LIMIT = "100000000/minute"
 SETTINGS = {
@@ -187,39 +185,12 @@ async def settled(run: Run, market: Market) -> bool:
     began = time.monotonic()
     while not await check_all(run, market):
         waited = time.monotonic() - began
-        if known_failure(run.report) is not None and waited > KNOWN_SETTLE_S:
-            run.report.notes["settled"] = f"all but the known failure within {waited:.1f} s"
-            return False
         if waited > SETTLE_S:
             run.report.notes["settled"] = f"not within {SETTLE_S:.0f} s"
             return False
         await asyncio.sleep(2)
     run.report.notes["settled"] = f"within {time.monotonic() - began:.1f} s of the load's end"
     return True
-
-
-BILLING_BALANCES_LOST = (
-    "known billing bug: billing rebuilds its Redis balances (balances:<account>) only at its"
-    " start (adapters.redis.balances.rebuild), so after Redis restarts empty, a wallet that"
-    " does not change again shows no balance in GET /v1/accounts/me/balances until billing"
-    " restarts; fix proposed to billing's owner: pricing's read-model watch (a mark key, a"
-    " rebuild when it is gone or a write failed)"
-)
-
-
-def redis_lost_billing_balances(report: ChaosReport) -> bool:
-    """Whether Redis was restarted after billing last started (the known bug's condition)."""
-    up = {f.target: f for f in report.faults}
-    return "redis" in up and "billing" in up and up["redis"].down_at_s > up["billing"].up_at_s
-
-
-def known_failure(report: ChaosReport) -> str | None:
-    """The diagnosis when the only failed invariant is the known billing bug, in the one
-    situation it shows in; None otherwise (every other failure fails the test)."""
-    failed = {c.name for c in report.checks if not c.ok}
-    if failed == {WALLETS_CHECK} and redis_lost_billing_balances(report):
-        return BILLING_BALANCES_LOST
-    return None
 
 
 async def test_every_fault_leaves_every_invariant_intact(run: Run) -> None:
@@ -244,7 +215,4 @@ async def test_every_fault_leaves_every_invariant_intact(run: Run) -> None:
         await settled(run, market)
     finally:
         await client.close()
-    if (diagnosis := known_failure(report)) is not None:
-        report.notes["known failure"] = diagnosis
-        pytest.xfail(diagnosis)
     assert report.ok, report.render()
