@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
+from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter
 
 from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
@@ -57,6 +58,13 @@ class CatalogGateway:
         except ProblemError as exc:
             problem = {"type": "x", "title": exc.title, "status": exc.status, "detail": exc.detail}
             return httpx.Response(exc.status, json=problem)
+        except RequestValidationError as exc:  # answered as the gateway's problem handler does
+            first = exc.errors()[0]
+            detail = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+            title = "Request validation failed"
+            return httpx.Response(
+                422, json={"type": "x", "title": title, "status": 422, "detail": detail}
+            )
         return httpx.Response(200, json=answer.model_dump(mode="json"))
 
 
@@ -124,7 +132,7 @@ def test_a_problem_answer_is_one_line_on_stderr(fake: FakeGateway) -> None:
     result = run("fit", "gpt-17", "--method", "lora")
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        "gpux: 422 Request validation failed: unknown model id 'gpt-17'"
+        "gpux: 422 Request validation failed: body.model: unknown model id 'gpt-17'"
     ]
 
 
