@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from fastapi.exceptions import RequestValidationError
 
 from gpux_catalog.adapters.files import load_gpu_catalog, load_model_catalog
 from gpux_catalog.service.publication import gpu_messages, model_messages
@@ -128,12 +129,14 @@ def test_estimate_runs_the_catalog_domain_on_the_views_data(view: CatalogView) -
 
 
 def test_unknown_models_and_domain_refusals_are_422(view: CatalogView) -> None:
-    with pytest.raises(ProblemError) as unknown:
+    # Answered as validation errors (422 with errors[] naming the field), like any other.
+    with pytest.raises(RequestValidationError) as unknown:
         estimate(view, EstimateForModel(model="gpt-17", method="lora"), {})
-    assert unknown.value.status == 422
-    with pytest.raises(ProblemError) as refused:
+    assert [e["loc"][-1] for e in unknown.value.errors()] == ["model"]
+    assert "unknown model id 'gpt-17'" in unknown.value.errors()[0]["msg"]
+    with pytest.raises(RequestValidationError) as refused:
         recommend(view, RecommendationQuery(model="nope", method="qlora"), {}, "on_demand")
-    assert refused.value.status == 422
+    assert [e["loc"][-1] for e in refused.value.errors()] == ["model"]
 
 
 def test_recommendations_fit_and_are_ranked_by_hours(view: CatalogView) -> None:

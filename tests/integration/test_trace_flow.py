@@ -150,8 +150,10 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     assert any("holds" in q for q in holding), holding
     opening = unit_sql(spans, "billing", MARKET_TRADES)
     assert any("leases" in q for q in opening), opening
-    assert any("trades" in q for q in db_calls(spans, trade_in_pricing[0]))
-    assert any("commands" in q for q in db_calls(spans, match[0]))
+    recording = unit_sql(spans, "pricing", MARKET_TRADES)
+    assert any("trades" in q for q in recording), recording
+    matching = unit_sql(spans, "matching", ORDERS_BOOK)
+    assert any("commands" in q for q in matching), matching
     assert all(s.resource == hold[0].resource for s in under(spans, hold[0]) if is_sql(s))
 
 
