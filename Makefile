@@ -49,6 +49,7 @@ bench: bootstrap  ## benchmarks (the whole exchange through its API, matching en
 	@$(UV) run --frozen python bench/billing_trades.py
 	@$(UV) run --frozen python bench/pricing_trades.py
 	@$(UV) run --frozen python bench/restart.py
+	@$(UV) run --frozen python bench/restart_orders.py
 	@$(UV) run --frozen python bench/pipeline.py --json .gpux/bench-pipeline.json
 
 bench-quick: bootstrap  ## the pipeline benchmark in ~3 minutes (smaller rates and counts): a smoke run
