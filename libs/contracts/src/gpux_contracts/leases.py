@@ -32,13 +32,20 @@ class LeaseEndReason(StrEnum):
     """Its fixed length (``hours``) ran out."""
     INSUFFICIENT_FUNDS = "insufficient_funds"
     """The buyer's wallet could not cover the next period (a ``lease.low_balance`` came first)."""
+    INTERRUPTED = "interrupted"
+    """An interruptible lease reached its ``interrupt_at`` (a ``lease.interruption_notice``
+    came first): preempted by an on-demand buyer or reclaimed by the seller."""
 
 
 class LeaseStatus(StrEnum):
     """Where a lease is in its life."""
 
+    SCHEDULED = "scheduled"
+    """Sold, starting at ``started_at``: the GPUs are an interrupted lease's until then."""
     RUNNING = "running"
     """The buyer has the GPUs and is being charged."""
+    INTERRUPTING = "interrupting"
+    """Running, with an interruption notice: it ends at ``interrupt_at``."""
     ENDED = "ended"
     """Over for good (`end_reason` says why); its totals are final."""
 

@@ -12,12 +12,19 @@ from gpux_contracts.money import Currency, DecimalAmount
 
 
 class Tier(StrEnum):
-    """How an offered GPU may be taken back."""
+    """How a leased GPU may be taken back."""
 
     ON_DEMAND = "on_demand"
-    """Runs until the lease ends."""
+    """Runs until the lease ends; never interrupted."""
     INTERRUPTIBLE = "interruptible"
-    """Cheaper; the seller may reclaim it."""
+    """Cheaper; interrupted with notice when an on-demand buyer needs the GPUs or the seller
+    reclaims them (``lease.interruption_notice``)."""
+
+
+DEFAULT_NOTICE_SECONDS = 120
+"""An interruptible lease is told at least this long before it is interrupted."""
+MAX_NOTICE_SECONDS = 86_400
+"""The longest notice an offer may state."""
 
 
 class BillingGranularity(StrEnum):
@@ -40,7 +47,18 @@ class OfferKey(BaseModel):
 
 
 class OfferSubmitted(Payload):
-    """A seller asked to put GPUs on the market (a command; pricing validates it)."""
+    """A seller asked to put GPUs on the market (a command; pricing validates it).
+
+    An offer is capacity over time: ``gpus`` GPUs until ``available_until`` (or withdrawal),
+    one pool sold in either tier. With ``tier`` ``on_demand``, ``price_per_gpu_hour`` is the
+    on-demand price and ``interruptible_price_per_gpu_hour``, when given, sells the same
+    GPUs as interruptible leases too. With ``tier`` ``interruptible`` (the form before
+    capacity), the pool is sold only as interruptible, at ``price_per_gpu_hour``. Leases
+    occupy GPUs from their start to their end and give them back when they end.
+
+    The capacity fields were added to version 1 with defaults, so older records read as
+    single-tier offers with the default notice.
+    """
 
     event_type: ClassVar[str] = "offer.submitted"
     schema_version: ClassVar[int] = 1
@@ -56,6 +74,17 @@ class OfferSubmitted(Payload):
     region: str | None = None
     min_hours: int | None = Field(default=None, ge=1)
     available_until: AwareDatetime | None = None
+    interruptible_price_per_gpu_hour: DecimalAmount | None = Field(
+        default=None,
+        description="With `tier` on_demand: also sell the same GPUs as interruptible leases at"
+        " this price (at most the on-demand price).",
+    )
+    interruption_notice_seconds: int = Field(
+        default=DEFAULT_NOTICE_SECONDS,
+        ge=DEFAULT_NOTICE_SECONDS,
+        le=MAX_NOTICE_SECONDS,
+        description="How long before an interruption its lease is told.",
+    )
 
 
 class OfferChangeRequested(Payload, OfferKey):
@@ -65,7 +94,10 @@ class OfferChangeRequested(Payload, OfferKey):
     schema_version: ClassVar[int] = 1
 
     price_per_gpu_hour: DecimalAmount | None = None
-    gpus: int | None = Field(default=None, ge=1)
+    gpus: int | None = Field(default=None, ge=1, description="The new capacity.")
+    interruptible_price_per_gpu_hour: DecimalAmount | None = Field(
+        default=None, description="A new interruptible price (an on-demand offer only)."
+    )
 
 
 class OfferWithdrawalRequested(Payload, OfferKey):
@@ -83,13 +115,13 @@ class OfferStatus(StrEnum):
     ACCEPTED = "accepted"
     """Valid; on its way to the book."""
     LIVE = "live"
-    """On the book with GPUs remaining."""
+    """On the book with free GPUs."""
     REJECTED = "rejected"
     """Refused by pricing; ``reason`` says why."""
     WITHDRAWN = "withdrawn"
     """Taken off by its seller."""
     EXHAUSTED = "exhausted"
-    """Every GPU was sold."""
+    """Every GPU is leased now; the offer is live again when a lease gives GPUs back."""
     EXPIRED = "expired"
     """``available_until`` passed."""
 
@@ -117,5 +149,11 @@ class OfferStatusChanged(Payload, OfferKey):
     event_type: ClassVar[str] = "offer.status_changed"
     schema_version: ClassVar[int] = 1
     status: OfferStatus
-    remaining_gpus: int = Field(ge=0)
+    remaining_gpus: int = Field(ge=0, description="Free now: capacity minus leased GPUs.")
     reason: str | None = Field(default=None, description="Why it was rejected, when it was.")
+    capacity_gpus: int | None = Field(
+        default=None, ge=0, description="The offer's GPUs (from the book; None from pricing)."
+    )
+    leased_gpus: int | None = Field(
+        default=None, ge=0, description="GPUs held by leases now (from the book)."
+    )

@@ -93,6 +93,15 @@ class OrderPlaced(Payload, OrderKey):
         default=None,
         description="Pay from this wallet (converted at the current rate); None: `currency`.",
     )
+    rebuy_on_interruption: bool = Field(
+        default=False,
+        description="When a lease of this order is interrupted, place the same order again"
+        " (same limit and tier, the lease's GPUs), so a checkpointing job resumes on the next"
+        " cheapest capacity.",
+    )
+    rebuy_of: str | None = Field(
+        default=None, description="The interrupted lease this order re-buys, if it does."
+    )
 
 
 class OrderCancelRequested(Payload, OrderKey):
@@ -148,3 +157,8 @@ class TradeExecuted(Payload):
     billing: str = Field(description="`hour` or `second`: how the lease is charged.")
     hours: int | None = Field(default=None, description="Rental length; None = open-ended.")
     executed_at: AwareDatetime
+    starts_at: AwareDatetime | None = Field(
+        default=None,
+        description="When the lease starts: `executed_at` (None), or later when the GPUs are"
+        " an interrupted lease's, given to this on-demand order at its `interrupt_at`.",
+    )

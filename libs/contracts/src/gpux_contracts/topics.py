@@ -18,6 +18,12 @@ from gpux_contracts.billing import (
     TopupRequested,
 )
 from gpux_contracts.book import BookLevelsChanged
+from gpux_contracts.capacity import (
+    LeaseInterruptionNoticed,
+    LeaseInterruptionRequested,
+    LeaseReclaimRequested,
+    LeaseReleased,
+)
 from gpux_contracts.catalog import GpuPublished, ModelPublished
 from gpux_contracts.events import EventCodec, Payload
 from gpux_contracts.fx import RatePublished
@@ -136,6 +142,15 @@ ORDERS_STATUS = Topic(
     _WEEK_MS,
     payloads=(OrderStatusChanged,),
 )
+CAPACITY_COMMANDS = Topic(
+    "capacity.commands",
+    "gpu id",
+    6,
+    Cleanup.DELETE,
+    "Offers' capacity for the book: ended leases (billing) and sellers' reclaims (gateway).",
+    _WEEK_MS,
+    payloads=(LeaseReleased, LeaseReclaimRequested),
+)
 MARKET_TRADES = Topic(
     "market.trades",
     "gpu id",
@@ -158,9 +173,15 @@ BILLING_COMMANDS = Topic(
     "account id",
     6,
     Cleanup.DELETE,
-    "Commands for billing (credits).",
+    "Commands for billing: credits, top-ups, lease stops (gateway) and interruptions (book).",
     _WEEK_MS,
-    payloads=(CreditRequested, TopupRequested, TopupConfirmRequested, LeaseStopRequested),
+    payloads=(
+        CreditRequested,
+        TopupRequested,
+        TopupConfirmRequested,
+        LeaseStopRequested,
+        LeaseInterruptionRequested,
+    ),
 )
 FX_RATES = Topic(
     "fx.rates",
@@ -227,9 +248,16 @@ BILLING_LEASES = Topic(
     "lease id",
     6,
     Cleanup.DELETE,
-    "Lease events: opened, charged, low balance, ended.",
+    "Lease events: opened, charged, low balance, interruption notice, ended.",
     30 * 24 * 3600 * 1000,
-    payloads=(LeaseOpened, LeaseCharged, LeasesSettled, LeaseLowBalance, LeaseEnded),
+    payloads=(
+        LeaseOpened,
+        LeaseCharged,
+        LeasesSettled,
+        LeaseLowBalance,
+        LeaseInterruptionNoticed,
+        LeaseEnded,
+    ),
 )
 BILLING_LEDGER = Topic(
     "billing.ledger",
@@ -271,6 +299,7 @@ REGISTRY: tuple[Topic, ...] = (
     ORDERS_COMMANDS,
     ORDERS_BOOK,
     ORDERS_STATUS,
+    CAPACITY_COMMANDS,
     MARKET_TRADES,
     BILLING_COMMANDS,
     BILLING_BALANCES,
