@@ -1,10 +1,13 @@
 """The whole market, end to end: every service as its own process, only REST and the CLI.
 
-Two sellers push offers (USD on-demand per second; EUR interruptible hourly), a buyer tops up
+Two sellers push offers (USD on-demand per second; EUR on-demand hourly), a buyer tops up
 100 EUR, takes 8 GPUs across both sellers with a market order, rests a limit order that fills
 when a cheaper offer arrives, stops the per-second lease after a measured interval, lets the
-hourly lease cross an hour, and runs out of credit. The exchange's clock runs 600 times faster
-than the wall clock (GPUX_CLOCK_SPEED), so an hour passes in 6 s; nothing sleeps for an hour.
+hourly lease cross an hour, and runs out of credit. Meanwhile, on another GPU model, capacity
+comes and goes: a spot buyer's interruptible lease is preempted by an on-demand buyer with
+notice, its order re-buys, and when the on-demand lease stops its GPUs come back and fill the
+re-buy. The exchange's clock runs 600 times faster than the wall clock (GPUX_CLOCK_SPEED), so
+an hour passes in 6 s and the 120 s notice in 0.2 s; nothing sleeps for an hour.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from gpux_platform.settings import GpuxSettings
 
 SPEED = 600
 GPU = "h100-sxm"
+SPOT_GPU = "l40s"
 SERVICES = ("catalog", "pricing", "matching", "billing", "gateway")
 FINAL = {"filled", "cancelled", "expired", "rejected"}
 LOGS = Path(os.environ.get("GPUX_HOME", ".gpux")) / "logs" / "e2e"
@@ -162,7 +166,7 @@ async def test_the_market_story(exchange: Exchange) -> None:
     eur_seller = await sign_up(url, "Nordic GPU Farm", "seller")
     buyer = await sign_up(url, "Fine-tuner", "buyer")
 
-    # Two sellers push offers: USD on-demand billed per second, EUR interruptible hourly.
+    # Two sellers push offers: USD on-demand billed per second, EUR on-demand hourly.
     await push_offer(
         usd_seller,
         gpus=4,
@@ -176,7 +180,7 @@ async def test_the_market_story(exchange: Exchange) -> None:
         gpus=6,
         price_per_gpu_hour="2.50",
         currency="EUR",
-        tier="interruptible",
+        tier="on_demand",
         billing="hour",
     )
     await the_buyer_tops_up_and_sees_the_best_asks(exchange, buyer)
@@ -192,6 +196,8 @@ async def test_the_market_story(exchange: Exchange) -> None:
     )
     assert micros(crossed["total_charged"]) % (4 * micros("2.50")) == 0
 
+    await capacity_returns_after_an_interruption(url)
+
     leases = await the_buyer_runs_out_of_credit(buyer)
     await every_unit_of_money_is_accounted_for(buyer, (usd_seller, eur_seller), leases)
 
@@ -204,7 +210,7 @@ async def test_the_market_story(exchange: Exchange) -> None:
 
 
 async def the_buyer_tops_up_and_sees_the_best_asks(exchange: Exchange, buyer: Api) -> None:
-    """100 EUR of credit, then the best asks of both offers (through the CLI)."""
+    """100 EUR of credit, then the best on-demand ask (through the CLI): the USD offer's."""
     await buyer.call(
         "POST", "/v1/topups", json={"amount": "100", "currency": "EUR", "provider": "dev"}
     )
@@ -215,7 +221,7 @@ async def the_buyer_tops_up_and_sees_the_best_asks(exchange: Exchange, buyer: Ap
     prices = cli(exchange, buyer, "prices", "--currency", "EUR")
     books = {(p["gpu"], p["tier"]): p for p in prices if p["gpu"] == GPU}
     assert books[(GPU, "on_demand")]["best_ask"]["offered_price"] == "2.00"
-    assert books[(GPU, "interruptible")]["best_ask"]["offered_price"] == "2.50"
+    assert not books.get((GPU, "interruptible"), {}).get("best_ask")
 
 
 async def a_market_order_fills_across_both_sellers(
@@ -293,6 +299,80 @@ async def the_per_second_lease_is_billed_the_seconds_it_ran(
     assert all(line["fx_rate"] for line in charges)
     paid = -sum(micros(line["amount"]) for line in charges)
     assert paid == micros(done["total_paid"])
+
+
+async def capacity_returns_after_an_interruption(url: str) -> None:
+    """One pool of 4 GPUs with both prices. A spot buyer's interruptible limit order (re-buy on
+    interruption) leases all 4; an on-demand buyer's order preempts that lease with the 120 s
+    notice, the lease ends exactly at ``interrupt_at``, billed to it, and the re-buy order rests;
+    the on-demand buyer stops, the GPUs come back, and the re-buy takes them."""
+    seller = await sign_up(url, "Spot Works", "seller")
+    spot = await sign_up(url, "Checkpointing trainer", "buyer")
+    steady = await sign_up(url, "Inference service", "buyer")
+    for api in (spot, steady):
+        await api.call(
+            "POST", "/v1/topups", json={"amount": "100", "currency": "EUR", "provider": "dev"}
+        )
+    offer_id = await push_offer(
+        seller,
+        gpu=SPOT_GPU,
+        gpus=4,
+        price_per_gpu_hour="3.00",
+        interruptible_price_per_gpu_hour="1.00",
+        currency="EUR",
+        tier="on_demand",
+        billing="second",
+    )
+    order = await spot.call(
+        "POST",
+        "/v1/orders",
+        json={
+            "gpu": SPOT_GPU, "gpus": 4, "type": "limit", "max_price_per_gpu_hour": "1.50",
+            "currency": "EUR", "tier": "interruptible", "time_in_force": "gtc",
+            "rebuy_on_interruption": True,
+        },
+    )  # fmt: skip
+    await spot.until(f"/v1/orders/{order['id']}", lambda o: o["status"] == "filled")
+    (first,) = leases_of(await spot.until("/v1/leases", lambda b: len(b["items"]) == 1))
+    assert (first["tier"], first["billing"]) == ("interruptible", "second")
+
+    preempting = await steady.call(
+        "POST",
+        "/v1/orders",
+        json={
+            "gpu": SPOT_GPU, "gpus": 4, "type": "market", "max_price_per_gpu_hour": "3.50",
+            "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc",
+        },
+    )  # fmt: skip
+    await steady.until(f"/v1/orders/{preempting['id']}", lambda o: o["status"] == "filled")
+    interrupted = await spot.until(
+        f"/v1/leases/{first['lease_id']}", lambda x: x["status"] == "ended"
+    )
+    assert interrupted["end_reason"] == "interrupted"
+    assert interrupted["interruption_cause"] == "preempted"
+    assert interrupted["ended_at"] == interrupted["interrupt_at"]
+    noticed = datetime.fromisoformat(interrupted["interruption_noticed_at"])
+    assert (datetime.fromisoformat(interrupted["interrupt_at"]) - noticed).total_seconds() >= 120
+    delta = datetime.fromisoformat(interrupted["ended_at"]) - datetime.fromisoformat(
+        interrupted["started_at"]
+    )
+    ran = delta.days * 86_400 + delta.seconds
+    assert micros(interrupted["total_charged"]) == accrued_micros(micros("1.00") * 4, ran)
+    (steady_lease,) = leases_of(await steady.until("/v1/leases", lambda b: len(b["items"]) == 1))
+    assert steady_lease["started_at"] == interrupted["interrupt_at"]
+
+    # The re-buy rests (nothing is free); the on-demand lease stops and its GPUs fill it.
+    rebuy = next(
+        o for o in await spot.pages("/v1/orders", {}) if o.get("rebuy_of") == first["lease_id"]
+    )
+    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "open")
+    await steady.until(f"/v1/leases/{steady_lease['lease_id']}", lambda x: x["status"] == "running")
+    await steady.call("POST", f"/v1/leases/{steady_lease['lease_id']}/stop")
+    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "filled")
+    again = await spot.until("/v1/leases", lambda b: len(b["items"]) == 2)
+    assert {x["offer_id"] for x in leases_of(again)} == {offer_id}
+    for api in (seller, spot, steady):
+        await api.client.aclose()
 
 
 async def the_buyer_runs_out_of_credit(buyer: Api) -> list[dict[str, Any]]:
