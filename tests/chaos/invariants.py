@@ -2,9 +2,10 @@
 
 ``Owners`` is what the owning services said, read back from their topics to the end: every
 trade (market.trades), each order's status events (orders.status), each offer's last status
-(offers.status) and last accepted form (pricing.offers), and the leases billing opened
-(billing.leases). ``Views`` is what the gateway shows its users (their order and offer lists,
-the best asks, the book). Each ``check_*`` records one invariant in the report.
+(offers.status) and last accepted form (pricing.offers), the leases billing opened
+(billing.leases) and the GPUs it gave back when leases ended (capacity.commands). ``Views``
+is what the gateway shows its users (their order and offer lists, the best asks, the book).
+Each ``check_*`` records one invariant in the report.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_contracts.capacity import LeaseReleased
 from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseOpened
 from gpux_contracts.money import Currency, quantize, to_micros
@@ -24,6 +26,7 @@ from gpux_contracts.offers import OfferAccepted, OfferStatus, OfferStatusChanged
 from gpux_contracts.orders import OrderStatusChanged, TradeExecuted
 from gpux_contracts.topics import (
     BILLING_LEASES,
+    CAPACITY_COMMANDS,
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_STATUS,
@@ -67,6 +70,8 @@ class Owners:
     offer_prices: dict[str, set[Decimal]] = field(default_factory=lambda: defaultdict(set))
     """Every price pricing accepted for each offer (any revision)."""
     leases: Counter[str] = field(default_factory=Counter)
+    released: dict[str, LeaseReleased] = field(default_factory=dict)
+    """Each ended lease's release (by lease id; a republished one counts once)."""
 
 
 async def _envelopes(settings: GpuxSettings, topic: Topic) -> list[Envelope[Any]]:
@@ -99,6 +104,9 @@ async def read_owners(settings: GpuxSettings) -> Owners:
     # A lease.opened is announced at least once (the outbox); distinct lease ids are counted.
     opened = {e.lease_id for e in await _payloads(settings, BILLING_LEASES) if _opened(e)}
     owners.leases.update(opened)
+    for event in await _payloads(settings, CAPACITY_COMMANDS):
+        if isinstance(event, LeaseReleased):
+            owners.released[event.lease_id] = event
     return owners
 
 
@@ -231,11 +239,23 @@ def check_trades(report: ChaosReport, owners: Owners, views: Views) -> None:
         not orders,
         f"{len(owners.trades)} trades; differ: {_some(orders)}",
     )
-    offers = {i for i, o in views.offers.items() if o["gpus"] - o["remaining_gpus"] != by_offer[i]}
+    for release in owners.released.values():
+        by_offer[release.offer_id] -= release.gpus
+    # A withdrawn or expired offer's leases run on, but the book no longer reports on it.
+    offers = {
+        i
+        for i, o in views.offers.items()
+        if o["status"] in ("live", "exhausted")
+        and (
+            o["leased_gpus"] != by_offer[i]
+            or o["capacity_gpus"] != o["leased_gpus"] + o["remaining_gpus"]
+        )
+    }
     report.check(
-        "trades: each offer's GPUs taken equal its trades' GPUs",
+        "trades: each offer's leased GPUs are its trades' GPUs less those released, and"
+        " leased + free = capacity",
         not offers,
-        f"{len(views.offers)} offers; differ: {_some(offers)}",
+        f"{len(views.offers)} offers, {len(owners.released)} releases; differ: {_some(offers)}",
     )
 
 
