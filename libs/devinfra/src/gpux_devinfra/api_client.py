@@ -176,6 +176,32 @@ class ApiClient:
         )
         return answer
 
+    def reclaim_lease(self, lease_id: str) -> dict[str, Any]:
+        """A seller takes an interruptible lease's GPUs back (POST /v1/leases/{id}/reclaim),
+        with an Idempotency-Key derived from the lease id."""
+        key = f"reclaim-{lease_id}"
+        answer: dict[str, Any] = self._call(
+            "POST",
+            f"/v1/leases/{quote(lease_id, safe='')}/reclaim",
+            headers=_idempotent(key if _KEY.fullmatch(key) else None),
+        )
+        return answer
+
+    def interruption(self, lease_id: str) -> dict[str, Any] | None:
+        """A lease's pending interruption (GET /v1/leases/{id}/interruption); None while none
+        is pending (the endpoint's 404 of type ``no-interruption``)."""
+        path = f"/v1/leases/{quote(lease_id, safe='')}/interruption"
+        try:
+            response = self._http.get(path)
+        except httpx.HTTPError as exc:
+            raise ApiError(f"cannot reach the gpux API at {self.base_url} ({exc})") from None
+        if response.status_code == 404 and _problem_type(response).endswith("/no-interruption"):
+            return None
+        if not response.is_success:
+            raise ApiError(problem_line(response), response.status_code)
+        answer: dict[str, Any] = response.json()
+        return answer
+
     def ledger(self, currency: str | None = None) -> list[dict[str, Any]]:
         """The caller's ledger entries, every page (GET /v1/ledger)."""
         return self._pages("/v1/ledger", {"currency": currency} if currency else {})
@@ -184,6 +210,15 @@ class ApiClient:
         """A seller's earnings per currency (GET /v1/accounts/me/earnings)."""
         items: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/earnings")["items"]
         return items
+
+
+def _problem_type(response: httpx.Response) -> str:
+    """The ``type`` of a problem+json answer ("" for anything else)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    return str(body.get("type", "")) if isinstance(body, dict) else ""
 
 
 def stop_key(lease_id: str) -> str | None:

@@ -185,6 +185,30 @@ def prices_command(
         return
 
 
+@dataclasses.dataclass(frozen=True)
+class Interruptible:
+    """An on-demand offer's second price: `--interruptible-price PRICE [--notice SECONDS]`."""
+
+    interruptible_price: Annotated[
+        str | None,
+        typer.Option(help="With --tier on_demand: also sell the GPUs interruptible at this price."),
+    ] = None
+    notice: Annotated[
+        int | None,
+        typer.Option(min=120, max=86_400, help="Seconds of notice before an interruption."),
+    ] = None
+
+    def fields(self) -> dict[str, Any]:
+        """The offer's interruptible price and notice, those given."""
+        chosen: dict[str, Any] = {}
+        if self.interruptible_price is not None:
+            price = _amount(self.interruptible_price, "--interruptible-price")
+            chosen["interruptible_price_per_gpu_hour"] = price
+        if self.notice is not None:
+            chosen["interruption_notice_seconds"] = self.notice
+        return chosen
+
+
 @offer_app.command("push")
 @grouped_options
 def offer_push(
@@ -195,10 +219,11 @@ def offer_push(
     currency: CurrencyOpt,
     tier: Annotated[Tier, typer.Option(help="on_demand or interruptible.")],
     billing: Annotated[BillingGranularity, typer.Option(help="hour or second.")],
+    interruptible: Interruptible,
     caller: Caller,
 ) -> None:
     """Offer GPU-hours (POST /v1/offers); the offer starts `pending`."""
-    body = {
+    body: dict[str, Any] = {
         "gpu": gpu,
         "gpus": gpus,
         "price_per_gpu_hour": _amount(price, "--price"),
@@ -206,6 +231,7 @@ def offer_push(
         "tier": tier.value,
         "billing": billing.value,
     }
+    body.update(interruptible.fields())
     caller.show(caller.ask(lambda client: client.push_offer(body)), lambda o: offers_table([o]))
 
 
@@ -266,6 +292,9 @@ def order_buy(
         OrderTier.ANY
     ),
     hours: Annotated[int | None, typer.Option(min=1, help="Rental length in hours.")] = None,
+    rebuy: Annotated[
+        bool, typer.Option("--rebuy", help="Buy again when an interruptible lease is interrupted.")
+    ] = False,
     caller: Caller,
 ) -> None:
     """Order GPU-hours (POST /v1/orders): `--market [--cap PRICE]` or `--limit PRICE`."""
@@ -280,6 +309,8 @@ def order_buy(
     }
     if hours is not None:
         body["hours"] = hours
+    if rebuy:
+        body["rebuy_on_interruption"] = True
     order = caller.ask(lambda client: client.place_order(body))
     caller.show(order, lambda o: f"order {o['id']}: {order_reason(o)}")
 

@@ -1,4 +1,5 @@
-"""`gpux leases [stop ID]`, `gpux ledger`, `gpux earnings`: what trades became."""
+"""`gpux leases [stop|interruption|reclaim ID]`, `gpux ledger`, `gpux earnings`: what trades
+became."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from gpux_contracts.leases import LeaseStatus
 from gpux_devinfra.cli_support import Caller, grouped_options
 from gpux_devinfra.lease_tables import earnings_table, leases_table, ledger_table
 
-leases_app = typer.Typer(help="Your leases: list them, stop one.")
+leases_app = typer.Typer(help="Your leases: list them, stop one, watch for an interruption.")
 
 
 @leases_app.callback(invoke_without_command=True)
@@ -48,6 +49,40 @@ def lease_stop(
 ) -> None:
     """Stop a running lease (POST /v1/leases/ID/stop); billing ends it shortly after."""
     caller.show(caller.ask(lambda client: client.stop_lease(lease_id)), _stop_line)
+
+
+def _interruption_line(lease_id: str, answer: dict[str, Any] | None) -> str:
+    if answer is None:
+        return f"lease {lease_id}: no interruption pending"
+    return (
+        f"lease {lease_id}: interrupted at {answer['interrupt_at']} ({answer['cause']},"
+        f" {answer['seconds_left']} s left)"
+    )
+
+
+@leases_app.command("interruption")
+@grouped_options
+def lease_interruption(
+    lease_id: Annotated[str, typer.Argument(metavar="ID", help="The lease's id.")],
+    *,
+    caller: Caller,
+) -> None:
+    """A pending interruption of the lease (GET /v1/leases/ID/interruption): when and why."""
+    answer = caller.ask(lambda client: client.interruption(lease_id))
+    caller.show(answer, lambda a: _interruption_line(lease_id, a))
+
+
+@leases_app.command("reclaim")
+@grouped_options
+def lease_reclaim(
+    lease_id: Annotated[str, typer.Argument(metavar="ID", help="The lease's id.")],
+    *,
+    caller: Caller,
+) -> None:
+    """Take an interruptible lease's GPUs back (POST /v1/leases/ID/reclaim, sellers): it is
+    interrupted after the offer's notice and the GPUs leave the offer."""
+    answer = caller.ask(lambda client: client.reclaim_lease(lease_id))
+    caller.show(answer, lambda a: f"lease {a['lease_id']}: reclaim requested")
 
 
 @grouped_options

@@ -22,8 +22,11 @@ def _when(stamp: Any) -> str:
 
 
 def lease_status(lease: dict[str, Any]) -> str:
-    """`running`, `running (low balance)` or `ended (insufficient_funds)`."""
+    """`running`, `running (low balance)`, `interrupting (at 2025-01-01 12:02:00Z)` or
+    `ended (insufficient_funds)`."""
     status = str(lease["status"])
+    if status == "interrupting" and lease.get("interrupt_at"):
+        return f"interrupting (at {_when(lease['interrupt_at'])})"
     if status == "ended" and lease.get("end_reason"):
         return f"ended ({lease['end_reason']})"
     if status == "running" and lease.get("low_balance_at"):

@@ -59,18 +59,28 @@ def _offer_row(offer: dict[str, Any]) -> list[str]:
     status = offer["status"]
     if offer.get("reason"):
         status = f"{status} ({offer['reason']})"
-    row = [offer["id"], offer["gpu"], str(offer["gpus"]), str(offer["remaining_gpus"])]
-    row += [money(offer["price_per_gpu_hour"], offer["currency"]), offer["tier"]]
-    return [*row, offer["billing"], status]
+    capacity = offer.get("capacity_gpus") or offer["gpus"]
+    leased = offer.get("leased_gpus")
+    row = [offer["id"], offer["gpu"], str(capacity), str(offer["remaining_gpus"])]
+    row += [DASH if leased is None else str(leased)]
+    row += [money(offer["price_per_gpu_hour"], offer["currency"])]
+    row += [money(offer.get("interruptible_price_per_gpu_hour"), offer["currency"])]
+    return [*row, offer["tier"], offer["billing"], status]
+
+
+OFFER_COLUMNS = (
+    "id", "GPU", "GPUs", "free", "leased", "price/GPU-h", "interruptible", "tier", "billing",
+    "status",
+)  # fmt: skip
 
 
 def offers_table(offers: list[dict[str, Any]]) -> Table:
     """The seller's offers."""
     return listing(
         "Your offers",
-        ("id", "GPU", "GPUs", "left", "price/GPU-h", "tier", "billing", "status"),
+        OFFER_COLUMNS,
         map(_offer_row, offers),
-        right=("GPUs", "left", "price/GPU-h"),
+        right=("GPUs", "free", "leased", "price/GPU-h", "interruptible"),
         empty="no offers",
     )
 

@@ -1,4 +1,5 @@
-"""`gpux leases [stop ID]`, `gpux ledger`, `gpux earnings` against a fake transport."""
+"""`gpux leases [stop|interruption|reclaim ID]`, `gpux ledger`, `gpux earnings` against a
+fake transport."""
 
 from __future__ import annotations
 
@@ -85,8 +86,22 @@ STOPPED = {
     "requested_at": "2025-01-01T12:30:00Z",
 }
 
+INTERRUPTION = {
+    "lease_id": "01LEASE",
+    "action": "terminate",
+    "cause": "preempted",
+    "noticed_at": "2025-01-01T12:30:00Z",
+    "interrupt_at": "2025-01-01T12:32:00Z",
+    "seconds_left": 95,
+}
+
 ROUTES = {
     ("GET", "/v1/leases"): _leases,
+    ("GET", "/v1/leases/01LEASE/interruption"): answer(200, INTERRUPTION),
+    ("GET", "/v1/leases/01QUIET/interruption"): answer(
+        404, problem(404, "No interruption", "none is pending", "no-interruption")
+    ),
+    ("POST", "/v1/leases/01LEASE/reclaim"): answer(202, {**LEASE, "tier": "interruptible"}),
     ("POST", "/v1/leases/01LEASE/stop"): answer(202, STOPPED),
     ("GET", "/v1/ledger"): answer(200, {"items": [LEDGER], "next_cursor": None}),
     ("GET", "/v1/accounts/me/earnings"): answer(
@@ -169,6 +184,30 @@ def test_an_ended_lease_cannot_be_stopped_and_says_why(fake: FakeGateway) -> Non
     result = run("leases", "stop", "01LEASE2", "--key", KEY)
     assert result.exit_code == 1
     assert result.stderr.strip() == "gpux: 409 Conflict: the lease has ended"
+
+
+def test_an_interruption_is_when_and_why_and_none_pending_is_not_an_error(
+    fake: FakeGateway,
+) -> None:
+    result = run("leases", "interruption", "01LEASE", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "lease 01LEASE: interrupted at 2025-01-01T12:32:00Z (preempted, 95 s left)"
+    )
+    quiet = run("leases", "interruption", "01QUIET", "--key", KEY)
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout.strip() == "lease 01QUIET: no interruption pending"
+    unknown = run("leases", "interruption", "01NOPE", "--key", KEY)
+    assert unknown.exit_code == 1
+    assert unknown.stderr.startswith("gpux: 404")
+
+
+def test_a_seller_reclaims_with_a_key_derived_from_the_lease(fake: FakeGateway) -> None:
+    result = run("leases", "reclaim", "01LEASE", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert fake.sent() == ("POST", "/v1/leases/01LEASE/reclaim", f"Bearer {KEY}")
+    assert fake.last.headers["idempotency-key"] == "reclaim-01LEASE"
+    assert result.stdout.strip() == "lease 01LEASE: reclaim requested"
 
 
 def test_lease_commands_need_a_key(fake: FakeGateway) -> None:

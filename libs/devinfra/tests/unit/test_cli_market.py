@@ -182,6 +182,42 @@ def test_offer_push_sends_the_offer_with_the_key(fake: FakeGateway) -> None:
     assert "pending" in row
 
 
+def test_offer_push_with_an_interruptible_price_and_a_notice(fake: FakeGateway) -> None:
+    args = ["offer", "push", "--gpu", "rtx-4090", "--gpus", "8", "--price", "0.40"]
+    args += ["--currency", "USD", "--tier", "on_demand", "--billing", "second", "--key", KEY]
+    result = run(*args, "--interruptible-price", "0.25", "--notice", "300")
+    assert result.exit_code == 0, result.output
+    body = fake.body()
+    assert body["interruptible_price_per_gpu_hour"] == "0.25"
+    assert body["interruption_notice_seconds"] == 300
+    short = run(*args, "--notice", "30")
+    assert short.exit_code == 2
+
+
+def test_offer_list_shows_capacity_free_leased_and_both_prices(fake: FakeGateway) -> None:
+    fake.routes[("GET", "/v1/offers")] = lambda _: httpx.Response(
+        200,
+        json={
+            "items": [
+                {
+                    **OFFER,
+                    "status": "live",
+                    "capacity_gpus": 8,
+                    "leased_gpus": 3,
+                    "remaining_gpus": 5,
+                    "interruptible_price_per_gpu_hour": "0.25",
+                }
+            ],
+            "next_cursor": None,
+        },
+    )
+    result = run("offer", "list", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    row = line_with(result.stdout, "01OFFER")
+    assert row.split()[2:5] == ["8", "5", "3"]
+    assert "0.25 USD" in row
+
+
 def test_offer_push_refuses_a_price_that_is_not_a_decimal(fake: FakeGateway) -> None:
     args = ["offer", "push", "--gpu", "rtx-4090", "--gpus", "1", "--price", "1e3"]
     args += ["--currency", "USD", "--tier", "on_demand", "--billing", "hour", "--key", KEY]
@@ -226,6 +262,15 @@ def test_order_buy_limit_sends_the_order(fake: FakeGateway) -> None:
         "hours": 3,
     }
     assert result.stdout.strip() == "order 01ORDER: pending_funds"
+
+
+def test_order_buy_rebuy_on_interruption(fake: FakeGateway) -> None:
+    args = ["order", "buy", "--gpu", "rtx-4090", "--gpus", "2", "--limit", "0.30"]
+    result = run(*args, "--currency", "USD", "--tier", "interruptible", "--rebuy", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert fake.body()["rebuy_on_interruption"] is True
+    plain = run(*args, "--currency", "USD", "--key", KEY)
+    assert "rebuy_on_interruption" not in fake.body(), plain.output
 
 
 def test_order_buy_market_with_a_cap_json(fake: FakeGateway) -> None:
