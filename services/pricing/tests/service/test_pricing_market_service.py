@@ -30,7 +30,7 @@ from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
 from gpux_pricing.config import PricingSettings
-from gpux_pricing.domain.market import live_offer, quotes_from_scratch
+from gpux_pricing.domain.market import live_leg, quotes_from_scratch
 from gpux_pricing.domain.quotes import best_ask_payload, key_of, same_state
 from gpux_pricing.service import HANDLERS_BY_TOPIC, market
 from gpux_pricing.service.market import BookCache
@@ -100,7 +100,7 @@ async def scratch(unit: MemoryPricingUnitOfWork) -> dict[str, BestAskChanged]:
         quotes: dict[str, BestAskChanged] = {}
         for gpu, tier in books:
             held = await uow.offers.on_book(gpu, tier)
-            offers = [live_offer(o, left, rates, uow.now()) for o, left in held]
+            offers = [live_leg(o, tier, left, rates, uow.now()) for o, left in held]
             ranked = [o for o in offers if o is not None]
             for quote in quotes_from_scratch(ranked, gpu, tier):
                 quotes[quote.key] = best_ask_payload(quote, rates, uow.now())

@@ -94,8 +94,8 @@ def test_a_book_loaded_again_holds_exactly_what_it_is_given() -> None:
     market.upsert(live(2, 0, 30, Currency.EUR, 1, region=None))
     fresh = live(3, 0, 50, Currency.USD, 4, region=None)
     market.load("rtx-4090", "on_demand", [fresh])
-    assert market.get("o001") is None
-    assert market.get("o002") is None
+    assert market.legs("o001") == ()
+    assert market.legs("o002") == ()
     assert [q.region for q in market.quotes("rtx-4090", "on_demand")] == [ALL_REGIONS]
     assert market.quotes("rtx-4090", "on_demand")[0].best == fresh
     market.drop("rtx-4090", "on_demand")

@@ -1,11 +1,15 @@
 """Best ask and depth per GPU model and tier (and per region), kept up to date change by change.
 
-The matching service owns the book; pricing mirrors each offer's remaining GPUs from the
-book's events. Offers in different currencies are ranked by their value in the reference
-currency, computed when the offer (or a rate) changes. Each book keeps, for all regions and
-for each region it has seen, its price levels in order: a sorted list of prices with the GPUs
-and the offer ids at each. A change costs two binary searches and a list insert or delete
-(O(levels)); a quote reads the first levels only, never the whole book.
+The matching service owns the book; pricing mirrors each offer's free GPUs from the book's
+events. An offer is one pool of GPUs sold in one or two tiers: each tier it is sold in is a
+**leg**, in that tier's book at that tier's price (``legs_of``), and every leg shows the
+pool's free GPUs. An offer with no free GPU (exhausted) or off the market has no leg in any
+book; it comes back, in every tier, when the book reports it live with free GPUs again.
+Offers in different currencies are ranked by their value in the reference currency,
+computed when the offer (or a rate) changes. Each book keeps, for all regions and for each
+region it has seen, its price levels in order: a sorted list of prices with the GPUs and the
+offer ids at each. A change costs two binary searches and a list insert or delete
+(O(levels)) per leg; a quote reads the first levels only, never the whole book.
 ``quotes_from_scratch`` is the plain recomputation the incremental books must always equal.
 """
 
@@ -19,7 +23,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import OfferSubmitted
+from gpux_contracts.offers import OfferStatus, OfferSubmitted, Tier
 from gpux_contracts.prices import ALL_REGIONS
 from gpux_pricing.domain.fx import FxError, RateTable
 
@@ -33,7 +37,8 @@ BookKey = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class LiveOffer:
-    """An offer on the book as pricing sees it."""
+    """One leg of an offer on the book as pricing sees it: its tier, its price in that tier,
+    and the offer's free GPUs (``remaining``)."""
 
     offer_id: str
     gpu: str
@@ -75,24 +80,57 @@ def quote_key(gpu: str, tier: str, region: str) -> str:
     return f"{gpu}|{tier}|{region}"
 
 
-def live_offer(
-    offer: OfferSubmitted, remaining: int, rates: RateTable, now: datetime
+def legs_of(offer: OfferSubmitted) -> tuple[tuple[str, Decimal], ...]:
+    """The tiers an offer is sold in, each with its price per GPU-hour, on demand first.
+
+    An on-demand offer is sold on demand at its price and, when it has an interruptible
+    price, as interruptible at that price too; an interruptible offer only as interruptible,
+    at its price (an interruptible price on it is refused by validation and never read here).
+    """
+    if offer.tier is not Tier.ON_DEMAND:
+        return ((offer.tier.value, offer.price_per_gpu_hour),)
+    legs = [(Tier.ON_DEMAND.value, offer.price_per_gpu_hour)]
+    if offer.interruptible_price_per_gpu_hour is not None:
+        legs.append((Tier.INTERRUPTIBLE.value, offer.interruptible_price_per_gpu_hour))
+    return tuple(legs)
+
+
+def tiers_of(offer: OfferSubmitted) -> tuple[str, ...]:
+    """The books (tiers) an offer is sold in, on demand first."""
+    return tuple(tier for tier, _ in legs_of(offer))
+
+
+def free_on_book(status: OfferStatus, remaining: int) -> int:
+    """The GPUs the book says an offer has for sale now: its free GPUs while it is live, none
+    otherwise (exhausted, withdrawn, expired).
+
+    Exhausted is not final: a later ``live`` with free GPUs (a lease gave them back) puts the
+    offer in its books again."""
+    return remaining if status is OfferStatus.LIVE and remaining > 0 else 0
+
+
+def live_leg(
+    offer: OfferSubmitted, tier: str, free: int, rates: RateTable, now: datetime
 ) -> LiveOffer | None:
-    """An offer as the market ranks it, or None when no rate can rank its currency."""
+    """The offer's leg in ``tier``'s book as the market ranks it, showing ``free`` GPUs; None
+    when it is not sold in that tier or no rate can rank its currency."""
+    price = dict(legs_of(offer)).get(tier)
+    if price is None:
+        return None
     try:
-        reference = rates.reference_micros(offer.price_per_gpu_hour, offer.currency, now)
+        reference = rates.reference_micros(price, offer.currency, now)
     except FxError:
         return None  # it was checked when accepted; without a rate it cannot be ranked
     return LiveOffer(
-        offer.offer_id,
-        offer.gpu,
-        offer.tier.value,
-        offer.region,
-        offer.price_per_gpu_hour,
-        offer.currency,
-        remaining,
-        reference,
+        offer.offer_id, offer.gpu, tier, offer.region, price, offer.currency, free, reference
     )
+
+
+def live_legs(offer: OfferSubmitted, free: int, rates: RateTable, now: datetime) -> list[LiveOffer]:
+    """Every leg of the offer as the market ranks it, each showing ``free`` GPUs (none when
+    no rate can rank its currency)."""
+    legs = (live_leg(offer, tier, free, rates, now) for tier in tiers_of(offer))
+    return [leg for leg in legs if leg is not None]
 
 
 def _region_of(offer: LiveOffer) -> str:
@@ -198,26 +236,28 @@ class Book:
 
 
 class Market:
-    """The live offers of every GPU model, book by book."""
+    """The live offers of every GPU model, book by book; an offer has a leg in each book of a
+    tier it is sold in."""
 
     def __init__(self, depth_levels: int = DEPTH_LEVELS) -> None:
         self._depth_levels = depth_levels
         self._books: dict[BookKey, Book] = {}
-        self._where: dict[str, BookKey] = {}
+        self._where: dict[str, set[BookKey]] = {}
 
     def __len__(self) -> int:
+        """The offers with at least one leg in a book."""
         return len(self._where)
 
     def __contains__(self, key: BookKey) -> bool:
         return key in self._books
 
-    def get(self, offer_id: str) -> LiveOffer | None:
-        """One live offer."""
-        key = self._where.get(offer_id)
-        return None if key is None else self._books[key].get(offer_id)
+    def legs(self, offer_id: str) -> tuple[LiveOffer, ...]:
+        """The legs of one live offer, in book order (none when it is in no book)."""
+        keys = sorted(self._where.get(offer_id, ()))
+        return tuple(leg for key in keys if (leg := self._books[key].get(offer_id)) is not None)
 
     def offers(self) -> Iterator[LiveOffer]:
-        """Every live offer."""
+        """Every leg of every live offer."""
         for book in self._books.values():
             yield from book.offers()
 
@@ -229,30 +269,34 @@ class Market:
             found = self._books[key] = Book(gpu, tier, self._depth_levels)
         return found
 
-    def upsert(self, offer: LiveOffer) -> set[BookKey]:
-        """Add or replace an offer (removed when nothing remains); returns the books touched."""
-        touched = self.remove(offer.offer_id)
-        key = (offer.gpu, offer.tier)
-        touched.add(key)
-        self.book(*key).put(offer)
-        if offer.remaining > 0:
-            self._where[offer.offer_id] = key
+    def place(self, offer_id: str, legs: Iterable[LiveOffer]) -> set[BookKey]:
+        """Put an offer in exactly these legs' books (a leg with nothing free stays off) and
+        take it off every other; returns the books touched."""
+        touched = self.remove(offer_id)
+        for leg in legs:
+            if leg.offer_id != offer_id:
+                raise ValueError(f"a leg of {leg.offer_id} placed as {offer_id}")
+            touched.add(self._put(leg))
         return touched
 
+    def upsert(self, offer: LiveOffer) -> set[BookKey]:
+        """Put an offer in one book only (removed when nothing remains); returns the books
+        touched."""
+        return self.place(offer.offer_id, [offer])
+
     def remove(self, offer_id: str) -> set[BookKey]:
-        """Take an offer off; returns the books touched."""
-        key = self._where.pop(offer_id, None)
-        if key is None:
-            return set()
-        self._books[key].take(offer_id)
-        return {key}
+        """Take every leg of an offer off; returns the books touched."""
+        keys = self._where.pop(offer_id, set())
+        for key in keys:
+            self._books[key].take(offer_id)
+        return keys
 
     def set_remaining(self, offer_id: str, remaining: int) -> set[BookKey]:
-        """Change how many GPUs an offer still has."""
-        old = self.get(offer_id)
-        if old is None:
+        """Change how many GPUs an offer has free, in every book it is in."""
+        legs = self.legs(offer_id)
+        if not legs:
             return set()
-        return self.upsert(replace(old, remaining=remaining))
+        return self.place(offer_id, [replace(leg, remaining=remaining) for leg in legs])
 
     def quotes(self, gpu: str, tier: str) -> list[Quote]:
         """The quote of one book for all regions, then for each region it has held offers in."""
@@ -260,24 +304,45 @@ class Market:
         return Book(gpu, tier).quotes() if found is None else found.quotes()
 
     def load(self, gpu: str, tier: str, offers: Iterable[LiveOffer]) -> Book:
-        """Replace one book with these offers (as a store holds them)."""
+        """Replace one book with these legs (as a store holds them); other books stay."""
         self.drop(gpu, tier)
         book = self.book(gpu, tier)
         for offer in offers:
-            self.upsert(offer)
+            if (offer.gpu, offer.tier) != (gpu, tier):
+                raise ValueError(f"a leg of {offer.gpu}/{offer.tier} loaded into {gpu}/{tier}")
+            self._put(offer)
         return book
 
     def drop(self, gpu: str, tier: str) -> None:
         """Forget one book."""
-        book = self._books.pop((gpu, tier), None)
-        if book is not None:
-            for offer in book.offers():
-                self._where.pop(offer.offer_id, None)
+        key = (gpu, tier)
+        book = self._books.pop(key, None)
+        if book is None:
+            return
+        for offer in book.offers():
+            keys = self._where.get(offer.offer_id)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._where[offer.offer_id]
 
     def clear(self) -> None:
         """Forget every book."""
         self._books.clear()
         self._where.clear()
+
+    def _put(self, leg: LiveOffer) -> BookKey:
+        key = (leg.gpu, leg.tier)
+        book = self.book(*key)
+        book.put(leg)
+        keys = self._where.setdefault(leg.offer_id, set())
+        if book.get(leg.offer_id) is not None:
+            keys.add(key)
+        else:
+            keys.discard(key)
+            if not keys:
+                del self._where[leg.offer_id]
+        return key
 
 
 def quotes_from_scratch(

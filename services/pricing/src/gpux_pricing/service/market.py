@@ -1,5 +1,10 @@
 """The book as matching reports it, and the quotes (best ask, depth) pricing publishes from it.
 
+Each report of an offer (live with its free GPUs, exhausted, withdrawn, expired) places the
+offer in every book of a tier it is sold in (``domain.market.legs_of``: on demand at its
+price, interruptible at its interruptible price), each leg with the free GPUs the book
+reported, or takes it off them all; an exhausted offer the book reports live again is back.
+
 Each process keeps every book it has seen in memory (``BookCache``), levels in order, so an
 offer's change costs O(levels), never a recomputation of its book. A handler changes the
 book and marks it; just before its unit of work commits, ``Books.flush`` turns each marked
@@ -17,17 +22,26 @@ its quotes, not knowing what the other instance sent.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from gpux_contracts.events import Envelope
-from gpux_contracts.offers import OfferStatus, OfferStatusChanged
+from gpux_contracts.offers import OfferStatusChanged
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.topics import PRICING_BEST_ASKS
 from gpux_platform.broker import Outgoing
 from gpux_pricing.domain.fx import RateTable
-from gpux_pricing.domain.market import DEPTH_LEVELS, BookKey, Market, Quote, live_offer
+from gpux_pricing.domain.market import (
+    DEPTH_LEVELS,
+    BookKey,
+    Market,
+    Quote,
+    free_on_book,
+    live_leg,
+    live_legs,
+    tiers_of,
+)
 from gpux_pricing.domain.quotes import best_ask_payload, same_state
 from gpux_pricing.service.outgoing import PRODUCER, message
 from gpux_pricing.service.unit_of_work import (
@@ -39,7 +53,8 @@ from gpux_pricing.service.unit_of_work import (
 
 
 async def on_book_status(uow: PricingUnitOfWork, event: Envelope[OfferStatusChanged]) -> None:
-    """Mirror what the book says of an offer in its book; its quotes follow at commit."""
+    """Mirror what the book says of an offer in each of its books; their quotes follow at
+    commit."""
     if event.producer == PRODUCER:
         return  # pricing's own decisions on the same topic
     change = event.payload
@@ -49,16 +64,13 @@ async def on_book_status(uow: PricingUnitOfWork, event: Envelope[OfferStatusChan
     )
     if offer is None:
         return
-    tier = offer.tier.value
-    market = await uow.books.market(offer.gpu, tier)
-    live = None
-    if change.status is OfferStatus.LIVE and change.remaining_gpus > 0:
-        live = live_offer(offer, change.remaining_gpus, await uow.rates.table(), now)
-    if live is None:
-        market.remove(offer.offer_id)
-    else:
-        market.upsert(live)
-    uow.books.mark(offer.gpu, tier, event)
+    books = {(offer.gpu, tier) for tier in tiers_of(offer)}
+    market = await uow.books.markets(books)
+    free = free_on_book(change.status, change.remaining_gpus)
+    legs = live_legs(offer, free, await uow.rates.table(), now) if free else []
+    books |= market.place(offer.offer_id, legs)
+    for gpu, tier in sorted(books):
+        uow.books.mark(gpu, tier, event)
 
 
 class BookCache:
@@ -111,6 +123,13 @@ class Books:
         self._touched.add(key)
         if key not in self._cache.versions:
             await self._load(key)
+        return self._cache.market
+
+    async def markets(self, books: Iterable[BookKey]) -> Market:
+        """The market with each of these books current (``market``)."""
+        await self._hold()
+        for gpu, tier in sorted(books):
+            await self.market(gpu, tier)
         return self._cache.market
 
     def mark(self, gpu: str, tier: str, cause: Envelope[Any]) -> None:
@@ -201,7 +220,9 @@ class Books:
     async def _load(self, key: BookKey) -> None:
         rates = await self._rates.table()
         now = self._now()
-        ranked = [live_offer(o, left, rates, now) for o, left in await self._offers.on_book(*key)]
+        tier = key[1]
+        held = await self._offers.on_book(*key)
+        ranked = [live_leg(o, tier, left, rates, now) for o, left in held]
         self._cache.market.load(*key, [o for o in ranked if o is not None])
         self._cache.versions[key] = await self._versions.get(key)
 

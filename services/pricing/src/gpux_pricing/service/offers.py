@@ -1,7 +1,9 @@
 """Sellers' offer commands: validated into offers for the book, or refused with a reason.
 
 An accepted offer (or change) goes to ``pricing.offers`` for the book and its status to
-``offers.status``; a refused one only its status, with the first reason that applies.
+``offers.status``; a refused one only its status, with the first reason that applies. A
+change is checked as the offer would stand after it (``domain.validation``), and an exhausted
+offer may still be changed or withdrawn: it is live again when a lease gives GPUs back.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from gpux_contracts.offers import (
 )
 from gpux_contracts.topics import OFFERS_STATUS, PRICING_OFFERS
 from gpux_platform.broker import Outgoing
-from gpux_pricing.domain.fx import FxError
+from gpux_pricing.domain.fx import FxError, RateTable
 from gpux_pricing.domain.validation import OfferFacts, Rejection, SellerView, check_offer
 from gpux_pricing.service.outgoing import message
 from gpux_pricing.service.unit_of_work import Decision, KnownOffer, PricingUnitOfWork
 
-TERMINAL = {OfferStatus.REJECTED, OfferStatus.WITHDRAWN, OfferStatus.EXHAUSTED, OfferStatus.EXPIRED}
+CLOSED = {OfferStatus.REJECTED, OfferStatus.WITHDRAWN, OfferStatus.EXPIRED}
+"""Statuses after which an offer never changes again (exhausted is not one of them)."""
 # The gateway only sends commands for authenticated, active sellers. An account pricing has
 # not heard of yet (its event is still on the way) is therefore taken as an active seller.
 TRUSTED_NEW_SELLER = SellerView(AccountStatus.ACTIVE, True)
@@ -45,7 +48,7 @@ async def on_submitted(uow: PricingUnitOfWork, event: Envelope[OfferSubmitted]) 
 async def on_change_requested(
     uow: PricingUnitOfWork, event: Envelope[OfferChangeRequested]
 ) -> None:
-    """Validate a re-price or a new GPU count of a live offer."""
+    """Validate a re-price, a new interruptible price or a new GPU count of an open offer."""
     change = event.payload
     known = await _open_offer_of(uow, change.offer_id, change.seller_id)
     if known is None:
@@ -55,6 +58,8 @@ async def on_change_requested(
         updates["price_per_gpu_hour"] = change.price_per_gpu_hour
     if change.gpus is not None:
         updates["gpus"] = change.gpus
+    if change.interruptible_price_per_gpu_hour is not None:
+        updates["interruptible_price_per_gpu_hour"] = change.interruptible_price_per_gpu_hour
     await _decide(uow, known.offer.model_copy(update=updates), known.revision + 1, event)
 
 
@@ -76,9 +81,20 @@ async def _open_offer_of(
     uow: PricingUnitOfWork, offer_id: str, seller_id: str
 ) -> KnownOffer | None:
     known = await uow.offers.get(offer_id)
-    if known is None or known.offer.seller_id != seller_id or known.status in TERMINAL:
+    if known is None or known.offer.seller_id != seller_id or known.status in CLOSED:
         return None
     return known
+
+
+def _in_reference(
+    price: Decimal | None, currency: Currency, rates: RateTable, now: datetime
+) -> Decimal | None:
+    if price is None:
+        return None
+    try:
+        return rates.convert(price, currency, REFERENCE_CURRENCY, now)
+    except FxError:
+        return None
 
 
 async def _verdict(
@@ -87,24 +103,23 @@ async def _verdict(
     seller = await uow.sellers.get(offer.seller_id) or TRUSTED_NEW_SELLER
     known = await uow.gpus.known(offer.gpu)
     rates = await uow.rates.table()
-    try:
-        reference: Decimal | None = rates.convert(
-            offer.price_per_gpu_hour, Currency(offer.currency), REFERENCE_CURRENCY, now
-        )
-    except FxError:
-        reference = None
+    currency = Currency(offer.currency)
+    interruptible = offer.interruptible_price_per_gpu_hour
     facts = OfferFacts(
         offer.seller_id,
         offer.gpu,
         offer.price_per_gpu_hour,
         offer.currency.value,
         offer.available_until,
+        offer.tier,
+        interruptible,
     )
     return check_offer(
         facts,
         sellers={offer.seller_id: seller},
         gpus={offer.gpu: uow.band_for(offer.gpu)} if known else {},
-        reference_price=reference,
+        reference_price=_in_reference(offer.price_per_gpu_hour, currency, rates, now),
+        interruptible_reference_price=_in_reference(interruptible, currency, rates, now),
         now=now,
     )
 

@@ -96,7 +96,8 @@ class OfferRepository(Protocol):
         ...
 
     async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
-        """The offers of one book that the book holds, with their remaining GPUs (by id)."""
+        """The offers sold in one book (``domain.market.tiers_of``) that the book holds, with
+        their free GPUs (by id)."""
         ...
 
     async def books(self) -> list[BookKey]:

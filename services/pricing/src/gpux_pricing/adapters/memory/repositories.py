@@ -15,7 +15,7 @@ from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_contracts.orders import TradeExecuted
 from gpux_pricing.domain.candles import Candle, CandleKey, Interval, Rolled, extend
 from gpux_pricing.domain.fx import Rate, RateTable
-from gpux_pricing.domain.market import BookKey
+from gpux_pricing.domain.market import BookKey, free_on_book, tiers_of
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service.unit_of_work import Decision, KnownOffer, RecentTrades
 
@@ -133,27 +133,28 @@ class MemoryOffers:
         row = self._state.offers.get(offer_id)
         if row is None:
             return None
-        on_book = status is OfferStatus.LIVE and remaining > 0
+        on_book = free_on_book(status, remaining) > 0
         self._state.offers[offer_id] = replace(
             row, status=status, remaining=remaining, on_book=on_book, updated_at=now
         )
         return row.offer
 
     async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
-        """The offers of one book that the book holds, by offer id."""
+        """The offers sold in one book that the book holds, by offer id."""
         return [
             (row.offer, row.remaining)
             for offer_id, row in sorted(self._state.offers.items())
-            if row.on_book and row.offer.gpu == gpu and row.offer.tier.value == tier
+            if row.on_book and row.offer.gpu == gpu and tier in tiers_of(row.offer)
         ]
 
     async def books(self) -> list[BookKey]:
-        """Every (gpu, tier) that ever had an offer that was not rejected."""
+        """Every (gpu, tier) that ever had an offer sold in it that was not rejected."""
         return sorted(
             {
-                (row.offer.gpu, row.offer.tier.value)
+                (row.offer.gpu, tier)
                 for row in self._state.offers.values()
                 if row.status is not OfferStatus.REJECTED
+                for tier in tiers_of(row.offer)
             }
         )
 

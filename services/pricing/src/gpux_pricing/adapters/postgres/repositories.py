@@ -13,7 +13,7 @@ from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_pricing.domain.fx import Rate, RateTable
-from gpux_pricing.domain.market import BookKey
+from gpux_pricing.domain.market import BookKey, free_on_book, tiers_of
 from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service.unit_of_work import Decision, KnownOffer
 
@@ -122,10 +122,14 @@ class PostgresOffers:
         """Record an offer's latest revision and pricing's decision on it."""
         await self._conn.execute(
             "INSERT INTO pricing.offers (offer_id, seller_id, gpu, revision, status, reason,"
-            " body, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)"
+            " body, updated_at, interruptible_price, interruption_notice_seconds, tiers)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11)"
             " ON CONFLICT (offer_id) DO UPDATE SET revision = EXCLUDED.revision,"
             " status = EXCLUDED.status, reason = EXCLUDED.reason, body = EXCLUDED.body,"
-            " updated_at = EXCLUDED.updated_at",
+            " updated_at = EXCLUDED.updated_at,"
+            " interruptible_price = EXCLUDED.interruptible_price,"
+            " interruption_notice_seconds = EXCLUDED.interruption_notice_seconds,"
+            " tiers = EXCLUDED.tiers",
             offer.offer_id,
             offer.seller_id,
             offer.gpu,
@@ -134,6 +138,9 @@ class PostgresOffers:
             decision.reason,
             offer.model_dump_json(),
             now,
+            offer.interruptible_price_per_gpu_hour,
+            offer.interruption_notice_seconds,
+            list(tiers_of(offer)),
         )
 
     async def set_book_state(
@@ -146,25 +153,25 @@ class PostgresOffers:
             offer_id,
             status.value,
             remaining,
-            status is OfferStatus.LIVE and remaining > 0,
+            free_on_book(status, remaining) > 0,
             now,
         )
         return _offer(row["body"]) if row else None
 
     async def on_book(self, gpu: str, tier: str) -> list[tuple[OfferSubmitted, int]]:
-        """The offers of one book that the book holds, with their remaining GPUs."""
+        """The offers sold in one book that the book holds, with their free GPUs."""
         rows = await self._conn.fetch(
             "SELECT body, remaining FROM pricing.offers"
-            " WHERE gpu = $1 AND body->>'tier' = $2 AND on_book ORDER BY offer_id",
+            " WHERE gpu = $1 AND $2 = ANY(tiers) AND on_book ORDER BY offer_id",
             gpu,
             tier,
         )
         return [(_offer(r["body"]), r["remaining"]) for r in rows]
 
     async def books(self) -> list[BookKey]:
-        """Every (gpu, tier) that ever had an offer that was not rejected."""
+        """Every (gpu, tier) that ever had an offer sold in it that was not rejected."""
         rows = await self._conn.fetch(
-            "SELECT DISTINCT gpu, body->>'tier' AS tier FROM pricing.offers"
+            "SELECT DISTINCT gpu, unnest(tiers) AS tier FROM pricing.offers"
             " WHERE status <> 'rejected' ORDER BY gpu, tier"
         )
         return [(r["gpu"], r["tier"]) for r in rows]
