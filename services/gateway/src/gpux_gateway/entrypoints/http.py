@@ -26,6 +26,7 @@ from gpux_gateway.orders.endpoints import router as orders
 from gpux_gateway.streams.endpoints import router as streams
 from gpux_gateway.streams.feed import PriceFeed
 from gpux_gateway.wallets.endpoints import router as wallets
+from gpux_gateway.webapp import mount as mount_web_app
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -60,6 +61,7 @@ def configure(app: FastAPI, gw: Gateway, prices: PriceFeed) -> None:
             allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
             expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
         )
+    mount_web_app(app)  # last: it answers only the GETs no API route matched
 
 
 class BodyLimitMiddleware:
