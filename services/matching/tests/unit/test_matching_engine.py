@@ -445,3 +445,19 @@ def test_snapshot_is_plain_json_and_restores_the_same_behaviour() -> None:
 def test_restore_refuses_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="format"):
         MatchingEngine.restore({"format": 99})
+
+
+def test_capacity_terms_are_checked_on_arrival() -> None:
+    e = engine()
+    assert offer(e, "n1", 2_000_000, notice_s=119).rejection == Reason.INVALID_NOTICE
+    assert offer(e, "n2", 2_000_000, notice_s=86_401).rejection == Reason.INVALID_NOTICE
+    assert offer(e, "n3", 2_000_000, notice_s=86_400).rejection is None
+    too_dear = offer(e, "p1", 2_000_000, interruptible_price_micros=2_000_001)
+    assert too_dear.rejection == Reason.INVALID_PRICE
+    assert offer(e, "p2", 2_000_000, interruptible_price_micros=0).rejection == (
+        Reason.INVALID_PRICE
+    )
+    interruptible = offer(e, "p3", 2_000_000, tier="interruptible", interruptible_price_micros=1)
+    assert interruptible.rejection == Reason.INVALID_PRICE
+    assert interruptible.offers[-1].status == OfferStatus.REJECTED
+    assert offer(e, "p4", 2_000_000, interruptible_price_micros=2_000_000).rejection is None

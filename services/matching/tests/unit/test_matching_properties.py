@@ -214,6 +214,7 @@ class Model:
                     b.hours,
                     Side.BID,
                     now,
+                    now,
                 )
             )
             b.filled += n
@@ -248,6 +249,7 @@ class Model:
                     o.billing,
                     b.hours,
                     Side.ASK,
+                    now,
                     now,
                 )
             )

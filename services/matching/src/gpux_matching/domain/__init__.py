@@ -13,6 +13,8 @@ from gpux_matching.domain.commands import (
     Command,
     Expire,
     PlaceOrder,
+    ReclaimLease,
+    ReleaseLease,
     SetFx,
     WithdrawOffer,
     apply,
@@ -23,7 +25,17 @@ from gpux_matching.domain.commands import (
 from gpux_matching.domain.engine import MatchingEngine
 from gpux_matching.domain.levels import DEPTH, BookLevel, BookLevels, reference_micros
 from gpux_matching.domain.partitioning import partition_of
-from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
+from gpux_matching.domain.results import (
+    Fill,
+    Interruption,
+    LeaseView,
+    Level,
+    LevelChange,
+    OfferUpdate,
+    OrderUpdate,
+    PoolView,
+    Result,
+)
 from gpux_matching.domain.snapshot import (
     Capture,
     bid_row_to_plain,
@@ -54,6 +66,8 @@ __all__ = [
     "Expire",
     "Fill",
     "Instant",
+    "Interruption",
+    "LeaseView",
     "Level",
     "LevelChange",
     "MatchingEngine",
@@ -63,8 +77,11 @@ __all__ = [
     "OrderType",
     "OrderUpdate",
     "PlaceOrder",
+    "PoolView",
     "Rate",
     "Reason",
+    "ReclaimLease",
+    "ReleaseLease",
     "Result",
     "SetFx",
     "Side",

@@ -35,15 +35,21 @@ class AddOffer(NamedTuple):
     region: str | None = None
     min_hours: int | None = None
     available_until: Instant | None = None
+    interruptible_price_micros: int | None = None
+    """With tier on_demand: the same GPUs are also sold as interruptible at this price."""
+    notice_s: int = 120
+    """How long before an interruption its lease is told (120 s to 86,400 s)."""
 
 
 class ChangeOffer(NamedTuple):
-    """A seller re-prices an offer or sets its GPU count (``MatchingEngine.change_offer``)."""
+    """A seller re-prices an offer or sets its capacity (``MatchingEngine.change_offer``)."""
 
     now: Instant
     offer_id: str
     price_micros: int | None = None
     gpus: int | None = None
+    interruptible_price_micros: int | None = None
+    """A new (or first) interruptible price of an on-demand offer."""
 
 
 class WithdrawOffer(NamedTuple):
@@ -51,6 +57,23 @@ class WithdrawOffer(NamedTuple):
 
     now: Instant
     offer_id: str
+
+
+class ReleaseLease(NamedTuple):
+    """A lease ended and gives its GPUs back (``MatchingEngine.release_lease``)."""
+
+    now: Instant
+    lease_id: str
+    offer_id: str
+    gpus: int
+
+
+class ReclaimLease(NamedTuple):
+    """A seller takes an interruptible lease's GPUs back (``MatchingEngine.reclaim_lease``)."""
+
+    now: Instant
+    offer_id: str
+    lease_id: str
 
 
 class PlaceOrder(NamedTuple):
@@ -91,7 +114,17 @@ class SetFx(NamedTuple):
     rates: Mapping[str, object]
 
 
-Command = AddOffer | ChangeOffer | WithdrawOffer | PlaceOrder | CancelOrder | Expire | SetFx
+Command = (
+    AddOffer
+    | ChangeOffer
+    | WithdrawOffer
+    | ReleaseLease
+    | ReclaimLease
+    | PlaceOrder
+    | CancelOrder
+    | Expire
+    | SetFx
+)
 """Anything an engine can be told."""
 
 
@@ -118,6 +151,8 @@ KINDS: dict[str, type[Any]] = {
     "add_offer": AddOffer,
     "change_offer": ChangeOffer,
     "withdraw_offer": WithdrawOffer,
+    "release_lease": ReleaseLease,
+    "reclaim_lease": ReclaimLease,
     "place_order": PlaceOrder,
     "cancel_order": CancelOrder,
     "expire": Expire,

@@ -46,6 +46,7 @@ from gpux_matching.domain.types import (
 )
 from gpux_matching.domain.units import Instant, epoch_micros, rates_from, reference_price
 from gpux_matching.domain.validation import (
+    DEFAULT_NOTICE_S,
     OFFER_TIERS,
     ORDER_TIERS,
     ORDER_TYPES,
@@ -78,6 +79,7 @@ _ORDER_REJECTED = OrderStatus.REJECTED
 _UNFILLED_REMAINDER = Reason.UNFILLED_REMAINDER
 _UNKNOWN_OFFER = Reason.UNKNOWN_OFFER
 _UNKNOWN_ORDER = Reason.UNKNOWN_ORDER
+_UNKNOWN_LEASE = Reason.UNKNOWN_LEASE
 
 _new = new_tuple
 
@@ -113,8 +115,14 @@ class MatchingEngine(Filling):
         region: str | None = None,
         min_hours: int | None = None,
         available_until: Instant | None = None,
+        interruptible_price_micros: int | None = None,
+        notice_s: int = 120,
     ) -> Result:
-        """A seller's offer arrives: it fills resting bids that pay its price, then rests."""
+        """A seller's offer arrives: it fills resting bids that pay its price, then rests.
+
+        ``price_micros`` is the price of ``tier``; an on-demand offer with
+        ``interruptible_price_micros`` also sells the same GPUs as interruptible at that price.
+        """
         t = now if type(now) is int else epoch_micros(now)
         busy = bool(self._expiry) and self._expiry[0][0] <= t
         if busy:
@@ -129,10 +137,12 @@ class MatchingEngine(Filling):
             or currency not in rates
             or min_hours is not None
             or until is not None
+            or interruptible_price_micros is not None
+            or notice_s != DEFAULT_NOTICE_S
         ):  # the common case above is surely valid; anything else gets the full check
             reason = offer_shape_problem(
-                offer_id in self._offers, tier, gpus, price_micros
-            ) or offer_terms_problem(currency, rates, min_hours, until, t)
+                offer_id in self._offers, tier, gpus, price_micros, interruptible_price_micros
+            ) or offer_terms_problem(currency, rates, min_hours, notice_s, until, t)
             if reason is not None:
                 self._offer_out.append(OfferUpdate(offer_id, _OFFER_REJECTED, gpus, 0, 0, reason))
                 return self._finish(reason)
@@ -192,7 +202,8 @@ class MatchingEngine(Filling):
             self._offer_out.append(update)
             return self._finish(None)
         # Nothing else happened in this command: hand out the result directly.
-        return _new(Result, ((), (), (update,), (_new(LevelChange, (level, level_gpus)),), None))
+        change = _new(LevelChange, (level, level_gpus))
+        return _new(Result, ((), (), (update,), (change,), None, ()))
 
     def change_offer(
         self,
@@ -201,6 +212,7 @@ class MatchingEngine(Filling):
         now: Instant,
         price_micros: int | None = None,
         gpus: int | None = None,
+        interruptible_price_micros: int | None = None,
     ) -> Result:
         """Re-price an offer and/or set its total GPU count (sold GPUs included).
 
@@ -212,7 +224,9 @@ class MatchingEngine(Filling):
         offer = self._offers.get(offer_id)
         if offer is None:
             return self._finish(_UNKNOWN_OFFER)
-        reason = change_problem(price_micros, gpus)
+        reason = change_problem(
+            offer.tier, offer.price_micros, None, price_micros, gpus, interruptible_price_micros
+        )
         if reason is not None:
             return self._finish(reason)
         new_price = offer.price_micros if price_micros is None else price_micros
@@ -259,7 +273,17 @@ class MatchingEngine(Filling):
             self._offer_out.append(update)
             return self._finish(None)
         change = _new(LevelChange, (offer.level, level_gpus))
-        return _new(Result, ((), (), (update,), (change,), None))
+        return _new(Result, ((), (), (update,), (change,), None, ()))
+
+    def release_lease(self, lease_id: str, offer_id: str, gpus: int, *, now: Instant) -> Result:
+        """A lease ended (billing's ``lease.released``): its GPUs go back to its offer."""
+        self._begin(now)
+        return self._finish(_UNKNOWN_LEASE)
+
+    def reclaim_lease(self, offer_id: str, lease_id: str, *, now: Instant) -> Result:
+        """The seller takes an interruptible lease's GPUs back, with the offer's notice."""
+        self._begin(now)
+        return self._finish(_UNKNOWN_LEASE)
 
     def place_order(  # noqa: C901, PLR0912, PLR0913, PLR0915  # long: the hot path (module doc)
         self,
@@ -401,7 +425,7 @@ class MatchingEngine(Filling):
             if not (busy or traded):
                 # Nothing else happened in this command: hand out the result directly.
                 change = _new(LevelChange, (level, level_gpus))
-                return _new(Result, ((), (update,), (), (change,), None))
+                return _new(Result, ((), (update,), (), (change,), None, ()))
             self._touched[level] = None
             self._order_out.append(update)
         return self._finish(None)
@@ -433,7 +457,7 @@ class MatchingEngine(Filling):
             self._order_out.append(update)
             return self._finish(None)
         change = _new(LevelChange, (bid.level, level_gpus))
-        return _new(Result, ((), (update,), (), (change,), None))
+        return _new(Result, ((), (update,), (), (change,), None, ()))
 
     def expire(self, now: Instant) -> Result:
         """Remove GTD orders and offers whose time is up at ``now`` (every command does this)."""

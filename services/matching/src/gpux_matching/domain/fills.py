@@ -89,6 +89,7 @@ class Filling(EngineState):
                             hours,
                             _SIDE_BID,
                             t,
+                            t,
                         ),
                     )
                 )
@@ -178,6 +179,7 @@ class Filling(EngineState):
                             bid.hours,
                             _SIDE_ASK,
                             t,
+                            t,
                         ),
                     )
                 )
@@ -251,6 +253,7 @@ class Filling(EngineState):
                         hours,
                         _SIDE_BID,
                         t,
+                        t,
                     ),
                 )
             )
@@ -304,6 +307,7 @@ class Filling(EngineState):
                         billing,
                         bid.hours,
                         _SIDE_ASK,
+                        t,
                         t,
                     ),
                 )

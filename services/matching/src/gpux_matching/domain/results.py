@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
+from gpux_contracts.capacity import InterruptionCause
 from gpux_matching.domain.types import OfferStatus, OrderStatus, Reason, Side
 
 
@@ -31,6 +33,29 @@ class Fill(NamedTuple):
     """Which side arrived and took liquidity."""
     at_micros: int
     """The command's time, epoch microseconds."""
+    starts_at_micros: int
+    """When the lease starts: ``at_micros``, except for a trade that preempted an
+    interruptible lease, which starts when that lease's notice ends (its ``interrupt_at``)."""
+
+
+class Interruption(NamedTuple):
+    """The book interrupts an interruptible lease: it ends at ``interrupt_at_micros``."""
+
+    lease_id: str
+    """The interrupted lease (the trade id that made it)."""
+    offer_id: str
+    buyer_id: str
+    seller_id: str
+    gpu: str
+    gpus: int
+    """The lease's GPUs: a lease is always interrupted whole."""
+    cause: InterruptionCause
+    at_micros: int
+    """When the book decided (the command's time)."""
+    interrupt_at_micros: int
+    """``at_micros`` plus the offer's notice."""
+    taken_by: tuple[str, ...]
+    """The trades that take these GPUs at ``interrupt_at_micros`` (empty for a reclaim)."""
 
 
 class OrderUpdate(NamedTuple):
@@ -48,15 +73,45 @@ class OrderUpdate(NamedTuple):
 
 
 class OfferUpdate(NamedTuple):
-    """An offer's state after a command; ``remaining`` is what is still for sale."""
+    """An offer's state after a command: its pool's capacity, leased and free GPUs."""
 
     offer_id: str
     status: OfferStatus
     gpus: int
-    """The offer's total GPU count as last set by its seller."""
+    """The capacity: as last set by its seller, or what is leased while a lower count waits
+    for leases to end."""
     sold: int
+    """GPUs held by leases now."""
     remaining: int
+    """Free GPUs: what can be sold now (``gpus - sold`` while the offer is kept, else 0)."""
     reason: Reason | None
+
+
+class LeaseView(NamedTuple):
+    """A lease an offer's pool holds (``MatchingEngine.pool``)."""
+
+    gpus: int
+    tier: str
+    """The tier of the leg it was sold on."""
+    interrupt_at_micros: int | None
+    """When it is interrupted, once the book decided to; else None."""
+    starts_after: str | None = None
+    """For a trade that preempted a lease: that lease, while it still holds the GPUs."""
+
+
+class PoolView(NamedTuple):
+    """An offer's pool as the book keeps it (``MatchingEngine.pool``)."""
+
+    capacity: int
+    leased: int
+    """GPUs held now: the leases' that are not waiting for a preempted lease to end, plus
+    ``legacy``."""
+    free: int
+    """``capacity - leased``: what can be sold now."""
+    leases: Mapping[str, LeaseView]
+    """The leases the pool knows by id (trade id), oldest first."""
+    legacy: int = 0
+    """GPUs leased before the book knew leases by id (a snapshot of format 1)."""
 
 
 class Level(NamedTuple):
@@ -86,3 +141,5 @@ class Result(NamedTuple):
     levels: tuple[LevelChange, ...]
     rejection: Reason | None
     """Set when the command itself was refused (nothing else changed but expiries)."""
+    interruptions: tuple[Interruption, ...] = ()
+    """Interruptible leases the command interrupted (preempted or reclaimed)."""

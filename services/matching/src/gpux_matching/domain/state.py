@@ -12,7 +12,16 @@ from typing import Any, Self
 from gpux_matching.domain.book import GpuBook
 from gpux_matching.domain.entries import BidEntry, OfferEntry
 from gpux_matching.domain.levels import BOOK_TIERS, DEPTH, BookLevels, book_levels
-from gpux_matching.domain.results import Fill, Level, LevelChange, OfferUpdate, OrderUpdate, Result
+from gpux_matching.domain.results import (
+    Fill,
+    LeaseView,
+    Level,
+    LevelChange,
+    OfferUpdate,
+    OrderUpdate,
+    PoolView,
+    Result,
+)
 from gpux_matching.domain.snapshot import (
     FORMAT,
     Capture,
@@ -109,6 +118,14 @@ class EngineState:
         """A live offer's current state, or None if it is not on the book."""
         offer = self._offers.get(offer_id)
         return None if offer is None else offer_state(offer)
+
+    def pool(self, offer_id: str) -> PoolView | None:
+        """An offer's pool (capacity, leased, free, leases by id), or None if not kept."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return None
+        leases: dict[str, LeaseView] = {}
+        return PoolView(offer.gpus, offer.sold, offer.remaining, leases, offer.sold)
 
     def depth(self, gpu: str, tier: str, side: Side) -> list[LevelChange]:
         """Aggregated levels of one book side, best first (bid tiers include ``any``)."""
@@ -305,6 +322,7 @@ class EngineState:
                 tuple(offers) if offers else (),
                 levels,
                 rejection,
+                (),
             ),
         )
         if fills:

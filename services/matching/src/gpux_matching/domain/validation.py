@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpux_contracts.offers import DEFAULT_NOTICE_SECONDS, MAX_NOTICE_SECONDS
 from gpux_contracts.offers import Tier as OfferTier
 from gpux_matching.domain.types import OrderType, Reason, Tier, TimeInForce
 from gpux_matching.domain.units import Rate
@@ -26,6 +27,13 @@ _LIMIT = OrderType.LIMIT
 _MISSING_EXPIRY = Reason.MISSING_EXPIRY
 _MISSING_PRICE = Reason.MISSING_PRICE
 _UNKNOWN_CURRENCY = Reason.UNKNOWN_CURRENCY
+_INVALID_NOTICE = Reason.INVALID_NOTICE
+_ON_DEMAND = OfferTier.ON_DEMAND
+
+DEFAULT_NOTICE_S = DEFAULT_NOTICE_SECONDS
+"""An offer's interruption notice unless its seller states a longer one (seconds)."""
+MAX_NOTICE_S = MAX_NOTICE_SECONDS
+"""The longest notice an offer may state (seconds)."""
 
 OFFER_TIERS = frozenset(OfferTier)
 ORDER_TIERS = frozenset(Tier)
@@ -33,7 +41,13 @@ ORDER_TYPES = frozenset(OrderType)
 TIMES_IN_FORCE = frozenset(TimeInForce)
 
 
-def offer_shape_problem(duplicate: bool, tier: str, gpus: int, price_micros: int) -> Reason | None:
+def offer_shape_problem(
+    duplicate: bool,
+    tier: str,
+    gpus: int,
+    price_micros: int,
+    interruptible_price_micros: int | None = None,
+) -> Reason | None:
     """The first of a new offer's rejections that concern the offer itself, or None."""
     if duplicate:
         return _DUPLICATE_ID
@@ -43,21 +57,40 @@ def offer_shape_problem(duplicate: bool, tier: str, gpus: int, price_micros: int
         return _INVALID_QUANTITY
     if price_micros <= 0:
         return _INVALID_PRICE
+    return interruptible_price_problem(tier, price_micros, interruptible_price_micros)
+
+
+def interruptible_price_problem(
+    tier: str, price_micros: int, interruptible_price_micros: int | None
+) -> Reason | None:
+    """INVALID_PRICE for an interruptible price that is not positive, is above the on-demand
+    price ``price_micros`` or is given to an offer of tier interruptible; else None."""
+    if interruptible_price_micros is None:
+        return None
+    if (
+        tier != _ON_DEMAND
+        or interruptible_price_micros <= 0
+        or interruptible_price_micros > price_micros
+    ):
+        return _INVALID_PRICE
     return None
 
 
-def offer_terms_problem(
+def offer_terms_problem(  # noqa: PLR0917 - one argument per rule checked
     currency: str,
     rates: Mapping[str, Rate],
     min_hours: int | None,
+    notice_s: int,
     available_until: int | None,
     now: int,
 ) -> Reason | None:
-    """The first of a new offer's later rejections (currency, minimum hours, expiry)."""
+    """The first of a new offer's later rejections (currency, minimum hours, notice, expiry)."""
     if currency not in rates:
         return _UNKNOWN_CURRENCY
     if min_hours is not None and min_hours < 1:
         return _INVALID_HOURS
+    if not DEFAULT_NOTICE_S <= notice_s <= MAX_NOTICE_S:
+        return _INVALID_NOTICE
     if available_until is not None and available_until <= now:
         return _EXPIRED_ON_ARRIVAL
     return None
@@ -107,10 +140,25 @@ def order_terms_problem(
     return None
 
 
-def change_problem(price_micros: int | None, gpus: int | None) -> Reason | None:
-    """The first reason an offer change is invalid, or None (unknown ids are checked first)."""
+def change_problem(  # noqa: PLR0917 - the offer's prices now, then the change
+    tier: str,
+    price_now: int,
+    interruptible_now: int | None,
+    price_micros: int | None,
+    gpus: int | None,
+    interruptible_price_micros: int | None,
+) -> Reason | None:
+    """The first reason a change of an offer of ``tier`` priced ``price_now`` (and
+    ``interruptible_now``, if it has an interruptible leg) is invalid, or None (unknown ids
+    are checked first). The prices after the change must still be valid together."""
     if gpus is not None and gpus < 1:
         return _INVALID_QUANTITY
     if price_micros is not None and price_micros <= 0:
         return _INVALID_PRICE
-    return None
+    if interruptible_price_micros is None and (price_micros is None or interruptible_now is None):
+        return None
+    return interruptible_price_problem(
+        tier,
+        price_now if price_micros is None else price_micros,
+        interruptible_now if interruptible_price_micros is None else interruptible_price_micros,
+    )
