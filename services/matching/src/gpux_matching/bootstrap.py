@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpux_contracts.topics import ORDERS_BOOK, PRICING_OFFERS
+from gpux_contracts.topics import CAPACITY_COMMANDS, ORDERS_BOOK, PRICING_OFFERS
 from gpux_matching.adapters.postgres import SCHEMA
 from gpux_matching.adapters.postgres.unit_of_work import (
     PostgresMatchingUnitOfWork,
@@ -31,8 +31,8 @@ async def wire_partitions(runtime: Runtime) -> tuple[Partitions, Wiring]:
     """``wire``, with the partitions it made (tests look at which ones it holds)."""
     settings = runtime.settings
     assert isinstance(settings, MatchingSettings)
-    # Co-partitioned inputs: partition p of both topics holds the same GPUs.
-    assert PRICING_OFFERS.partitions == ORDERS_BOOK.partitions
+    # Co-partitioned inputs: partition p of each topic holds the same GPUs.
+    assert PRICING_OFFERS.partitions == ORDERS_BOOK.partitions == CAPACITY_COMMANDS.partitions
     pool = runtime.pool
     partitions = Partitions(
         PostgresPartitionStore(pool, runtime.tracer_provider.get_tracer("gpux.matching")),

@@ -15,7 +15,7 @@ from gpux_contracts.events import wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.market import ALL_GPUS, MarketState, MarketStateChanged
 from gpux_contracts.smoke import PingSent
-from gpux_matching.domain import AddOffer, Command, PlaceOrder, SetFx
+from gpux_matching.domain import AddOffer, Command, PlaceOrder, ReclaimLease, ReleaseLease, SetFx
 
 from .conftest import Units
 
@@ -29,10 +29,30 @@ def fresh_partition() -> int:
 
 
 def commands(gpu: str) -> list[Command]:
+    """One command of each shape the log must keep exactly: a two-tier offer, an order, a
+    rate, a lease's end and a reclaim."""
+    offer = new_id()
     return [
-        AddOffer(1, new_id(), "seller-1", gpu, "on_demand", 400_000, "EUR", 2),
+        AddOffer(
+            1,
+            offer,
+            "seller-1",
+            gpu,
+            "on_demand",
+            400_000,
+            "EUR",
+            2,
+            "hour",
+            None,
+            None,
+            None,
+            150_000,
+            300,
+        ),
         PlaceOrder(2, new_id(), "buyer-1", gpu, 1, "EUR", "limit", 500_000, "any", None, 2),
         SetFx(3, {"USD": Decimal("920000.5")}),
+        ReleaseLease(4, f"{new_id()}:b1", offer, 1),
+        ReclaimLease(5, offer, f"{new_id()}:b1"),
     ]
 
 
@@ -141,7 +161,7 @@ async def test_commands_are_logged_in_order_and_move_the_head(units: Units) -> N
         await uow.commands.append(neighbour, commands("a100"))
         await uow.commit()
     assert seqs == sorted(seqs)
-    assert len(set(seqs)) == 3
+    assert len(set(seqs)) == len(logged)
     async with units() as uow:
         assert await uow.commands.lock_head(partition) == seqs[-1]
         assert await uow.commands.head(partition) == seqs[-1]

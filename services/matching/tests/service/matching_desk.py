@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from gpux_contracts.capacity import LeaseReclaimRequested, LeaseReleased
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.ids import new_id
+from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.market import MarketState, MarketStateChanged
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
@@ -24,11 +26,23 @@ from gpux_contracts.orders import (
     OrderTier,
     OrderType,
     TimeInForce,
+    TradeExecuted,
 )
-from gpux_contracts.topics import MARKET_SESSIONS, ORDERS_BOOK, PRICING_OFFERS, Topic
+from gpux_contracts.topics import (
+    CAPACITY_COMMANDS,
+    MARKET_SESSIONS,
+    ORDERS_BOOK,
+    PRICING_OFFERS,
+    Topic,
+)
 from gpux_matching.adapters.memory.unit_of_work import MemoryMatching, MemoryPartitionStore
 from gpux_matching.domain import Command, decode_command
-from gpux_matching.service import OFFER_HANDLERS, ORDER_HANDLERS, SESSION_HANDLERS
+from gpux_matching.service import (
+    CAPACITY_HANDLERS,
+    OFFER_HANDLERS,
+    ORDER_HANDLERS,
+    SESSION_HANDLERS,
+)
 from gpux_matching.service.partition import Partition
 from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import ManualClock
@@ -119,6 +133,37 @@ class Desk:
         )
         return envelope(payload, "billing")
 
+    def released(
+        self,
+        lease: TradeExecuted,
+        gpus: int | None = None,
+        reason: LeaseEndReason = LeaseEndReason.STOPPED,
+    ) -> Envelope[Any]:
+        """Billing's word that the lease of ``lease`` (a trade) ended, giving back ``gpus``
+        (all of its GPUs unless given)."""
+        payload = LeaseReleased(
+            lease_id=lease.trade_id,
+            offer_id=lease.offer_id,
+            gpu=lease.gpu,
+            gpus=lease.gpus if gpus is None else gpus,
+            tier=Tier(lease.tier),
+            reason=reason,
+            ended_at=self.clock.now(),
+        )
+        return envelope(payload, "billing")
+
+    def reclaim(self, lease: TradeExecuted) -> Envelope[Any]:
+        """The seller's request (checked by the gateway) to take a lease's GPUs back."""
+        payload = LeaseReclaimRequested(
+            lease_id=lease.trade_id,
+            buyer_id=lease.buyer_id,
+            offer_id=lease.offer_id,
+            seller_id=lease.seller_id,
+            gpu=lease.gpu,
+            requested_at=self.clock.now(),
+        )
+        return envelope(payload, "gateway")
+
     def session(self, scope: str, state: MarketState, at: datetime | None = None) -> Envelope[Any]:
         payload = MarketStateChanged(
             scope=scope,
@@ -138,6 +183,10 @@ class Desk:
     async def orders(self, *events: Envelope[Any]) -> Outcome:
         """Apply ``orders.book`` records as one batch of this partition."""
         return await self.partition.consume(ORDERS_BOOK, events, ORDER_HANDLERS)
+
+    async def capacity(self, *events: Envelope[Any]) -> Outcome:
+        """Apply ``capacity.commands`` records as one batch of this partition."""
+        return await self.partition.consume(CAPACITY_COMMANDS, events, CAPACITY_HANDLERS)
 
     async def sessions(self, *events: Envelope[Any]) -> Outcome:
         """Apply ``market.sessions`` records as one batch."""

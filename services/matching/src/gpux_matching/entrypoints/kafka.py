@@ -1,9 +1,10 @@
 """Matching's subscribers: thin adapters from Kafka records to the handlers of ``service``.
 
-``pricing.offers`` and ``orders.book`` are read by ONE batch subscriber (one consumer in the
-group ``matching.book``) with Kafka's range assignor: both topics are keyed by GPU id with the
-same partition count, and the range assignor gives each member the same partition numbers of
-both, so an instance owns partition p of both topics, i.e. every offer and order of p's GPUs.
+``pricing.offers``, ``orders.book`` and ``capacity.commands`` are read by ONE batch subscriber
+(one consumer in the group ``matching.book``) with Kafka's range assignor: the three topics are
+keyed by GPU id with the same partition count, and the range assignor gives each member the
+same partition numbers of each, so an instance owns partition p of all three, i.e. every
+offer, order and lease's end of p's GPUs.
 The rebalance listener tells the partitions which ones this instance owns (``Ownership``). A
 batch (up to ``MAX_RECORDS`` records: what the consumer has when it wakes) is split by partition;
 each partition applies its records under its lock through units of work

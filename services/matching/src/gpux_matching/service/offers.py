@@ -1,11 +1,15 @@
 """Sellers' offers on the book: accepted by pricing (new or changed), or withdrawn.
 
-Revision 1 of an accepted offer adds it to the book; a later revision changes its price or
-GPU count (an older one than the book holds changes nothing). A withdrawal takes an offer
-that is on the book off it.
+Revision 1 of an accepted offer adds it to the book, with its interruptible price and notice
+when it has them; a later revision changes its price, capacity or interruptible price (an
+older one than the book holds changes nothing). An exhausted offer stays on the book (its
+GPUs come back as leases end), so a change reaches it too. A withdrawal takes an offer that
+is on the book off it.
 """
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from gpux_contracts.events import Envelope
 from gpux_contracts.money import to_micros
@@ -37,7 +41,17 @@ async def _plan_accepted(uow: BookUnitOfWork, accepted: OfferAccepted) -> Comman
     await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, accepted.revision)
     if uow.partition.engine.offer(offer.offer_id) is None:
         return None  # no longer on the book
-    return ChangeOffer(now=now, offer_id=offer.offer_id, price_micros=price, gpus=offer.gpus)
+    return ChangeOffer(
+        now=now,
+        offer_id=offer.offer_id,
+        price_micros=price,
+        gpus=offer.gpus,
+        interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
+    )
+
+
+def _micros(amount: Decimal | None) -> int | None:
+    return None if amount is None else to_micros(amount)
 
 
 def add_command(offer: OfferSubmitted, now: int) -> AddOffer:
@@ -57,6 +71,8 @@ def add_command(offer: OfferSubmitted, now: int) -> AddOffer:
         available_until=(
             None if offer.available_until is None else epoch_micros(offer.available_until)
         ),
+        interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
+        notice_s=offer.interruption_notice_seconds,
     )
 
 

@@ -1,20 +1,20 @@
 """One partition's book: its engine, log position and snapshots, behind a lock of its own.
 
-``pricing.offers`` and ``orders.book`` are both keyed by GPU id with the same partition count,
-so partition p of each holds the offers and orders of the same GPUs: the book of partition p
-is everything about those GPUs. Under the partition's lock, a batch of its inputs is applied
-through units of work (``gpux_platform.batches.BatchHandler``): each unit claims its inputs
-in the inbox, applies their commands to the engine, and at commit logs the commands to the
-partition's log (``matching.commands``, one insert) and writes their events, then the levels
-of each book the unit changed (once per book, as the unit left it), to the outbox, in one
-transaction. Entering a unit locks the partition's head row
+``pricing.offers``, ``orders.book`` and ``capacity.commands`` are keyed by GPU id with the same
+partition count, so partition p of each holds the offers, orders and leases' ends of the same
+GPUs: the book of partition p is everything about those GPUs. Under the partition's lock, a
+batch of its inputs is applied through units of work (``gpux_platform.batches.BatchHandler``):
+each unit claims its inputs in the inbox, applies their commands to the engine, and at commit
+logs the commands to the partition's log (``matching.commands``, one insert) and writes their
+events, then the levels of each book the unit changed (once per book, as the unit left it), to
+the outbox, in one transaction. Entering a unit locks the partition's head row
 (``matching.heads``) and checks it is the command the engine reflects: if another instance
 logged to the partition meanwhile (a rebalance this one has not noticed yet), the unit is
 refused, the engine is rebuilt from the database (latest snapshot + the log after it) and the
-batch runs again. A unit that rolls back leaves the engine dirty; it is rebuilt before the
-next unit. Every ``snapshot_every`` commands, after a commit and still under the lock, the
-state is captured and written in the background. Expiry and FX rates are commands of their
-own, logged with their ``now``, so a replay gives the same results.
+batch runs again. A unit that rolls back leaves the engine dirty; it is rebuilt before the next
+unit. Every ``snapshot_every`` commands, after a commit and still under the lock, the state is
+captured and written in the background. Expiry and FX rates are commands of their own, logged
+with their ``now``, so a replay gives the same results.
 """
 
 from __future__ import annotations
@@ -325,7 +325,9 @@ class Partition:
             if command is None:
                 return
             result = self.apply(command)
-            visible = result.offers or result.orders or result.fills or result.levels
+            visible = any(
+                (result.offers, result.orders, result.fills, result.levels, result.interruptions)
+            )
             if not visible and not isinstance(command, SetFx):  # a new rate is always logged
                 self._dirty = False  # nothing visible changed: no need to log it
                 return

@@ -1,13 +1,13 @@
 """This instance's share of the book: one ``Partition`` per input partition Kafka assigned it.
 
-Instances of matching form one consumer group over ``pricing.offers`` and ``orders.book``
-(one subscriber for both, with the range assignor, so partition p of both topics goes to the
-same instance). ``assign`` rebuilds a partition's engine from its snapshot and log when Kafka
-gives it to this instance; ``revoke`` stops it once the batch in flight is done. FX rates
-are not partitioned: every instance reads ``fx.rates`` whole, without a group (``FxFeed``), and
-each owned partition logs a ``SetFx`` command of its own whenever its engine's rates differ
-from the latest (on a new rate, after it was assigned, and at every expiry tick), so a replay
-of the partition's log alone gives the same results.
+Instances of matching form one consumer group over ``pricing.offers``, ``orders.book`` and
+``capacity.commands`` (one subscriber for the three, with the range assignor, so partition p of
+each topic goes to the same instance). ``assign`` rebuilds a partition's engine from its
+snapshot and log when Kafka gives it to this instance; ``revoke`` stops it once the batch in
+flight is done. FX rates are not partitioned: every instance reads ``fx.rates`` whole, without a
+group (``FxFeed``), and each owned partition logs a ``SetFx`` command of its own whenever its
+engine's rates differ from the latest (on a new rate, after it was assigned, and at every expiry
+tick), so a replay of the partition's log alone gives the same results.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """What a unit's commands announce: trades, order and offer statuses, book levels.
 
-Per command's result: ``trade.executed`` per fill, ``order.status_changed`` per order update
-and ``offer.status_changed`` per offer update (``announce``, ``status_messages``). Per book a
+Per command's result: ``trade.executed`` per fill (with ``starts_at`` when the trade takes a
+preempted lease's GPUs at its ``interrupt_at``), ``order.status_changed`` per order update,
+``offer.status_changed`` per offer update (its capacity, leased and free GPUs) and
+``lease.interruption_requested`` per interruption, to billing on ``billing.commands`` keyed
+by the lease's buyer (``announce``, ``status_messages``). Per book a
 unit changed: one ``book.levels_changed`` with its levels as the unit left them, at most
 ``BOOK_DEPTH`` per side (``announce_book``; the journal decides which books). Event ids derive
 from the command's cause (or, for the book's own commands, from the command's sequence) and,
@@ -18,6 +21,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpux_contracts.book import BOOK_DEPTH, BookLevel, BookLevelsChanged, book_key
+from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.ids import stable_id
 from gpux_contracts.money import (
@@ -29,9 +33,24 @@ from gpux_contracts.money import (
 )
 from gpux_contracts.offers import OfferStatus, OfferStatusChanged, Tier
 from gpux_contracts.orders import OrderStatus, OrderStatusChanged, TradeExecuted
-from gpux_contracts.topics import MARKET_BOOK, MARKET_TRADES, OFFERS_STATUS, ORDERS_STATUS
+from gpux_contracts.topics import (
+    BILLING_COMMANDS,
+    MARKET_BOOK,
+    MARKET_TRADES,
+    OFFERS_STATUS,
+    ORDERS_STATUS,
+)
 from gpux_matching.domain import BookLevel as EngineLevel
-from gpux_matching.domain import BookLevels, Fill, OfferUpdate, OrderUpdate, Rate, Reason, Result
+from gpux_matching.domain import (
+    BookLevels,
+    Fill,
+    Interruption,
+    OfferUpdate,
+    OrderUpdate,
+    Rate,
+    Reason,
+    Result,
+)
 from gpux_matching.domain import OfferStatus as BookOfferStatus
 from gpux_matching.domain import OrderStatus as BookOrderStatus
 from gpux_platform.broker import Outgoing
@@ -109,8 +128,15 @@ def offer_status(update: OfferUpdate) -> tuple[OfferStatus, str | None] | None:
     return OfferStatus(str(update.status)), None
 
 
+def instant(micros: int) -> datetime:
+    """An engine instant (epoch microseconds) as an aware UTC datetime."""
+    return _EPOCH + timedelta(microseconds=micros)
+
+
 def trade(fill: Fill) -> TradeExecuted:
-    """The contract event of one fill (its id is the engine's deterministic trade id)."""
+    """The contract event of one fill (its id is the engine's deterministic trade id); a
+    trade that starts later than it was made (a preempted lease's GPUs) says when."""
+    starts = fill.starts_at_micros
     return TradeExecuted(
         trade_id=fill.trade_id,
         order_id=fill.order_id,
@@ -124,7 +150,24 @@ def trade(fill: Fill) -> TradeExecuted:
         currency=Currency(fill.currency),
         billing=fill.billing,
         hours=fill.hours,
-        executed_at=_EPOCH + timedelta(microseconds=fill.at_micros),
+        executed_at=instant(fill.at_micros),
+        starts_at=None if starts == fill.at_micros else instant(starts),
+    )
+
+
+def interruption_requested(interruption: Interruption) -> LeaseInterruptionRequested:
+    """The command to billing that interrupts a lease at the instant the book decided."""
+    return LeaseInterruptionRequested(
+        lease_id=interruption.lease_id,
+        buyer_id=interruption.buyer_id,
+        offer_id=interruption.offer_id,
+        seller_id=interruption.seller_id,
+        gpu=interruption.gpu,
+        gpus=interruption.gpus,
+        cause=InterruptionCause(interruption.cause),
+        noticed_at=instant(interruption.at_micros),
+        interrupt_at=instant(interruption.interrupt_at_micros),
+        taken_by=list(interruption.taken_by),
     )
 
 
@@ -139,7 +182,7 @@ def status_messages(
 ) -> list[Outgoing]:
     """The trades and statuses of one result, with ids derived from its input (or the
     command); an update of an order or offer whose owner is unknown is not reported."""
-    if not (result.fills or result.orders or result.offers):
+    if not (result.fills or result.orders or result.offers or result.interruptions):
         return []
     base = cause.event_id if cause is not None else command_id
     envelope = enveloper(cause, command_id, now)
@@ -151,6 +194,17 @@ def status_messages(
     ]
     messages += _order_messages(result.orders, base, envelope, buyers)
     messages += _offer_messages(result.offers, base, envelope, sellers)
+    messages += [
+        Outgoing(
+            BILLING_COMMANDS,
+            interruption.buyer_id,
+            envelope(
+                interruption_requested(interruption),
+                stable_id(base, "interruption", interruption.lease_id),
+            ),
+        )
+        for interruption in result.interruptions
+    ]
     return messages
 
 
@@ -195,6 +249,8 @@ def _offer_messages(
             status=status[0],
             remaining_gpus=update.remaining,
             reason=status[1],
+            capacity_gpus=update.gpus,
+            leased_gpus=update.sold,
         )
         event_id = stable_id(base, update.offer_id, str(index))
         messages.append(Outgoing(OFFERS_STATUS, gpu, envelope(changed, event_id)))
