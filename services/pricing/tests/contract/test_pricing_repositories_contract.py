@@ -285,3 +285,41 @@ async def test_a_batch_rolled_at_once_makes_the_candles_trade_by_trade_makes(
             (Decimal("0.60"), Decimal("0.45"), 5),
         ]
         assert latest[batched][Interval.DAY][0].notional == Decimal("4.40")
+
+
+async def test_an_offer_with_an_interruptible_price_is_held_in_both_of_its_books(
+    units: Units,
+) -> None:
+    two = offer("o1").model_copy(
+        update={"interruptible_price_per_gpu_hour": Decimal("0.25"), "gpu": "h100-sxm"}
+    )
+    single = offer("o2", gpu="h100-sxm")
+    async with units() as uow:
+        for o in (two, single):
+            await uow.offers.save(o, Decision(1, OfferStatus.ACCEPTED), AT)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.books() == [
+            ("h100-sxm", "interruptible"),
+            ("h100-sxm", "on_demand"),
+        ]
+        assert await uow.offers.set_book_state("o1", OfferStatus.LIVE, 2, AT) == two
+        await uow.offers.set_book_state("o2", OfferStatus.LIVE, 4, AT)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.on_book("h100-sxm", "on_demand") == [(two, 2), (single, 4)]
+        assert await uow.offers.on_book("h100-sxm", "interruptible") == [(two, 2)]
+        # Exhausted: off both books, and back in both once live with free GPUs again.
+        await uow.offers.set_book_state("o1", OfferStatus.EXHAUSTED, 0, AT)
+        assert await uow.offers.on_book("h100-sxm", "interruptible") == []
+        await uow.offers.set_book_state("o1", OfferStatus.LIVE, 1, AT)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.on_book("h100-sxm", "interruptible") == [(two, 1)]
+        assert await uow.offers.on_book("h100-sxm", "on_demand") == [(two, 1), (single, 4)]
+        # A change that gives the other offer an interruptible price puts it there too.
+        both = single.model_copy(update={"interruptible_price_per_gpu_hour": Decimal("0.30")})
+        await uow.offers.save(both, Decision(2, OfferStatus.ACCEPTED), AT)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.on_book("h100-sxm", "interruptible") == [(two, 1), (both, 4)]

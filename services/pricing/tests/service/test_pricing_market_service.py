@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import OfferStatus, OfferStatusChanged, OfferSubmitted, Tier
+from gpux_contracts.offers import (
+    OfferChangeRequested,
+    OfferStatus,
+    OfferStatusChanged,
+    OfferSubmitted,
+    Tier,
+)
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.topics import FX_RATES, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_BEST_ASKS, Topic
 from gpux_devinfra.testing.payloads import GPU, offer_status, offer_submitted
@@ -46,14 +52,23 @@ OFFERS = [
     ("o4", "0.20", Currency.EUR, 3, Tier.INTERRUPTIBLE, None),
     ("o5", "0.25", Currency.USD, 5, Tier.INTERRUPTIBLE, "eu-west"),
     ("o6", "0.45", Currency.EUR, 1, Tier.ON_DEMAND, "eu-west"),
+    ("o7", "0.38", Currency.EUR, 3, Tier.ON_DEMAND, "us-east"),  # and interruptible at 0.22
 ]
+SECOND_PRICES = {"o7": Decimal("0.22")}
+"""The interruptible prices of the offers sold in both tiers."""
 ON_DEMAND, INTERRUPTIBLE = f"{GPU}|on_demand|*", f"{GPU}|interruptible|*"
 
 
 def submitted(offer_id: str) -> OfferSubmitted:
     _, price, currency, gpus, tier, region = next(o for o in OFFERS if o[0] == offer_id)
     return offer_submitted(
-        offer_id, price=price, currency=currency, gpus=gpus, tier=tier, region=region
+        offer_id,
+        price=price,
+        currency=currency,
+        gpus=gpus,
+        tier=tier,
+        region=region,
+        interruptible_price_per_gpu_hour=SECOND_PRICES.get(offer_id),
     )
 
 
@@ -276,6 +291,96 @@ async def test_a_record_that_fails_is_set_aside_and_the_books_follow_what_commit
     [quote] = best_asks(unit, since)
     assert best_id(quote) == "o2"
     await assert_read_model_is_current(unit)
+
+
+def levels(quote: BestAskChanged) -> list[tuple[Decimal, int]]:
+    """A quote's depth as (EUR price, GPUs) per level."""
+    return [(level.prices[Currency.EUR], level.gpus) for level in quote.depth]
+
+
+def eur(*pairs: tuple[str, int]) -> list[tuple[Decimal, int]]:
+    """Levels as tests write them: (EUR price, GPUs)."""
+    return [(Decimal(price), gpus) for price, gpus in pairs]
+
+
+async def quotes_after(
+    unit: MemoryPricingUnitOfWork, *reports: Envelope[Any]
+) -> dict[str, BestAskChanged]:
+    """The all-regions quotes the unit of these reports sent, by key."""
+    since = len(unit.published)
+    await apply(unit, OFFERS_STATUS, list(reports))
+    return {key_of(q): q for q in best_asks(unit, since) if q.region == "*"}
+
+
+async def test_a_two_price_offer_is_quoted_in_both_tiers_with_its_free_gpus(
+    unit: MemoryPricingUnitOfWork,
+) -> None:
+    await accept(unit, "o2", "o4", "o7")
+    sent = await quotes_after(unit, report("o2"), report("o4"), report("o7"))
+    assert levels(sent[ON_DEMAND]) == eur(("0.35", 2), ("0.38", 3))
+    assert levels(sent[INTERRUPTIBLE]) == eur(("0.2", 3), ("0.22", 3))
+    steps = [
+        (report("o7", left=1), [("0.35", 2), ("0.38", 1)], [("0.2", 3), ("0.22", 1)]),
+        (report("o7", "exhausted", 0), [("0.35", 2)], [("0.2", 3)]),
+        # A lease gave two GPUs back: the exhausted offer is in both books again.
+        (report("o7", left=2), [("0.35", 2), ("0.38", 2)], [("0.2", 3), ("0.22", 2)]),
+    ]
+    for step, on_demand, interruptible in steps:
+        sent = await quotes_after(unit, step)
+        assert (levels(sent[ON_DEMAND]), levels(sent[INTERRUPTIBLE])) == (
+            eur(*on_demand),
+            eur(*interruptible),
+        )
+    await assert_read_model_is_current(unit)
+
+
+async def test_the_interruptible_leg_can_be_the_best_ask_of_its_book(
+    unit: MemoryPricingUnitOfWork,
+) -> None:
+    await accept(unit, "o4", "o7")
+    sent = await quotes_after(unit, report("o7"))
+    best = sent[INTERRUPTIBLE].best
+    assert best is not None
+    assert (best.offer_id, best.price, best.gpus) == ("o7", Decimal("0.22"), 3)
+    assert best_id(sent[ON_DEMAND]) == "o7"
+    # The pool sold out, then o4 arrives: o4 is the interruptible book's best, o7 is in none.
+    sent = await quotes_after(unit, report("o7", "exhausted", 0), report("o4"))
+    assert (best_id(sent[INTERRUPTIBLE]), best_id(sent[ON_DEMAND])) == ("o4", None)
+    sent = await quotes_after(unit, report("o7", left=3))
+    assert (best_id(sent[INTERRUPTIBLE]), best_id(sent[ON_DEMAND])) == ("o4", "o7")
+
+
+async def test_a_new_interruptible_price_reaches_the_book_with_the_next_report(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await accept(unit, "o2")
+    await quotes_after(unit, report("o2"))
+    change = OfferChangeRequested(
+        offer_id="o2",
+        seller_id="s1",
+        gpu=GPU,
+        interruptible_price_per_gpu_hour=Decimal("0.30"),
+    )
+    await apply(unit, OFFERS_COMMANDS, [event(change, producer="gateway")])
+    # The book takes revision 2, then reports the offer: now in both books.
+    sent = await quotes_after(unit, report("o2", left=1))
+    assert levels(sent[ON_DEMAND]) == eur(("0.35", 1))
+    assert levels(sent[INTERRUPTIBLE]) == eur(("0.3", 1))
+    await assert_read_model_is_current(unit)
+
+
+async def test_another_process_loads_both_books_of_a_two_price_offer_from_the_store(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await accept(unit, "o4", "o7")
+    await quotes_after(unit, report("o4"), report("o7", left=2))
+    other = MemoryPricingUnitOfWork(
+        clock=clock, band_for=PricingSettings().band_for, state=unit.state, cache=BookCache()
+    )
+    since = len(other.published)
+    await apply(other, OFFERS_STATUS, [report("o4", left=1)])
+    sent = {key_of(q): q for q in best_asks(other, since)}
+    assert levels(sent[INTERRUPTIBLE]) == eur(("0.2", 1), ("0.22", 2))  # o7's leg from the store
 
 
 ids = st.sampled_from([o[0] for o in OFFERS])

@@ -18,6 +18,7 @@ from gpux_contracts.offers import (
     OfferSubmitted,
     OfferWithdrawalRequested,
     OfferWithdrawn,
+    Tier,
 )
 from gpux_contracts.topics import ACCOUNTS, OFFERS_COMMANDS, OFFERS_STATUS, PRICING_OFFERS, Topic
 from gpux_devinfra.testing.payloads import offer_status, offer_submitted
@@ -200,3 +201,134 @@ async def test_commands_for_someone_elses_or_a_closed_offer_are_ignored(
     await apply(unit, OFFERS_COMMANDS, command(change, clock))
     assert [m for m in unit.published[before:] if m.topic == PRICING_OFFERS] == []
     assert unit.state.offers["o2"].revision == 1
+
+
+def two_price(offer_id: str = "o1", second: str = "0.25", **fields: Any) -> OfferSubmitted:
+    """An on-demand offer at 0.40 USD, sold as interruptible at ``second`` too."""
+    return offer_submitted(
+        offer_id, price="0.40", interruptible_price_per_gpu_hour=Decimal(second), **fields
+    )
+
+
+def change(**fields: Any) -> OfferChangeRequested:
+    return OfferChangeRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090", **fields)
+
+
+async def test_a_two_price_offer_goes_to_the_book_with_its_interruptible_price_and_notice(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    submitted = two_price(interruption_notice_seconds=900)
+    await apply(unit, OFFERS_COMMANDS, command(submitted, clock))
+    [accepted] = sent(unit, PRICING_OFFERS)
+    assert accepted == OfferAccepted(offer=submitted, revision=1)
+    assert accepted.offer.interruptible_price_per_gpu_hour == Decimal("0.25")
+    assert accepted.offer.interruption_notice_seconds == 900
+    assert sent(unit, OFFERS_STATUS) == [offer_status("o1", OfferStatus.ACCEPTED, 4)]
+
+
+@pytest.mark.parametrize(
+    ("submitted", "reason"),
+    [
+        (two_price(second="0.41"), Rejection.INTERRUPTIBLE_PRICE_ABOVE_ON_DEMAND),
+        (two_price(second="0"), Rejection.INTERRUPTIBLE_PRICE_NOT_POSITIVE),
+        (two_price(second="0.12345"), Rejection.INTERRUPTIBLE_PRICE_PRECISION),
+        # 0.001 USD = 0.00092 EUR, under the default band's 0.01 EUR.
+        (two_price(second="0.001"), Rejection.INTERRUPTIBLE_PRICE_OUT_OF_BAND),
+        (two_price(tier=Tier.INTERRUPTIBLE), Rejection.INTERRUPTIBLE_PRICE_NOT_ON_DEMAND),
+    ],
+)
+async def test_a_bad_interruptible_price_refuses_the_offer_with_its_reason(
+    unit: MemoryPricingUnitOfWork,
+    clock: ManualClock,
+    submitted: OfferSubmitted,
+    reason: Rejection,
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(submitted, clock))
+    [status] = sent(unit, OFFERS_STATUS)
+    assert (status.status, status.reason) == (OfferStatus.REJECTED, reason.value)
+    assert sent(unit, PRICING_OFFERS) == []
+
+
+async def test_a_change_may_add_or_move_the_interruptible_price(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+    await apply(
+        unit, OFFERS_COMMANDS, command(change(interruptible_price_per_gpu_hour="0.30"), clock)
+    )
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
+        offer=two_price(second="0.30"), revision=2
+    )
+    # A new on-demand price and interruptible price together: held against the new one.
+    both = change(price_per_gpu_hour="0.35", interruptible_price_per_gpu_hour="0.35")
+    await apply(unit, OFFERS_COMMANDS, command(both, clock))
+    repriced = two_price(second="0.35").model_copy(update={"price_per_gpu_hour": Decimal("0.35")})
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(offer=repriced, revision=3)
+    assert unit.state.offers["o1"].offer == repriced
+
+
+@pytest.mark.parametrize(
+    ("requested", "reason"),
+    [
+        # Above the offer's current on-demand price (0.40).
+        (change(interruptible_price_per_gpu_hour="0.45"), "interruptible_price_above_on_demand"),
+        # Above the on-demand price the same change sets.
+        (
+            change(price_per_gpu_hour="0.30", interruptible_price_per_gpu_hour="0.35"),
+            "interruptible_price_above_on_demand",
+        ),
+        # An on-demand price below the interruptible price the offer holds (0.25).
+        (change(price_per_gpu_hour="0.20"), "interruptible_price_above_on_demand"),
+        (change(interruptible_price_per_gpu_hour="0.0001"), "interruptible_price_out_of_band"),
+    ],
+)
+async def test_a_change_that_breaks_the_interruptible_rules_leaves_the_offer_as_it_was(
+    unit: MemoryPricingUnitOfWork,
+    clock: ManualClock,
+    requested: OfferChangeRequested,
+    reason: str,
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(two_price(), clock))
+    event = command(requested, clock)
+    await apply(unit, OFFERS_COMMANDS, event)
+    last = unit.published[-1]
+    assert last.envelope.event_id == stable_id(event.event_id, "change-refused")
+    assert last.envelope.payload == offer_status("o1", OfferStatus.ACCEPTED, 4, reason=reason)
+    assert len(sent(unit, PRICING_OFFERS)) == 1
+    row = unit.state.offers["o1"]
+    assert (row.revision, row.offer) == (1, two_price())
+
+
+async def test_an_interruptible_offer_takes_no_interruptible_price(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    single = offer_submitted("o1", price="0.20", tier=Tier.INTERRUPTIBLE)
+    await apply(unit, OFFERS_COMMANDS, command(single, clock))
+    await apply(
+        unit, OFFERS_COMMANDS, command(change(interruptible_price_per_gpu_hour="0.10"), clock)
+    )
+    assert unit.published[-1].envelope.payload == offer_status(
+        "o1", OfferStatus.ACCEPTED, 4, reason=Rejection.INTERRUPTIBLE_PRICE_NOT_ON_DEMAND.value
+    )
+    assert unit.state.offers["o1"].offer == single
+    # Its own price is still its to change.
+    await apply(unit, OFFERS_COMMANDS, command(change(price_per_gpu_hour="0.18"), clock))
+    assert sent(unit, PRICING_OFFERS)[-1].revision == 2
+
+
+async def test_an_exhausted_offer_may_still_be_changed_and_withdrawn(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(two_price(), clock))
+    exhausted = offer_status("o1", OfferStatus.EXHAUSTED, 0)
+    await apply(unit, OFFERS_STATUS, wrap(exhausted, producer="matching", occurred_at=clock.now()))
+    # Every GPU is leased: the offer is live again when a lease ends, so it stays open.
+    await apply(unit, OFFERS_COMMANDS, command(change(gpus=6), clock))
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
+        offer=two_price().model_copy(update={"gpus": 6}), revision=2
+    )
+    request = OfferWithdrawalRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090")
+    await apply(unit, OFFERS_COMMANDS, command(request, clock))
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferWithdrawn(
+        offer_id="o1", seller_id="s1", gpu="rtx-4090"
+    )

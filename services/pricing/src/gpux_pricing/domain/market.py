@@ -252,7 +252,7 @@ class Market:
         return key in self._books
 
     def legs(self, offer_id: str) -> tuple[LiveOffer, ...]:
-        """The legs of one live offer, in book order (none when it is in no book)."""
+        """The legs of one live offer, by book key (none when it is in no book)."""
         keys = sorted(self._where.get(offer_id, ()))
         return tuple(leg for key in keys if (leg := self._books[key].get(offer_id)) is not None)
 
