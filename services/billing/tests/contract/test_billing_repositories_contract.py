@@ -27,10 +27,11 @@ from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.domain import transfers
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Hold
-from gpux_billing.domain.leases import Lease, State, Terms
+from gpux_billing.domain.leases import Interruption, Lease, State, Terms
 from gpux_billing.domain.ledger import InsufficientFunds
 from gpux_billing.domain.topups import Topup
 from gpux_billing.service.unit_of_work import BestAsks, Holds, Leases, Ledger, Rates, Wallets
+from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency
@@ -202,6 +203,25 @@ async def test_saved_and_postponed_leases_come_due_when_their_state_says(
     assert await _ours(repos, NOW + timedelta(seconds=299)) == []
     assert await _ours(repos, NOW + timedelta(seconds=300)) == [running.id]
     assert await _ours(repos, NOW + timedelta(days=1), limit=1) == [running.id]
+
+
+async def test_an_interruption_is_kept_and_makes_its_lease_due_at_interrupt_at(
+    repos: Repositories,
+) -> None:
+    running = lease(repos.id("i"), NOW, BillingGranularity.SECOND)
+    await repos.leases.add(running)
+    notice = Interruption(NOW + timedelta(seconds=30.5), InterruptionCause.RECLAIMED, NOW)
+    interrupted = State(interruption=notice)
+    await repos.leases.save([(running.terms, interrupted)])
+    assert await repos.leases.get(running.id) == replace(running, state=interrupted)
+    assert await _ours(repos, NOW + timedelta(seconds=30)) == []
+    assert await _ours(repos, NOW + timedelta(seconds=30.5)) == [running.id]
+    over = replace(
+        interrupted, ended_at=notice.at, end_reason=LeaseEndReason.INTERRUPTED, period=1
+    )
+    await repos.leases.save([(running.terms, over)])
+    assert await repos.leases.get(running.id) == replace(running, state=over)
+    assert await _ours(repos, NOW + timedelta(days=1)) == []
 
 
 async def test_the_newest_rate_wins(repos: Repositories) -> None:

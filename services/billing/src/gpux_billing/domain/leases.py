@@ -1,7 +1,9 @@
 """Leases: which periods are due, what each costs, who pays it, and when a lease ends (pure).
 
-A lease is cut into periods from its start. Hourly leases have one-hour periods charged at
-their start (each started hour, in advance); per-second leases have periods of
+A lease is cut into periods from its start (``started_at``: its trade's ``starts_at``, else
+when it was executed; nothing is charged before it). Hourly leases have one-hour periods
+charged at their start (each started hour, in advance: the first one at the lease's start, so
+a lease sold ahead of its start pays nothing until then); per-second leases have periods of
 ``settle_every_s`` charged at their end, for the whole seconds elapsed. Charges are
 cumulative: period k costs ``target(k) - target(k-1)``, where ``target`` is the price of the
 hours started (hourly) or ``accrued_micros`` of the seconds elapsed (per second), so rounding
@@ -12,9 +14,12 @@ a settlement happened to run: a late or repeated settlement posts the same trans
 The buyer pays each charge from the lease's prepayment (its share of the order's hold) first,
 then from its available balance; when the offer's currency differs from the wallet's, the
 amount is converted at the rate given with the charge. A lease ends when it is stopped, when
-its fixed length runs out, or when the wallet cannot pay the next period
-(``insufficient_funds``), after a low-balance warning when the funds last less than the
-runway. Nothing here reads a clock: instants come in as arguments.
+its fixed length runs out, when it reaches the ``interrupt_at`` of its interruption
+(``interrupted``: charged exactly to that instant, as a stop then would be), or when the
+wallet cannot pay the next period (``insufficient_funds``), after a low-balance warning when
+the funds last less than the runway. A lease never ends before its start: one stopped (or
+found unable to pay) before it ends at its start, having cost nothing. Nothing here reads a
+clock: instants come in as arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpux_billing.domain.amounts import convert, fee_split
+from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity
@@ -73,6 +79,17 @@ class Terms:
 
 
 @dataclass(frozen=True, slots=True)
+class Interruption:
+    """The book's notice that an interruptible lease ends at ``at``."""
+
+    at: datetime
+    """The lease ends here (``interrupted``), charged exactly to it."""
+    cause: InterruptionCause
+    noticed_at: datetime
+    """When the book decided (the notice runs from here to ``at``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class State:
     """Where a lease stands: what it has paid, and what is left of its prepayment."""
 
@@ -93,6 +110,8 @@ class State:
     warned: bool = False
     ended_at: datetime | None = None
     end_reason: LeaseEndReason | None = None
+    interruption: Interruption | None = None
+    """Set once, when the book interrupts the lease; it ends at ``interruption.at``."""
 
     @property
     def ended(self) -> bool:
@@ -188,14 +207,19 @@ def whole_seconds(start: datetime, end: datetime) -> int:
 
 
 def next_due(terms: Terms, state: State) -> datetime | None:
-    """When the lease next needs settling: its next charge or its fixed end (None: ended)."""
+    """When the lease next needs settling: its next charge, its fixed end or its interruption,
+    whichever comes first (None: ended)."""
     if state.ended:
         return None
     k = state.period + 1
     start, end = terms.period_bounds(k)
     if terms.ends_at is not None and start >= terms.ends_at:
-        return terms.ends_at
-    return start if terms.billing is BillingGranularity.HOUR else end
+        due = terms.ends_at
+    else:
+        due = start if terms.billing is BillingGranularity.HOUR else end
+    if state.interruption is not None:
+        due = min(due, state.interruption.at)
+    return due
 
 
 def _paid(amount_micros: int, rate: Decimal | None) -> int:
@@ -314,14 +338,16 @@ def settle(
     this lease's charges; ``rate`` converts the offer's currency into the wallet's (None:
     the same currency). ``stop_at`` stops the lease then (a per-second lease: or at its
     last settled instant if that is later; charged time is never taken back). A
-    fixed-length lease ends at ``ends_at`` once ``until`` reaches it.
+    fixed-length lease ends at ``ends_at``, and an interrupted one at its interruption's
+    ``at`` (as a stop then would), once ``until`` reaches it.
     """
     if (terms.currency is terms.wallet_currency) != (rate is None):
         raise ValueError("a rate is needed exactly when the currencies differ")
     step = _Step(terms, state, available_micros, policy)
     if state.ended:
         return Outcome(state, (), available_micros)
-    limit = until if stop_at is None else min(until, stop_at)
+    ending = _ending(state, until, stop_at)
+    limit = until if ending is None else min(until, ending)
     if not _charge_due_periods(step, limit, rate):
         return step.outcome()
     finish = _finish(terms, step.state, until, stop_at)
@@ -335,13 +361,23 @@ def settle(
     return step.outcome()
 
 
+def _ending(state: State, until: datetime, stop_at: datetime | None) -> datetime | None:
+    """The instant a stop or an interruption ends the lease at, if it does by ``until``."""
+    ends = [] if stop_at is None else [stop_at]
+    if state.interruption is not None and state.interruption.at <= until:
+        ends.append(state.interruption.at)
+    return min(ends) if ends else None
+
+
 def _due(terms: Terms, k: int, limit: datetime) -> bool | None:
     """Whether period ``k`` is due by ``limit`` (None: the lease's fixed length is used up)."""
     start, end = terms.period_bounds(k)
     if terms.ends_at is not None and start >= terms.ends_at:
         return None
     if terms.billing is BillingGranularity.HOUR:
-        return start < limit if k > 1 else start <= limit  # the first hour is due at once
+        # The first hour is due at the lease's start (not before: a lease sold ahead of its
+        # start pays nothing until then), each later one once it has begun.
+        return start < limit if k > 1 else start <= limit
     return end <= limit
 
 
@@ -395,14 +431,23 @@ def _cannot_pay_next(terms: Terms, step: _Step, rate: Decimal | None) -> bool:
 def _finish(
     terms: Terms, state: State, until: datetime, stop_at: datetime | None
 ) -> tuple[datetime, LeaseEndReason] | None:
-    """Whether the lease ends now, and when: a stop, or its fixed length run out."""
+    """Whether the lease ends now, and when: a stop, its fixed length run out, or its
+    interruption. A tie goes to the first of these (a buyer's stop at ``interrupt_at`` is a
+    stop; a fixed length that runs out then, completed)."""
+    settled = state.charged_through if terms.billing is BillingGranularity.SECOND else None
+
+    def effective(at: datetime) -> datetime:
+        # Never before the start, nor before what a per-second lease has already paid for.
+        return max(at, settled or at, terms.started_at)
+
     candidates: list[tuple[datetime, LeaseEndReason]] = []
     if stop_at is not None:
-        settled = state.charged_through if terms.billing is BillingGranularity.SECOND else None
-        at = max(stop_at, settled) if settled is not None else stop_at
-        candidates.append((max(at, terms.started_at), LeaseEndReason.STOPPED))
+        candidates.append((effective(stop_at), LeaseEndReason.STOPPED))
     if terms.ends_at is not None and terms.ends_at <= until:
         candidates.append((terms.ends_at, LeaseEndReason.COMPLETED))
+    interruption = state.interruption
+    if interruption is not None and interruption.at <= until:
+        candidates.append((effective(interruption.at), LeaseEndReason.INTERRUPTED))
     return min(candidates, key=lambda c: c[0]) if candidates else None
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpux_billing.service import leases, market, orders, wallets
+from gpux_billing.service import interruptions, leases, market, orders, wallets
 from gpux_billing.service.ledger import announce
 from gpux_billing.service.locking import lock_first
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, TopupRequested
+from gpux_contracts.capacity import LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.leases import LeaseStopRequested
@@ -47,6 +48,7 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
         TopupRequested: wallets.on_topup_requested,
         TopupConfirmRequested: wallets.on_topup_confirm_requested,
         LeaseStopRequested: leases.on_stop_requested,
+        LeaseInterruptionRequested: interruptions.on_interruption_requested,
     },
     ORDERS_COMMANDS: {
         OrderPlaced: orders.on_placed,

@@ -1,8 +1,11 @@
 """Leases: a trade (market.trades) opens one, a buyer's stop (billing.commands) ends it.
 
-A lease's id is its trade's, so a trade handled twice opens nothing new. It takes its fill's
-share of the order's hold as its prepayment and, for an hourly lease, pays its first hour
-at once; a stop charges up to the instant the buyer asked for, exact to the second.
+A lease's id is its trade's, so a trade handled twice opens nothing new. It starts at the
+trade's ``starts_at`` (GPUs an interrupted lease holds until then), else when the trade was
+executed, and nothing is charged before. It takes its fill's share of the order's hold as its
+prepayment and, for an hourly lease, pays its first hour at its start (at once, unless the
+lease starts later: the settlement loop charges it then); a stop charges up to the instant
+the buyer asked for, exact to the second (a stop before the start costs nothing).
 
 Trades are set-based per batch, as order funding is (``service.orders``): ``prepare`` reads
 which of the batch's leases exist and its orders' holds (locked) once; each ``on_trade``
@@ -15,6 +18,7 @@ over them all (one lock, one rate read, one post, one write), in the trades' ord
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
@@ -32,8 +36,14 @@ AS_TRADED = set(LeaseOpened.model_fields) & set(TradeExecuted.model_fields)
 """What ``lease.opened`` tells as its trade has it: the fields both have, by name."""
 
 
+def started_at(trade: TradeExecuted) -> datetime:
+    """When a trade's lease starts: its ``starts_at`` (the GPUs are free then), else at once."""
+    return trade.starts_at or trade.executed_at
+
+
 def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_s: int) -> Lease:
     price = to_micros(quantize(trade.price_per_gpu_hour))
+    start = started_at(trade)
     terms = Terms(
         trade.trade_id,
         trade.buyer_id,
@@ -42,8 +52,8 @@ def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_
         wallet_currency,
         price * trade.gpus,
         BillingGranularity(trade.billing),
-        trade.executed_at,
-        ends_at(trade.executed_at, trade.hours),
+        start,
+        ends_at(start, trade.hours),
         every_s,
     )
     return Lease(
@@ -97,11 +107,12 @@ def _opening(uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted
         **trade.model_dump(include=AS_TRADED),
         lease_id=trade.trade_id,
         wallet_currency=lease.terms.wallet_currency,
-        started_at=trade.executed_at,
+        started_at=lease.terms.started_at,
         ends_at=lease.terms.ends_at,
     )
     message = lease_event(lease.terms, opened, "opened", event, uow.now)
-    # Hourly: the first hour at once; the opening event goes out with its charge.
+    # Hourly: the first hour at once if the lease has started (the opening event goes out
+    # with its charge), else the settlement loop charges it at the start.
     return Opening(lease, max(uow.now, trade.executed_at), event, message)
 
 

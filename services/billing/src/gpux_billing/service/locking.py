@@ -1,4 +1,5 @@
-"""The locks a batch takes first: the leases it stops, then its wallets' owners, in key order.
+"""The locks a batch takes first: the leases it stops or interrupts, then its wallets' owners,
+in key order.
 
 A unit of work applies a batch's records one after the other, and each record's posting
 locks the accounts it touches. Records in arbitrary order would lock owners in arbitrary
@@ -6,7 +7,8 @@ order, and two units (a batch of records and a settlement batch, which locks its
 key order) could each wait for the other: a deadlock, which PostgreSQL breaks after a second
 by failing one of them. A unit that first takes every owner its batch may post for, in key
 order as settlement does, leaves no such cycle among wallets; the leases its stops charge
-are taken before them, as settlement takes its leases before its buyers. (Accounts shared
+(and those the book's interruptions write) are taken before them, as settlement takes its
+leases before its buyers. (Accounts shared
 by everybody, sellers' and the platform's, are still locked per posting: a cycle through
 them is rare, and PostgreSQL's deadlock detection turns it into a retried batch.)
 """
@@ -19,6 +21,7 @@ from typing import Any
 from gpux_billing.domain.holds import RELEASING
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.billing import CreditRequested, TopupRequested
+from gpux_contracts.capacity import LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
@@ -50,9 +53,13 @@ def owners(events: Sequence[Envelope[Any]]) -> list[str]:
     return sorted(found)
 
 
+LEASE_COMMANDS = (LeaseStopRequested, LeaseInterruptionRequested)
+"""The commands that change a lease: the batch locks their leases first."""
+
+
 def stopped(events: Sequence[Envelope[Any]]) -> list[str]:
-    """The leases a batch stops, in key order."""
-    return sorted({e.payload.lease_id for e in events if isinstance(e.payload, LeaseStopRequested)})
+    """The leases a batch stops or interrupts, in key order."""
+    return sorted({e.payload.lease_id for e in events if isinstance(e.payload, LEASE_COMMANDS)})
 
 
 async def lock_first(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:

@@ -16,7 +16,9 @@ the items are plain data that the event's model validates once per chunk. A trad
 hour and a stop (one lease, with a cause whose trace and correlation they carry) keep the
 per-lease events, as does a loop configured ``per_lease``. ``lease.opened``,
 ``lease.low_balance``, ``lease.ended`` and ``balance.changed`` (state per wallet) are per
-lease or wallet in every form.
+lease or wallet in every form. So is ``lease.released`` (``capacity.commands``, key: the GPU
+id): every lease that ends, whatever the reason and whichever path ended it, gives its GPUs
+back to the book in the same transaction as its ``lease.ended``.
 """
 
 from __future__ import annotations
@@ -48,12 +50,14 @@ from gpux_billing.domain.transfers import Payment, Sale
 from gpux_billing.service.events import outgoing
 from gpux_billing.service.ledger import announce, chunks, money, post, post_each
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_contracts.capacity import LeaseReleased
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.ids import stable_id
 from gpux_contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseTotals
 from gpux_contracts.money import Currency
+from gpux_contracts.offers import Tier
 from gpux_contracts.settlement import LeasesSettled
-from gpux_contracts.topics import BILLING_LEASES
+from gpux_contracts.topics import BILLING_LEASES, CAPACITY_COMMANDS
 from gpux_platform.batches import RetryLater
 from gpux_platform.broker import Outgoing
 
@@ -244,6 +248,25 @@ def _ended_event(
     return lease_event(terms, payload, "ended", cause, now)
 
 
+def _released_event(
+    lease: Lease, state: State, cause: Envelope[Any] | None, now: datetime
+) -> Outgoing:
+    """The ``lease.released`` of an ended lease: its GPUs go back to its offer in the book."""
+    assert state.ended_at is not None
+    assert state.end_reason is not None
+    payload = LeaseReleased(
+        lease_id=lease.id,
+        offer_id=lease.offer_id,
+        gpu=lease.gpu,
+        gpus=lease.gpus,
+        tier=Tier(lease.tier),
+        reason=state.end_reason,
+        ended_at=state.ended_at,
+    )
+    event_id = stable_id("lease", lease.id, "released")
+    return outgoing(CAPACITY_COMMANDS, lease.gpu, payload, cause=cause, event_id=event_id, now=now)
+
+
 @dataclass
 class _Run:
     """What one ``settle`` call gathers before it writes anything."""
@@ -311,6 +334,7 @@ def _step(
     run.events += found.events
     if outcome.state.ended:
         run.events.append(_ended_event(terms, outcome.state, cause, uow.now))
+        run.events.append(_released_event(lease, outcome.state, cause, uow.now))
     run.changed.append((terms, outcome.state))
     if found.posted:
         run.touched[wallet] = cause

@@ -1,7 +1,8 @@
 """Leases in PostgreSQL (``billing.leases``), read and written in batches.
 
 Settlement reads due leases with ``FOR UPDATE SKIP LOCKED`` (several billing instances share
-the work) and writes every changed lease back in one statement.
+the work) and writes every changed lease back in one statement, its interruption (if the
+book sent one) with the rest of its state.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from datetime import datetime
 
 import asyncpg
 
-from gpux_billing.domain.leases import Lease, State, Terms, next_due
+from gpux_billing.domain.leases import Interruption, Lease, State, Terms, next_due
+from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
@@ -19,6 +21,13 @@ from gpux_contracts.offers import BillingGranularity
 # Members by value: a dict lookup instead of Enum.__call__ for every row read.
 _CURRENCIES = {c.value: c for c in Currency}
 _BILLING = {b.value: b for b in BillingGranularity}
+
+
+def _interruption(row: asyncpg.Record) -> Interruption | None:
+    if row["interrupt_at"] is None:
+        return None
+    cause = InterruptionCause(row["interruption_cause"])
+    return Interruption(row["interrupt_at"], cause, row["interruption_noticed_at"])
 
 
 def _lease(row: asyncpg.Record) -> Lease:
@@ -46,6 +55,7 @@ def _lease(row: asyncpg.Record) -> Lease:
         row["warned"],
         row["ended_at"],
         None if row["end_reason"] is None else LeaseEndReason(row["end_reason"]),
+        _interruption(row),
     )
     return Lease(
         row["id"],
@@ -84,14 +94,16 @@ UPDATE billing.leases l SET period = u.period, charged_through = u.charged_throu
        charged_micros = u.charged, paid_micros = u.paid, fee_micros = u.fee,
        seller_micros = u.seller, held_micros = u.held, unpaid_micros = u.unpaid,
        warned = u.warned, ended_at = u.ended_at, end_reason = u.end_reason,
-       next_due_at = u.next_due_at
+       next_due_at = u.next_due_at, interrupt_at = u.interrupt_at,
+       interruption_cause = u.cause, interruption_noticed_at = u.noticed_at
   FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[],
               $7::int8[], $8::int8[], $9::int8[], $10::bool[], $11::timestamptz[], $12::text[],
-              $13::timestamptz[])
+              $13::timestamptz[], $14::timestamptz[], $15::text[], $16::timestamptz[])
        AS u (id, period, charged_through, charged, paid, fee, seller, held, unpaid, warned,
-             ended_at, end_reason, next_due_at)
+             ended_at, end_reason, next_due_at, interrupt_at, cause, noticed_at)
  WHERE l.id = u.id
 """
+_SAVE_COLUMNS = 16
 
 
 def _row(lease: Lease) -> tuple[object, ...]:
@@ -120,6 +132,7 @@ def _row(lease: Lease) -> tuple[object, ...]:
 
 
 def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
+    interruption = s.interruption
     return (
         terms.lease_id,
         s.period,
@@ -134,6 +147,9 @@ def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
         s.ended_at,
         None if s.end_reason is None else s.end_reason.value,
         next_due(terms, s),
+        None if interruption is None else interruption.at,
+        None if interruption is None else interruption.cause.value,
+        None if interruption is None else interruption.noticed_at,
     )
 
 
@@ -203,7 +219,7 @@ class PostgresLeases:
         """Write the states of settled leases back (one statement)."""
         if not changed:
             return
-        columns: list[list[object]] = [[] for _ in range(13)]
+        columns: list[list[object]] = [[] for _ in range(_SAVE_COLUMNS)]
         for terms, state in changed:
             for column, value in zip(columns, _state_row(terms, state), strict=True):
                 column.append(value)
