@@ -303,9 +303,9 @@ async def the_per_second_lease_is_billed_the_seconds_it_ran(
 
 async def capacity_returns_after_an_interruption(url: str) -> None:
     """One pool of 4 GPUs with both prices. A spot buyer's interruptible limit order (re-buy on
-    interruption) leases all 4; an on-demand buyer's order preempts that lease with the 120 s
-    notice, the lease ends exactly at ``interrupt_at``, billed to it, and the re-buy order rests;
-    the on-demand buyer stops, the GPUs come back, and the re-buy takes them."""
+    interruption) leases all 4; an on-demand buyer's order preempts that lease (below), and the
+    re-buy order rests; the on-demand buyer stops, the GPUs come back, and the re-buy takes
+    them."""
     seller = await sign_up(url, "Spot Works", "seller")
     spot = await sign_up(url, "Checkpointing trainer", "buyer")
     steady = await sign_up(url, "Inference service", "buyer")
@@ -335,7 +335,28 @@ async def capacity_returns_after_an_interruption(url: str) -> None:
     await spot.until(f"/v1/orders/{order['id']}", lambda o: o["status"] == "filled")
     (first,) = leases_of(await spot.until("/v1/leases", lambda b: len(b["items"]) == 1))
     assert (first["tier"], first["billing"]) == ("interruptible", "second")
+    steady_lease = await the_spot_lease_is_preempted(spot, steady, first)
 
+    # The re-buy rests (nothing is free); the on-demand lease stops and its GPUs fill it.
+    orders = await spot.until(
+        "/v1/orders", lambda b: any(o.get("rebuy_of") == first["lease_id"] for o in b["items"])
+    )
+    rebuy = next(o for o in orders["items"] if o.get("rebuy_of") == first["lease_id"])
+    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "open")
+    await steady.until(f"/v1/leases/{steady_lease['lease_id']}", lambda x: x["status"] == "running")
+    await steady.call("POST", f"/v1/leases/{steady_lease['lease_id']}/stop")
+    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "filled")
+    again = await spot.until("/v1/leases", lambda b: len(b["items"]) == 2)
+    assert {x["offer_id"] for x in leases_of(again)} == {offer_id}
+    for api in (seller, spot, steady):
+        await api.client.aclose()
+
+
+async def the_spot_lease_is_preempted(
+    spot: Api, steady: Api, first: dict[str, Any]
+) -> dict[str, Any]:
+    """An on-demand market order preempts the spot lease with the 120 s notice; the lease ends
+    exactly at ``interrupt_at``, billed to it, and the on-demand lease starts then; that lease."""
     preempting = await steady.call(
         "POST",
         "/v1/orders",
@@ -360,19 +381,7 @@ async def capacity_returns_after_an_interruption(url: str) -> None:
     assert micros(interrupted["total_charged"]) == accrued_micros(micros("1.00") * 4, ran)
     (steady_lease,) = leases_of(await steady.until("/v1/leases", lambda b: len(b["items"]) == 1))
     assert steady_lease["started_at"] == interrupted["interrupt_at"]
-
-    # The re-buy rests (nothing is free); the on-demand lease stops and its GPUs fill it.
-    rebuy = next(
-        o for o in await spot.pages("/v1/orders", {}) if o.get("rebuy_of") == first["lease_id"]
-    )
-    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "open")
-    await steady.until(f"/v1/leases/{steady_lease['lease_id']}", lambda x: x["status"] == "running")
-    await steady.call("POST", f"/v1/leases/{steady_lease['lease_id']}/stop")
-    await spot.until(f"/v1/orders/{rebuy['id']}", lambda o: o["status"] == "filled")
-    again = await spot.until("/v1/leases", lambda b: len(b["items"]) == 2)
-    assert {x["offer_id"] for x in leases_of(again)} == {offer_id}
-    for api in (seller, spot, steady):
-        await api.client.aclose()
+    return steady_lease
 
 
 async def the_buyer_runs_out_of_credit(buyer: Api) -> list[dict[str, Any]]:

@@ -114,55 +114,12 @@ async def test_an_on_demand_order_preempts_and_returned_gpus_sell_again(
     assert made.status_code == 202, made.text
     offer_id = made.json()["id"]
     await offer_state(client, seller, offer_id, free=8, leased=0)
-
-    # A leases 4 interruptible at 1.00, B 4 on demand at 3.00: nothing is free.
     a, b, c, d = [await buyer_with(client, "500") for _ in range(4)]
-    a_order = await buy(client, a, "interruptible", 4, "1.50")
-    assert a_order["status"] == "filled", a_order
-    a_lease = await only_lease(client, a)
-    assert (a_lease["tier"], a_lease["gpus"], a_lease["billing"]) == ("interruptible", 4, "second")
-    pending = await client.get(f"/v1/leases/{a_lease['lease_id']}/interruption", headers=auth(a))
-    assert pending.status_code == 404, pending.text
-    b_order = await buy(client, b, "on_demand", 4, "3.50")
-    assert b_order["status"] == "filled", b_order
-    b_lease = await only_lease(client, b)
+
+    a_lease, b_lease = await one_pool_is_sold_in_both_tiers(client, a, b)
     await offer_state(client, seller, offer_id, free=0, leased=8)
-
-    # C's on-demand order finds no free GPU within its limit: it preempts A's lease.
-    c_order = await buy(client, c, "on_demand", 2, "3.50")
-    assert c_order["status"] == "filled", c_order
-    assert [(f["offer_id"], f["gpus"], f["price_per_gpu_hour"]) for f in c_order["fills"]] == [
-        (offer_id, 2, "3.00")
-    ]
-    noticed = await until(
-        client,
-        f"/v1/leases/{a_lease['lease_id']}",
-        lambda x: x["interrupt_at"] is not None,
-        key=a,
-    )
-    assert noticed["interruption_cause"] == "preempted"
-    notice = seconds_between(noticed["interruption_noticed_at"], noticed["interrupt_at"])
-    assert notice >= 120
-    c_lease = await only_lease(client, c)
-    assert c_lease["started_at"] == noticed["interrupt_at"]
-    assert c_lease["tier"] == "on_demand"
-
-    # A's lease ends exactly at interrupt_at, billed exactly to it; its hold is released.
-    ended = await until(
-        client, f"/v1/leases/{a_lease['lease_id']}", lambda x: x["status"] == "ended", key=a
-    )
-    assert ended["end_reason"] == "interrupted"
-    assert ended["ended_at"] == noticed["interrupt_at"]
-    ran = seconds_between(ended["started_at"], ended["ended_at"])
-    assert micros(ended["total_charged"]) == accrued_micros(micros("1.00") * 4, ran)
-    balances = await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: all(Decimal(r["held"]) == 0 for r in rows),
-        key=a,
-    )
-    (eur,) = [r for r in balances if r["currency"] == "EUR"]
-    assert micros("500") - micros(eur["available"]) == micros(ended["total_paid"])
+    noticed = await an_on_demand_order_preempts(client, (a, a_lease), c, offer_id)
+    await the_interrupted_lease_is_billed_to_interrupt_at(client, a, noticed)
     # C holds 2 of A's GPUs now; the other 2 are free again.
     await offer_state(client, seller, offer_id, free=2, leased=6)
 
@@ -177,3 +134,65 @@ async def test_an_on_demand_order_preempts_and_returned_gpus_sell_again(
     assert d_order["status"] == "filled", d_order
     assert {f["offer_id"] for f in d_order["fills"]} == {offer_id}
     await offer_state(client, seller, offer_id, free=0, leased=8)
+
+
+async def one_pool_is_sold_in_both_tiers(
+    client: httpx.AsyncClient, a: str, b: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A leases 4 interruptible at 1.00 (per second), B 4 on demand at 3.00; their leases."""
+    a_order = await buy(client, a, "interruptible", 4, "1.50")
+    assert a_order["status"] == "filled", a_order
+    a_lease = await only_lease(client, a)
+    assert (a_lease["tier"], a_lease["gpus"], a_lease["billing"]) == ("interruptible", 4, "second")
+    pending = await client.get(f"/v1/leases/{a_lease['lease_id']}/interruption", headers=auth(a))
+    assert pending.status_code == 404, pending.text
+    b_order = await buy(client, b, "on_demand", 4, "3.50")
+    assert b_order["status"] == "filled", b_order
+    return a_lease, await only_lease(client, b)
+
+
+async def an_on_demand_order_preempts(
+    client: httpx.AsyncClient, a: tuple[str, dict[str, Any]], c: str, offer_id: str
+) -> dict[str, Any]:
+    """C's on-demand order for 2 finds no free GPU within its limit: it preempts A's lease with
+    at least the 120 s notice, and C's lease starts at ``interrupt_at``; A's noticed lease."""
+    a_key, a_lease = a
+    c_order = await buy(client, c, "on_demand", 2, "3.50")
+    assert c_order["status"] == "filled", c_order
+    assert [(f["offer_id"], f["gpus"], f["price_per_gpu_hour"]) for f in c_order["fills"]] == [
+        (offer_id, 2, "3.00")
+    ]
+    noticed: dict[str, Any] = await until(
+        client,
+        f"/v1/leases/{a_lease['lease_id']}",
+        lambda x: x["interrupt_at"] is not None,
+        key=a_key,
+    )
+    assert noticed["interruption_cause"] == "preempted"
+    notice = seconds_between(noticed["interruption_noticed_at"], noticed["interrupt_at"])
+    assert notice >= 120
+    c_lease = await only_lease(client, c)
+    assert c_lease["started_at"] == noticed["interrupt_at"]
+    assert c_lease["tier"] == "on_demand"
+    return noticed
+
+
+async def the_interrupted_lease_is_billed_to_interrupt_at(
+    client: httpx.AsyncClient, a: str, noticed: dict[str, Any]
+) -> None:
+    """A's lease ends exactly at interrupt_at, billed exactly to it; its hold is released."""
+    ended = await until(
+        client, f"/v1/leases/{noticed['lease_id']}", lambda x: x["status"] == "ended", key=a
+    )
+    assert ended["end_reason"] == "interrupted"
+    assert ended["ended_at"] == noticed["interrupt_at"]
+    ran = seconds_between(ended["started_at"], ended["ended_at"])
+    assert micros(ended["total_charged"]) == accrued_micros(micros("1.00") * 4, ran)
+    balances = await until(
+        client,
+        "/v1/accounts/me/balances",
+        lambda rows: all(Decimal(r["held"]) == 0 for r in rows),
+        key=a,
+    )
+    (eur,) = [r for r in balances if r["currency"] == "EUR"]
+    assert micros("500") - micros(eur["available"]) == micros(ended["total_paid"])
