@@ -216,9 +216,7 @@ async def test_an_interruption_is_kept_and_makes_its_lease_due_at_interrupt_at(
     assert await repos.leases.get(running.id) == replace(running, state=interrupted)
     assert await _ours(repos, NOW + timedelta(seconds=30)) == []
     assert await _ours(repos, NOW + timedelta(seconds=30.5)) == [running.id]
-    over = replace(
-        interrupted, ended_at=notice.at, end_reason=LeaseEndReason.INTERRUPTED, period=1
-    )
+    over = replace(interrupted, ended_at=notice.at, end_reason=LeaseEndReason.INTERRUPTED, period=1)
     await repos.leases.save([(running.terms, over)])
     assert await repos.leases.get(running.id) == replace(running, state=over)
     assert await _ours(repos, NOW + timedelta(days=1)) == []

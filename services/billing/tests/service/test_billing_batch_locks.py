@@ -1,4 +1,5 @@
-"""What a batch locks first (``service.locking``): its stops' leases, then its owners."""
+"""What a batch locks first (``service.locking``): the leases its stops and interruptions
+change, then its owners."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from gpux_billing.service.locking import owners, stopped
 from gpux_contracts.billing import CreditRequested
+from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.orders import OrderCancelRequested, OrderStatus, OrderStatusChanged
@@ -43,3 +45,23 @@ def test_a_batch_locks_the_owners_it_may_post_for_in_key_order() -> None:
     ]
     assert owners(batch) == ["b0", "b1", "b2", "b3"]
     assert stopped(batch) == ["l1", "l2"]
+
+
+def test_a_batch_locks_the_leases_the_book_interrupts_but_no_owner_for_them() -> None:
+    interruption = LeaseInterruptionRequested(
+        lease_id="l3",
+        buyer_id="b7",
+        offer_id="offer",
+        seller_id="s1",
+        gpu="g",
+        gpus=1,
+        cause=InterruptionCause.RECLAIMED,
+        noticed_at=T0,
+        interrupt_at=T0,
+    )
+    batch = [
+        event(interruption),
+        event(LeaseStopRequested(lease_id="l1", buyer_id="b0", requested_at=T0)),
+    ]
+    assert stopped(batch) == ["l1", "l3"]
+    assert owners(batch) == ["b0"]  # an interruption posts nothing: its lease is enough
