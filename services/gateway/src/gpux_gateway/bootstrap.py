@@ -1,9 +1,10 @@
 """The one place that wires the gateway: the unit of work, views, subscribers, routes, loops.
 
 What one process runs depends on its role (``GPUX_GATEWAY_ROLE``, ``config.GatewayRole``):
-``api`` serves the HTTP API, ``views`` keeps the PostgreSQL views from Kafka, ``all`` does
-both. Every role is the same service (``SPEC``): one schema, one set of migrations, which any
-of them may apply (under the migrations' advisory lock).
+``api`` serves the HTTP API, ``views`` keeps the PostgreSQL views from Kafka (and places the
+re-buys of interrupted leases), ``all`` does both. Every role is the same service
+(``SPEC``): one schema, one set of migrations, which any of them may apply (under the
+migrations' advisory lock).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Parts:
     of idempotent responses and the door of writes."""
     views: bool
     """The batched consumers that keep the PostgreSQL views (offers, orders and fills,
-    leases, ledger)."""
+    leases, ledger), and place the re-buys of interrupted leases (through the outbox: a
+    ``views`` process runs an outbox relay of its own)."""
 
 
 PARTS: Mapping[GatewayRole, Parts] = {
@@ -86,7 +88,10 @@ async def wire(runtime: Runtime) -> Wiring:
     assert isinstance(settings, GatewaySettings)
     parts = PARTS[settings.gateway_role]
     if not parts.api:
-        return Wiring(routers=[views_router(runtime)])
+        # The views place re-buys (order.placed in the outbox): publish them even when no API
+        # process runs; relays share the outbox (SKIP LOCKED), so none is sent twice.
+        relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
+        return Wiring(routers=[views_router(runtime)], tasks=[relay.run])
     return api_wiring(runtime, make_gateway(runtime), with_views=parts.views)
 
 

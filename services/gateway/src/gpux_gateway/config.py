@@ -22,8 +22,9 @@ class GatewayRole(StrEnum):
     """The HTTP API, the in-memory views of compacted topics, the outbox relay and the timers;
     the PostgreSQL views are kept by ``views`` processes."""
     VIEWS = "views"
-    """Only the batched consumers that keep the PostgreSQL views (health and metrics on HTTP):
-    read load on the API cannot slow them down."""
+    """Only the batched consumers that keep the PostgreSQL views, with the outbox relay of the
+    re-buys they place (health and metrics on HTTP): read load on the API cannot slow them
+    down."""
 
 
 class GatewaySettings(GpuxSettings):

@@ -183,7 +183,7 @@ async def test_a_lease_is_not_shown_before_its_lease_opened(units: Units) -> Non
         await uow.commit()
     async with units() as uow:
         assert await uow.leases.get(buyer, lease_id) is None
-        found = await uow.leases.page(LeaseFilter(buyer), after=None, limit=5)
+        found = await uow.leases.page(LeaseFilter(buyer), after=None, limit=5, now=uow.now)
         assert found == []
         assert await uow.leases.earnings(seller) == []
 
@@ -198,10 +198,18 @@ async def test_pages_by_side_and_status_and_earnings_per_currency(units: Units) 
         await apply(uow, life(second, buyer, seller)[5])
         await uow.commit()
     async with units() as uow:
-        rented = await uow.leases.page(LeaseFilter(buyer, role="buyer"), after=None, limit=5)
-        provided = await uow.leases.page(LeaseFilter(seller, status="running"), after=None, limit=5)
-        after = await uow.leases.page(LeaseFilter(seller, role="seller"), after=first, limit=5)
-        none = await uow.leases.page(LeaseFilter(buyer, role="seller"), after=None, limit=5)
+        rented = await uow.leases.page(
+            LeaseFilter(buyer, role="buyer"), after=None, limit=5, now=uow.now
+        )
+        provided = await uow.leases.page(
+            LeaseFilter(seller, status="running"), after=None, limit=5, now=uow.now
+        )
+        after = await uow.leases.page(
+            LeaseFilter(seller, role="seller"), after=first, limit=5, now=uow.now
+        )
+        none = await uow.leases.page(
+            LeaseFilter(buyer, role="seller"), after=None, limit=5, now=uow.now
+        )
         (earned,) = await uow.leases.earnings(seller)
     assert [r.id for r in rented] == [first, second]
     assert [r.id for r in provided] == [first]

@@ -71,14 +71,28 @@ async def test_reports_read_out_of_order_never_take_the_view_back(
     view = await shown(units, row)
     assert view is not None
     assert (view.status, view.remaining_gpus, view.reason) == ("live", 2, "too_cheap")
-    async with units() as uow:  # exhausted, then a late accepted and pending: closed stays
+    async with units() as uow:  # exhausted, then a late accepted: the book's word stays
         await uow.offers.apply_status(status(row, OfferStatus.EXHAUSTED, 0), uow.now)
         await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 3), uow.now)
         await uow.commit()
     view = await shown(units, row)
     assert view is not None
     assert (view.status, view.remaining_gpus) == ("exhausted", 0)
+    async with units() as uow:  # a lease gave GPUs back: live again
+        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 3), uow.now)
+        await uow.commit()
+    view = await shown(units, row)
+    assert view is not None
+    assert (view.status, view.remaining_gpus) == ("live", 3)
+    async with units() as uow:  # withdrawn, then a late accepted, pending and live: closed stays
+        await uow.offers.apply_status(status(row, OfferStatus.WITHDRAWN, 0), uow.now)
+        await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4), uow.now)
+        await uow.offers.apply_status(status(row, OfferStatus.PENDING, 4), uow.now)
+        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 3), uow.now)
+        await uow.commit()
+    view = await shown(units, row)
+    assert view is not None
+    assert (view.status, view.remaining_gpus) == ("withdrawn", 0)
 
 
 async def test_a_change_shows_from_its_revision_on_and_an_older_one_never_again(

@@ -123,6 +123,9 @@ def _shown_running(lease: LeaseOpened, buyer_id: str, seller_id: str) -> dict[st
         "total_seller": "0.45",
         "unpaid": "0.00",
         "low_balance_at": None,
+        "interrupt_at": None,
+        "interruption_cause": None,
+        "interruption_noticed_at": None,
     }
 
 

@@ -118,7 +118,7 @@ async def test_only_an_open_offer_of_the_seller_changes_and_a_change_must_change
         offer_id = made.body["id"]
         with pytest.raises(RequestValidationError) as empty:  # a 422 with errors[]
             await offers.change(uow, seller_id=SELLER, offer_id=offer_id, body=OfferChange())
-        assert located(empty.value) == [(("body",), "change price or gpus")]
+        assert located(empty.value) == [(("body",), "change price, interruptible price or gpus")]
         with pytest.raises(ProblemError) as foreign:
             await offers.withdraw(uow, seller_id="another-seller", offer_id=offer_id)
         assert foreign.value.status == 404

@@ -28,9 +28,12 @@ def test_a_closed_offer_is_over_and_a_change_must_change_something() -> None:
     assert all(is_closed(s) for s in CLOSED)
     assert not is_closed("live")
     assert not is_closed("pending")
-    assert change_problem(None, None) == "change price or gpus"
+    assert not is_closed("exhausted")  # on the book: live again when GPUs come back
+    assert change_problem(None, None) == "change price, interruptible price or gpus"
+    assert change_problem(None, None, None) == change_problem(None, None)
     assert change_problem(Decimal("0.3"), None) is None
     assert change_problem(None, 2) is None
+    assert change_problem(None, None, Decimal("0.2")) is None
 
 
 def test_the_totals_of_the_highest_period_read_stay() -> None:

@@ -1,6 +1,7 @@
 """What a gateway process runs by its role (``GPUX_GATEWAY_ROLE``): ``all`` the API and the
-view consumers, ``api`` no view consumer group, ``views`` only the view consumers (no API
-routes, no loops); a bad role is one line naming the setting.
+view consumers, ``api`` no view consumer group, ``views`` only the view consumers and the
+outbox relay of the re-buys they place (no API routes, no other loop); a bad role is one line
+naming the setting.
 
 The wiring is built for real (``bootstrap.wire``) on clients that are made but never
 connected: wiring opens no connection.
@@ -25,6 +26,7 @@ from gpux_gateway.entrypoints import http
 from gpux_gateway.entrypoints.kafka import GROUPS
 from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop
 from gpux_platform.broker import make_broker
+from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, Wiring, settings_error_line
 
 pytestmark = pytest.mark.unit
@@ -127,12 +129,15 @@ async def test_api_joins_no_view_group_and_reads_their_lag_from_kafka(
     assert set(follow.args[1].values()) == VIEW_GROUPS
 
 
-async def test_views_runs_only_the_view_consumers(
+async def test_views_runs_only_the_view_consumers_and_the_relay_of_their_rebuys(
     runtime_of: functools.partial[Runtime],
 ) -> None:
     wiring = await wired(runtime_of, "views")
     assert sorted(g or "" for g in groups(wiring)) == sorted(VIEW_GROUPS)
     assert not wiring.http
     assert wiring.configure_app is None
-    assert not wiring.tasks
+    # The re-buys of interrupted leases are order.placed rows in the outbox: relayed here.
+    (relay,) = wiring.tasks
+    assert isinstance(getattr(relay, "__self__", None), OutboxRelay)
+    assert not loops(wiring)
     assert not wiring.on_started

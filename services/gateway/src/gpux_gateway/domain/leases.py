@@ -1,11 +1,13 @@
-"""What a lease has cost so far, as its buyer and seller see it (pure)."""
+"""What a lease is and has cost so far as its buyer and seller see it, when its interruption
+comes, and when its seller may reclaim it (pure)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import NamedTuple
 
-from gpux_contracts.leases import LeaseTotals
+from gpux_contracts.leases import LeaseStatus, LeaseTotals
 from gpux_contracts.money import accrued_micros, to_micros
 from gpux_contracts.offers import BillingGranularity
 
@@ -68,3 +70,61 @@ def totals_micros(totals: LeaseTotals) -> TotalsMicros:
         to_micros(totals.total_fee),
         to_micros(totals.total_seller),
     )
+
+
+INTERRUPTIBLE = "interruptible"
+"""The tier of leases that may be interrupted (preempted, or reclaimed by their seller)."""
+
+
+def lease_status(
+    *, ended: bool, interrupt_at: datetime | None, started_at: datetime | None, now: datetime
+) -> LeaseStatus:
+    """Where a lease is at ``now``, from what was read of it.
+
+    Ended once its end was read (for good); ``interrupting`` from its interruption notice
+    until then; ``scheduled`` while it starts later (a preempting on-demand lease starts at
+    the interrupted lease's ``interrupt_at``); else ``running``.
+    """
+    if ended:
+        return LeaseStatus.ENDED
+    if interrupt_at is not None:
+        return LeaseStatus.INTERRUPTING
+    if started_at is not None and started_at > now:
+        return LeaseStatus.SCHEDULED
+    return LeaseStatus.RUNNING
+
+
+def runs_until(ends_at: datetime | None, interrupt_at: datetime | None) -> datetime | None:
+    """The instant a lease stops accruing: its fixed end or its interruption, the earlier."""
+    if ends_at is None or interrupt_at is None:
+        return ends_at or interrupt_at
+    return min(ends_at, interrupt_at)
+
+
+def seconds_left(interrupt_at: datetime, now: datetime) -> int:
+    """Whole seconds until the interruption (rounded down, never below 0): code on the rented
+    machine that checkpoints within them is done in time."""
+    return max(0, (interrupt_at - now) // timedelta(seconds=1))
+
+
+class ReclaimRefusal(StrEnum):
+    """Why a seller's reclaim of a lease of its offer is refused (409), in order of precedence."""
+
+    ENDED = "lease-ended"
+    """The lease already ended: its GPUs are back."""
+    NOT_INTERRUPTIBLE = "lease-not-interruptible"
+    """An on-demand lease runs to its end: it is never interrupted."""
+    INTERRUPTING = "lease-interrupting"
+    """The lease is being interrupted already (it ends at its ``interrupt_at``)."""
+
+
+def reclaim_refusal(*, tier: str | None, status: LeaseStatus) -> ReclaimRefusal | None:
+    """Why the seller may not reclaim this lease now, or None: only an interruptible lease
+    that runs, with no interruption under way."""
+    if status is LeaseStatus.ENDED:
+        return ReclaimRefusal.ENDED
+    if tier != INTERRUPTIBLE:
+        return ReclaimRefusal.NOT_INTERRUPTIBLE
+    if status is LeaseStatus.INTERRUPTING:
+        return ReclaimRefusal.INTERRUPTING
+    return None

@@ -18,6 +18,7 @@ from gpux_gateway.leases import service
 from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
     EarningsList,
+    InterruptionOut,
     LeaseCursor,
     LeaseId,
     LeaseOut,
@@ -45,7 +46,8 @@ class _NoBody(BaseModel):
     description=(
         "A buyer sees the leases it rents, a seller those of its offers, an account with "
         "both roles both (`role` narrows it). In lease id order. A lease shows once the "
-        "gateway has read its `lease.opened`."
+        "gateway has read its `lease.opened`. `status` filters by the status shown now: "
+        "`scheduled` (starts later), `running`, `interrupting` or `ended`."
     ),
 )
 async def list_leases(
@@ -99,6 +101,56 @@ async def stop(
     buyer_id = account_id_for(who, Scope.WALLET_WRITE, Role.BUYER)
     once = idem.once(_NoBody(), scope=buyer_id)
     return idem.answer(await service.stop(uow, buyer_id=buyer_id, lease_id=lease_id, once=once))
+
+
+@router.get(
+    "/v1/leases/{lease_id}/interruption",
+    response_model=InterruptionOut,
+    summary="A lease's pending interruption, for code on the rented machine",
+    description=(
+        "Poll it as EC2's spot `instance-action` metadata: 404 "
+        "`/problems/no-interruption` while none is pending; 200 once the lease's "
+        "`lease.interruption_notice` was read, with `action: terminate`, `cause`, "
+        "`noticed_at`, `interrupt_at` and `seconds_left` (never below 0): checkpoint within "
+        "them. Any key of the lease's buyer (or seller) with `read`; anyone else's lease is "
+        "404 `/problems/not-found`."
+    ),
+)
+async def get_interruption(
+    lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> InterruptionOut:
+    account_id = account_id_for(who, Scope.READ)
+    return await service.interruption(uow, account_id, lease_id)
+
+
+@router.post(
+    "/v1/leases/{lease_id}/reclaim",
+    status_code=202,
+    response_model=LeaseOut,
+    summary="Take an interruptible lease's GPUs back (the seller of its offer)",
+    description=(
+        "Sends `lease.reclaim_requested` to the book (`capacity.commands`, key: GPU id), "
+        "which interrupts the lease with the offer's notice: the lease shows `interrupting` "
+        "with `interrupt_at` once billing's notice was read, and when it ends its GPUs "
+        "leave the offer (a `PATCH gpus` adds them again). Answers the lease as it stands. "
+        "`Idempotency-Key` supported. Another account's lease: 404; the lease's buyer: 403 "
+        "`/problems/lease-seller-only`; 409 for an on-demand lease "
+        "(`/problems/lease-not-interruptible`), an ended one (`/problems/lease-ended`) or "
+        "one already interrupting (`/problems/lease-interrupting`)."
+    ),
+)
+async def reclaim(
+    *,
+    lease_id: LeaseId,
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    idem: IdempotencyDep,
+) -> JSONResponse:
+    seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
+    once = idem.once(_NoBody(), scope=seller_id)
+    return idem.answer(
+        await service.reclaim(uow, seller_id=seller_id, lease_id=lease_id, once=once)
+    )
 
 
 @router.get(

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Protocol
 
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
@@ -23,7 +24,8 @@ class LeaseRow:
     """A lease as both parties' view stores it (money in micro-units).
 
     Until ``opened`` (its ``lease.opened`` was read) the fields only that event carries are
-    None and the lease is not shown.
+    None and the lease is not shown. ``status`` is what was read (``running`` until an end,
+    then ``ended``); what the parties see is ``domain.leases.lease_status`` of it.
     """
 
     id: str
@@ -37,7 +39,7 @@ class LeaseRow:
     gpus: int | None
     price_micros: int | None
     currency: str | None
-    wallet_currency: str
+    wallet_currency: str | None
     billing: str | None
     hours: int | None
     started_at: datetime | None
@@ -54,6 +56,12 @@ class LeaseRow:
     total_fee_micros: int
     total_seller_micros: int
     updated_at: datetime
+    interrupt_at: datetime | None = None
+    """When an interruption notice says the lease ends (None: none read)."""
+    interruption_cause: str | None = None
+    """Why: ``preempted`` or ``reclaimed``."""
+    interruption_noticed_at: datetime | None = None
+    """When the book decided the interruption."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +86,8 @@ class LedgerLineRow:
 @dataclass(frozen=True, slots=True)
 class LeaseFilter:
     """Which of an account's leases a listing shows: those on ``role``'s side (None: both
-    sides) in ``status`` (None: any)."""
+    sides) in ``status`` (None: any) as ``domain.leases.lease_status`` tells it at the
+    listing's instant."""
 
     account_id: str
     role: str | None = None
@@ -110,8 +119,16 @@ class LeasesRepository(Protocol):
         """A lease the account rents or provides (anyone else's is None, like a missing one)."""
         ...
 
-    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
-        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
+    async def page(
+        self, which: LeaseFilter, *, after: str | None, limit: int, now: datetime
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows at ``now`` (a lease that starts later
+        is scheduled), in id order, after the cursor lease."""
+        ...
+
+    async def current(self, lease_id: str) -> LeaseRow | None:
+        """The lease as this unit leaves it so far, whoever's it is: unlike the other reads,
+        it sees what this unit's writers queued before it (they are written first)."""
         ...
 
     async def earnings(self, seller_id: str) -> list[Earnings]:
@@ -133,6 +150,11 @@ class LeasesRepository(Protocol):
 
     async def apply_low_balance(self, warning: LeaseLowBalance, now: datetime) -> None:
         """Note when the buyer's funds first ran low for this lease."""
+        ...
+
+    async def apply_notice(self, notice: LeaseInterruptionNoticed, now: datetime) -> None:
+        """Note when, why and at what instant the lease is interrupted (the first notice read
+        stays; a notice read before the lease's opening keeps its parties)."""
         ...
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
+from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.leases import LeaseEndReason, LeaseStatus
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity
-from gpux_gateway.domain.leases import cost_so_far_micros
+from gpux_gateway.domain.leases import cost_so_far_micros, lease_status, runs_until, seconds_left
 from gpux_gateway.entrypoints.schemas import amount, from_row
 from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
 
@@ -63,11 +64,28 @@ class LeaseOut(BaseModel):
     wallet_currency: Currency = Field(description="The buyer pays from this wallet.")
     billing: BillingGranularity
     hours: int | None = Field(description="Fixed length; null = until stopped.")
-    started_at: datetime
+    started_at: datetime = Field(
+        description="When the buyer gets the GPUs (and charging starts): later than the trade"
+        " for an on-demand lease that preempted an interruptible one (`scheduled` until then)."
+    )
     ends_at: datetime | None
-    status: LeaseStatus
+    status: LeaseStatus = Field(
+        description="`scheduled` (sold, starts at `started_at`), `running`, `interrupting` (it"
+        " ends at `interrupt_at`) or `ended` (`end_reason` says why)."
+    )
     end_reason: LeaseEndReason | None
     ended_at: datetime | None
+    interrupt_at: datetime | None = Field(
+        description="With an interruption notice: when the lease ends (billed exactly to it)."
+    )
+    interruption_cause: InterruptionCause | None = Field(
+        description="Why it is interrupted: `preempted` by an on-demand order, or `reclaimed`"
+        " by its seller."
+    )
+    interruption_noticed_at: datetime | None = Field(
+        description="When the interruption was decided (`interrupt_at` is the offer's notice"
+        " later, at least)."
+    )
     charged_through: datetime | None = Field(
         description="Paid up to this instant; null until the first `lease.charged` or the"
         " `lease.ended` was read (a lease that ended before any charge shows `started_at`)."
@@ -85,6 +103,25 @@ class LeaseOut(BaseModel):
     cost_so_far: DecimalAmount = Field(
         description="In `currency`: a running per-second lease's cost up to now (whole seconds,"
         " never below `total_charged`); otherwise `total_charged`."
+    )
+
+
+class InterruptionOut(BaseModel):
+    """A lease's pending interruption, as code on the rented machine polls for it (as EC2's
+    spot `instance-action` metadata): checkpoint within `seconds_left`."""
+
+    lease_id: str
+    action: Literal["terminate"] = Field(
+        default="terminate", description="What happens at `interrupt_at`: the lease ends."
+    )
+    cause: InterruptionCause = Field(
+        description="`preempted` (an on-demand order takes the GPUs) or `reclaimed` (the seller"
+        " takes them back)."
+    )
+    noticed_at: datetime = Field(description="When the interruption was decided.")
+    interrupt_at: datetime = Field(description="When the lease ends.")
+    seconds_left: int = Field(
+        ge=0, description="Whole seconds until `interrupt_at` (0 once it passed)."
     )
 
 
@@ -146,7 +183,7 @@ class EarningsList(BaseModel):
 
 
 def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
-    """A stored lease as its parties see it, with its cost up to ``now``.
+    """A stored lease as its parties see it at ``now``: its status then, its cost up to then.
 
     Only opened leases are shown, so the fields only ``lease.opened`` carries are set.
     """
@@ -157,18 +194,25 @@ def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
     billing = BillingGranularity(row.billing)
     cost = cost_so_far_micros(
         billing=billing,
-        running=row.status == LeaseStatus.RUNNING,
+        running=row.status != LeaseStatus.ENDED,
         price_micros_per_gpu_hour=row.price_micros,
         gpus=row.gpus,
         started_at=row.started_at,
-        ends_at=row.ends_at,
+        ends_at=runs_until(row.ends_at, row.interrupt_at),
         total_charged_micros=row.total_charged_micros,
+        now=now,
+    )
+    status = lease_status(
+        ended=row.status == LeaseStatus.ENDED,
+        interrupt_at=row.interrupt_at,
+        started_at=row.started_at,
         now=now,
     )
     return from_row(
         LeaseOut,
         row,
         lease_id=row.id,
+        status=status,
         price_per_gpu_hour=amount(row.price_micros),
         total_charged=amount(row.total_charged_micros),
         total_paid=amount(row.total_paid_micros),
@@ -176,6 +220,20 @@ def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
         total_seller=amount(row.total_seller_micros),
         unpaid=amount(row.unpaid_micros),
         cost_so_far=amount(cost),
+    )
+
+
+def interruption_out(row: LeaseRow, now: datetime) -> InterruptionOut | None:
+    """The lease's interruption as its machine polls for it at ``now`` (None: no notice read)."""
+    cause = row.interruption_cause
+    if row.interrupt_at is None or row.interruption_noticed_at is None or cause is None:
+        return None
+    return InterruptionOut(
+        lease_id=row.id,
+        cause=InterruptionCause(cause),
+        noticed_at=row.interruption_noticed_at,
+        interrupt_at=row.interrupt_at,
+        seconds_left=seconds_left(row.interrupt_at, now),
     )
 
 

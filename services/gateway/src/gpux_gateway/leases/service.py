@@ -1,25 +1,31 @@
-"""Leases as their parties see them, the stop command for billing, statements and earnings.
+"""Leases as their parties see them, their interruption, the buyer's stop and the seller's
+reclaim, statements and earnings.
 
 Everything here is read from billing's events (``billing.leases``, ``billing.ledger``), so a
-change shows once the gateway has read it; the stop is a command on ``billing.commands``.
+change shows once the gateway has read it; the stop is a command on ``billing.commands``, the
+reclaim one on ``capacity.commands`` (for the book, which decides the interruption).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpux_contracts.capacity import LeaseReclaimRequested
 from gpux_contracts.leases import LeaseStatus, LeaseStopRequested
-from gpux_contracts.topics import BILLING_COMMANDS
+from gpux_contracts.topics import BILLING_COMMANDS, CAPACITY_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
+from gpux_gateway.domain.leases import ReclaimRefusal, reclaim_refusal
 from gpux_gateway.entrypoints.schemas import split_page
-from gpux_gateway.leases.repository import LeaseFilter
+from gpux_gateway.leases.repository import LeaseFilter, LeaseRow
 from gpux_gateway.leases.schemas import (
     EarningsList,
+    InterruptionOut,
     LeaseOut,
     LeasePage,
     LedgerPage,
     StopAccepted,
     earnings_out,
+    interruption_out,
     lease_out,
     line_out,
 )
@@ -29,23 +35,82 @@ from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.problems import ProblemError
 
+NO_INTERRUPTION = "no-interruption"
+"""The problem type of ``GET /v1/leases/{id}/interruption`` while none is pending (the lease
+exists and is the caller's: not the plain ``not-found``)."""
+
+RECLAIM_REFUSED = {
+    ReclaimRefusal.ENDED: "the lease already ended",
+    ReclaimRefusal.NOT_INTERRUPTIBLE: "only an interruptible lease can be reclaimed",
+    ReclaimRefusal.INTERRUPTING: "the lease is being interrupted already",
+}
+"""What each refused reclaim's problem says."""
+
 
 async def page(
     uow: GatewayUnitOfWork, which: LeaseFilter, *, limit: int, cursor: str | None
 ) -> LeasePage:
     """A page of the leases the account rents or provides (``which`` narrows it), in id order."""
-    found = await uow.leases.page(which, after=cursor, limit=limit + 1)
+    found = await uow.leases.page(which, after=cursor, limit=limit + 1, now=uow.now)
     rows, more = split_page(found, limit)
     items = [lease_out(r, uow.now) for r in rows]
     return LeasePage(items=items, next_cursor=items[-1].lease_id if more else None)
 
 
-async def get(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseOut:
-    """One lease the account rents or provides; 404 for any other."""
+async def _party_to(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseRow:
     row = await uow.leases.get(account_id, lease_id)
     if row is None:
         raise not_found("no such lease")
-    return lease_out(row, uow.now)
+    return row
+
+
+async def get(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseOut:
+    """One lease the account rents or provides; 404 for any other."""
+    return lease_out(await _party_to(uow, account_id, lease_id), uow.now)
+
+
+async def interruption(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> InterruptionOut:
+    """The interruption of a lease the account rents or provides, once its notice was read;
+    a 404 of its own kind (``no-interruption``) while none is, another account's lease a
+    plain 404."""
+    row = await _party_to(uow, account_id, lease_id)
+    pending = interruption_out(row, uow.now)
+    if pending is None:
+        raise ProblemError(
+            404, NO_INTERRUPTION, "No interruption", "no interruption of this lease is pending"
+        )
+    return pending
+
+
+async def reclaim(uow: GatewayUnitOfWork, *, seller_id: str, lease_id: str, once: Once) -> Outcome:
+    """Ask the book for the GPUs of an interruptible lease of the seller's offer back, once
+    per Idempotency-Key; answers the lease as it stands (the notice follows from billing)."""
+    event_id = command_id(seller_id, once.key, f"lease.reclaim:{lease_id}")
+
+    async def make() -> tuple[int, dict[str, Any]]:
+        row = await _party_to(uow, seller_id, lease_id)
+        if row.seller_id != seller_id:
+            raise ProblemError(
+                403, "lease-seller-only", "Forbidden", "only the lease's seller may reclaim it"
+            )
+        shown = lease_out(row, uow.now)
+        refusal = reclaim_refusal(tier=row.tier, status=shown.status)
+        if refusal is not None:
+            raise ProblemError(409, refusal.value, "Cannot reclaim", RECLAIM_REFUSED[refusal])
+        assert row.offer_id is not None
+        assert row.gpu is not None
+        command = LeaseReclaimRequested(
+            lease_id=lease_id,
+            buyer_id=row.buyer_id,
+            offer_id=row.offer_id,
+            seller_id=seller_id,
+            gpu=row.gpu,
+            requested_at=uow.now,
+        )
+        send(uow, CAPACITY_COMMANDS, row.gpu, command, event_id)
+        return 202, shown.model_dump(mode="json")
+
+    return await run_once(uow, once, make)
 
 
 async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: Once) -> Outcome:

@@ -6,7 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
+from gpux_contracts.offers import (
+    DEFAULT_NOTICE_SECONDS,
+    OfferAccepted,
+    OfferStatusChanged,
+    OfferSubmitted,
+)
 from gpux_gateway.domain.offers import FIRST_REVISION
 
 
@@ -32,6 +37,14 @@ class OfferRow:
     updated_at: datetime
     revision: int = FIRST_REVISION
     """The revision pricing accepted that the price and GPUs are of."""
+    interruptible_price_micros: int | None = None
+    """With tier on_demand: the price of the same GPUs sold as interruptible leases."""
+    interruption_notice_seconds: int = DEFAULT_NOTICE_SECONDS
+    """How long before an interruption its lease is told."""
+    capacity_gpus: int | None = None
+    """The offer's GPUs as the book last reported them (None until it does)."""
+    leased_gpus: int | None = None
+    """GPUs held by leases as the book last reported them (None until it does)."""
 
 
 class OffersRepository(Protocol):
@@ -56,10 +69,12 @@ class OffersRepository(Protocol):
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
         """Take a status report of pricing or the book as ``domain.offers.after_report`` says
-        (a closed offer stays closed, a live one stays live through a change)."""
+        (a closed offer stays closed, one on the book stays as the book reported it through a
+        change), and the capacity and leased GPUs the report carries (a report without them
+        keeps those shown)."""
         ...
 
     async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
-        """Show the price and GPUs of a change pricing accepted, unless a later revision is
-        shown or the offer closed (``domain.offers.change_applies``)."""
+        """Show the prices, notice and GPUs of a change pricing accepted, unless a later
+        revision is shown or the offer closed (``domain.offers.change_applies``)."""
         ...

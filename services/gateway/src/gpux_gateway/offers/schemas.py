@@ -7,7 +7,13 @@ from datetime import datetime
 from pydantic import AwareDatetime, BaseModel, Field
 
 from gpux_contracts.money import Currency, DecimalAmount
-from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_contracts.offers import (
+    DEFAULT_NOTICE_SECONDS,
+    MAX_NOTICE_SECONDS,
+    BillingGranularity,
+    Tier,
+)
+from gpux_gateway.domain.offers import pool_shown
 from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
 from gpux_gateway.offers.repository import OfferRow
 
@@ -24,6 +30,18 @@ class OfferIn(Strict):
     region: Region | None = None
     min_hours: int | None = Field(default=None, ge=1, le=8760)
     available_until: AwareDatetime | None = None
+    interruptible_price_per_gpu_hour: Price | None = Field(
+        default=None,
+        description="With `tier` on_demand only: also sell the same GPUs as interruptible"
+        " leases at this price (at most `price_per_gpu_hour`); they run on free GPUs and are"
+        " interrupted with notice when an on-demand buyer needs them.",
+    )
+    interruption_notice_seconds: int = Field(
+        default=DEFAULT_NOTICE_SECONDS,
+        ge=DEFAULT_NOTICE_SECONDS,
+        le=MAX_NOTICE_SECONDS,
+        description="How long before an interruption its lease is told (120 s to 1 day).",
+    )
 
 
 class OfferBatchIn(Strict):
@@ -33,18 +51,28 @@ class OfferBatchIn(Strict):
 
 
 class OfferChange(Strict):
-    """A new price or GPU count for an offer (at least one)."""
+    """A new price, interruptible price or capacity for an offer (at least one)."""
 
-    price_per_gpu_hour: Price | None = None
-    gpus: int | None = Field(default=None, ge=1, le=4096)
+    price_per_gpu_hour: Price | None = Field(
+        default=None, description="The new price of the offer's `tier`."
+    )
+    gpus: int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="The new capacity; below what is leased now it takes effect as leases end.",
+    )
+    interruptible_price_per_gpu_hour: Price | None = Field(
+        default=None, description="A new interruptible price (an on-demand offer only)."
+    )
 
 
 STATUS_DESCRIPTION = (
     "Where the offer stands: `pending` (submitted, pricing has not decided), `accepted`"
-    " (pricing validated it; on its way to the book), `live` (on the book with GPUs"
-    " remaining), `rejected` (refused by pricing, `reason` says why), `withdrawn` (taken off"
-    " by its seller), `exhausted` (every GPU sold) or `expired` (`available_until` passed)."
-    " The last four are final."
+    " (pricing validated it; on its way to the book), `live` (on the book with free GPUs),"
+    " `exhausted` (on the book, every GPU leased now: live again when a lease gives GPUs"
+    " back), `rejected` (refused by pricing, `reason` says why), `withdrawn` (taken off by"
+    " its seller) or `expired` (`available_until` passed). The last three are final."
 )
 
 
@@ -53,9 +81,21 @@ class OfferOut(BaseModel):
 
     id: str
     gpu: str
-    gpus: int
-    remaining_gpus: int
-    price_per_gpu_hour: DecimalAmount
+    gpus: int = Field(description="The capacity the seller asked for (as pricing accepted it).")
+    capacity_gpus: int = Field(
+        description="The pool's GPUs as the book holds them (`gpus` until the book reports)."
+    )
+    leased_gpus: int = Field(
+        description="GPUs held by leases now (until the book reports: `gpus` less the free)."
+    )
+    remaining_gpus: int = Field(description="Free now: what can be sold (capacity − leased).")
+    price_per_gpu_hour: DecimalAmount = Field(description="The price of the offer's `tier`.")
+    interruptible_price_per_gpu_hour: DecimalAmount | None = Field(
+        description="With tier on_demand: the price of the same GPUs sold interruptible."
+    )
+    interruption_notice_seconds: int = Field(
+        description="How long before an interruption its lease is told."
+    )
     currency: Currency
     tier: Tier
     billing: BillingGranularity
@@ -78,5 +118,19 @@ class OfferBatchOut(BaseModel):
 
 
 def offer_out(row: OfferRow) -> OfferOut:
-    """The seller's view of a stored offer."""
-    return from_row(OfferOut, row, price_per_gpu_hour=amount(row.price_micros))
+    """The seller's view of a stored offer, its pool as the book last reported it."""
+    pool = pool_shown(
+        gpus=row.gpus,
+        remaining_gpus=row.remaining_gpus,
+        capacity_gpus=row.capacity_gpus,
+        leased_gpus=row.leased_gpus,
+    )
+    interruptible = row.interruptible_price_micros
+    return from_row(
+        OfferOut,
+        row,
+        price_per_gpu_hour=amount(row.price_micros),
+        interruptible_price_per_gpu_hour=None if interruptible is None else amount(interruptible),
+        capacity_gpus=pool.capacity_gpus,
+        leased_gpus=pool.leased_gpus,
+    )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from gpux_contracts.events import Payload
@@ -10,7 +11,7 @@ from gpux_contracts.ids import new_id
 from gpux_contracts.offers import OfferChangeRequested, OfferSubmitted, OfferWithdrawalRequested
 from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
-from gpux_gateway.domain.offers import change_problem, is_closed
+from gpux_gateway.domain.offers import change_problem, interruptible_price_problem, is_closed
 from gpux_gateway.domain.windows import window_problem
 from gpux_gateway.entrypoints.schemas import Page, field_error, id_page
 from gpux_gateway.offers.repository import OfferRow
@@ -39,11 +40,22 @@ async def _submit(
     return row
 
 
+def _check(offer: OfferIn, at: tuple[str | int, ...], now: datetime) -> None:
+    """Refuse, as a 422 naming the field under ``at``, what no schema states of an offer: its
+    window (``domain.windows``) and its interruptible price (``domain.offers``)."""
+    problem = window_problem(offer.available_until, now)
+    if problem:
+        raise field_error((*at, "available_until"), problem)
+    problem = interruptible_price_problem(
+        offer.tier, offer.price_per_gpu_hour, offer.interruptible_price_per_gpu_hour
+    )
+    if problem:
+        raise field_error((*at, "interruptible_price_per_gpu_hour"), problem)
+
+
 async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once: Once) -> Outcome:
     """Submit one offer (status pending until pricing decides), once per Idempotency-Key."""
-    problem = window_problem(offer.available_until, uow.now)
-    if problem:
-        raise field_error(("body", "available_until"), problem)
+    _check(offer, ("body",), uow.now)
 
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _submit(uow, seller_id, offer, command_id(seller_id, once.key, "offer"))
@@ -55,11 +67,9 @@ async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once
 async def submit_many(
     uow: GatewayUnitOfWork, *, seller_id: str, batch: OfferBatchIn, once: Once
 ) -> Outcome:
-    """Submit many offers together: one bad window refuses them all."""
+    """Submit many offers together: one bad offer refuses them all."""
     for position, offer in enumerate(batch.offers):
-        problem = window_problem(offer.available_until, uow.now)
-        if problem:
-            raise field_error(("body", "offers", position, "available_until"), problem)
+        _check(offer, ("body", "offers", position), uow.now)
 
     async def make() -> tuple[int, dict[str, Any]]:
         rows = [
@@ -93,17 +103,26 @@ def _command(uow: GatewayUnitOfWork, row: OfferRow, payload: Payload) -> None:
 async def change(
     uow: GatewayUnitOfWork, *, seller_id: str, offer_id: str, body: OfferChange
 ) -> OfferOut:
-    """Ask pricing to re-price or resize an open offer; answers the offer as it stands."""
-    problem = change_problem(body.price_per_gpu_hour, body.gpus)
+    """Ask pricing to re-price or resize an open offer; answers the offer as it stands.
+
+    A new interruptible price is for an on-demand offer only, and at most the on-demand price
+    when the same change sets that too (else pricing checks it against the price it holds).
+    """
+    interruptible = body.interruptible_price_per_gpu_hour
+    problem = change_problem(body.price_per_gpu_hour, body.gpus, interruptible)
     if problem:
         raise field_error(("body",), problem)
     row = await _own_open_offer(uow, seller_id, offer_id)
+    problem = interruptible_price_problem(row.tier, body.price_per_gpu_hour, interruptible)
+    if problem:
+        raise field_error(("body", "interruptible_price_per_gpu_hour"), problem)
     command = OfferChangeRequested(
         offer_id=offer_id,
         seller_id=seller_id,
         gpu=row.gpu,
         price_per_gpu_hour=body.price_per_gpu_hour,
         gpus=body.gpus,
+        interruptible_price_per_gpu_hour=interruptible,
     )
     _command(uow, row, command)
     return offer_out(row)

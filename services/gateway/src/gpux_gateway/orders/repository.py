@@ -33,6 +33,15 @@ class OrderRow:
     shortfall_currency: str | None
     created_at: datetime
     updated_at: datetime
+    wallet_currency: str | None = None
+    """The wallet the buyer pays from (None: ``currency``'s)."""
+    cap_from_billing: bool = False
+    """Whether ``max_price_micros`` is the cap billing funded a market order at, not the
+    buyer's own (a re-buy goes without it, as the buyer placed the order)."""
+    rebuy_on_interruption: bool = False
+    """Whether an interrupted lease of this order is bought again."""
+    rebuy_of: str | None = None
+    """The interrupted lease this order re-buys, if it does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +59,10 @@ class FillRow:
     billing: str
     hours: int | None
     executed_at: datetime
+    offer_id: str | None = None
+    """The offer the fill took (None for fills kept before the view stored it)."""
+    starts_at: datetime | None = None
+    """When its lease starts, if later than ``executed_at`` (a preempting trade's)."""
 
 
 class OrdersRepository(Protocol):
@@ -85,5 +98,5 @@ class OrdersRepository(Protocol):
 
     async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
         """Show the price a market order without one was held and limited at (a price the
-        buyer set is never replaced)."""
+        buyer set is never replaced; ``cap_from_billing`` then says whose it is)."""
         ...

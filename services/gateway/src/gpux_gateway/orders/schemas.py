@@ -38,6 +38,12 @@ class OrderIn(Strict):
     expires_at: AwareDatetime | None = Field(
         default=None, description="When a `gtd` order leaves the book (required for `gtd` only)."
     )
+    rebuy_on_interruption: bool = Field(
+        default=False,
+        description="When a lease of this order is interrupted, place the same order again"
+        " (same type, limit or cap, tier, region, hours, time in force and wallet; the lease's"
+        " GPUs), so a checkpointing job resumes on the next cheapest capacity.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> OrderIn:
@@ -79,6 +85,12 @@ class OrderOut(BaseModel):
         description="With `insufficient_funds`: how much is missing, in `shortfall_currency`."
     )
     shortfall_currency: Currency | None
+    rebuy_on_interruption: bool = Field(
+        description="Whether an interrupted lease of this order is bought again."
+    )
+    rebuy_of: str | None = Field(
+        description="The interrupted lease this order re-buys (null: the buyer placed it)."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -86,7 +98,8 @@ class OrderOut(BaseModel):
 class OrderFillOut(BaseModel):
     """One fill of an order: GPUs it got from one offer, at the resting side's price."""
 
-    trade_id: str
+    trade_id: str = Field(description="Also the id of the lease the fill opened.")
+    offer_id: str | None = Field(description="The offer it took.")
     gpus: int
     price_per_gpu_hour: DecimalAmount
     currency: Currency
@@ -94,6 +107,10 @@ class OrderFillOut(BaseModel):
     billing: BillingGranularity
     hours: int | None
     executed_at: datetime
+    starts_at: datetime | None = Field(
+        description="When its lease starts, if later than `executed_at`: the GPUs are an"
+        " interrupted lease's until then (an on-demand order that preempted it)."
+    )
 
 
 class OrderDetailOut(OrderOut):

@@ -30,6 +30,7 @@ from gpux_gateway.orders.schemas import (
 from gpux_gateway.service.access import not_found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
+from gpux_gateway.service.placing import place_order
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.problems import ProblemError
 
@@ -54,11 +55,11 @@ async def place(
 
     async def make() -> tuple[int, dict[str, Any]]:
         command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **order.model_dump())
-        row = await uow.orders.add(command, uow.now)
         if unknown_gpu:
+            row = await uow.orders.add(command, uow.now)
             row = await _refuse(uow, row, command, UNKNOWN_GPU)
         else:
-            send(uow, ORDERS_COMMANDS, command.gpu, command, event_id)
+            row = await place_order(uow, command, event_id)
         return 202, order_out(row).model_dump(mode="json")
 
     return await run_once(uow, once, make)

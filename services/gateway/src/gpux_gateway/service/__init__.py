@@ -2,14 +2,16 @@
 
 Each handler takes the unit of work of its batch and the event; ``entrypoints.kafka`` builds
 one batched subscriber per topic from this map. Beside the handlers, what the resources'
-services share: refusals as problems (``access``), command envelopes (``commands``) and
-idempotent creation (``idempotency``).
+services share: refusals as problems (``access``), command envelopes (``commands``),
+idempotent creation (``idempotency``) and placing an order (``placing``, which the re-buy of
+an interrupted lease, ``rebuy``, takes too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.events import Payload
 from gpux_contracts.leases import (
     LeaseCharged,
@@ -51,6 +53,7 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
         LeaseCharged: leases.on_charged,
         LeasesSettled: leases.on_settled,
         LeaseLowBalance: leases.on_low_balance,
+        LeaseInterruptionNoticed: leases.on_interruption_noticed,
         LeaseEnded: leases.on_ended,
     },
     BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},

@@ -2,14 +2,24 @@
 
 A charge comes one by one (``lease.charged``: a trade's first hour, a stop, or a billing
 configured ``per_lease``) or aggregated per batch of the settlement loop (``leases.settled``);
-both carry the lease's running totals, applied the same way, so the views are the same.
+both carry the lease's running totals, applied the same way, so the views are the same. An
+interruptible lease is told when it will be interrupted (``lease.interruption_notice``); when
+it ends ``interrupted``, its order may be bought again (``service.rebuy``).
 """
 
 from __future__ import annotations
 
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.events import Envelope
-from gpux_contracts.leases import LeaseCharged, LeaseEnded, LeaseLowBalance, LeaseOpened
+from gpux_contracts.leases import (
+    LeaseCharged,
+    LeaseEnded,
+    LeaseEndReason,
+    LeaseLowBalance,
+    LeaseOpened,
+)
 from gpux_contracts.settlement import LeasesSettled
+from gpux_gateway.service import rebuy
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
@@ -33,6 +43,16 @@ async def on_low_balance(uow: GatewayUnitOfWork, event: Envelope[LeaseLowBalance
     await uow.leases.apply_low_balance(event.payload, uow.now)
 
 
+async def on_interruption_noticed(
+    uow: GatewayUnitOfWork, event: Envelope[LeaseInterruptionNoticed]
+) -> None:
+    """Show that the lease is interrupting: when it ends, why, and when that was decided."""
+    await uow.leases.apply_notice(event.payload, uow.now)
+
+
 async def on_ended(uow: GatewayUnitOfWork, event: Envelope[LeaseEnded]) -> None:
-    """End the lease for good with its final totals."""
+    """End the lease for good with its final totals; an interrupted one's order may ask to be
+    bought again."""
     await uow.leases.apply_ended(event.payload, uow.now)
+    if event.payload.reason is LeaseEndReason.INTERRUPTED:
+        await rebuy.after_interruption(uow, event.payload.lease_id)

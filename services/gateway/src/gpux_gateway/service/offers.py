@@ -10,14 +10,15 @@ from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
 async def on_status_changed(uow: GatewayUnitOfWork, event: Envelope[OfferStatusChanged]) -> None:
-    """Show the offer's status, reason and remaining GPUs, unless the report would undo a
-    newer state (``domain.offers.after_report``)."""
+    """Show the offer's status, reason and free GPUs (with the book's capacity and leased
+    GPUs), unless the report would undo a newer state (``domain.offers.after_report``): an
+    exhausted offer is live again when the book says so."""
     await uow.offers.apply_status(event.payload, uow.now)
 
 
 async def on_accepted(uow: GatewayUnitOfWork, event: Envelope[OfferAccepted]) -> None:
-    """Show the price and GPUs of a change pricing accepted (a re-price, a resize) once it is
-    accepted: the seller reads what it changed as soon as pricing confirmed it."""
+    """Show the prices and GPUs of a change pricing accepted (a re-price, a resize) once it
+    is accepted: the seller reads what it changed as soon as pricing confirmed it."""
     if event.payload.revision > FIRST_REVISION:  # the first is the offer as submitted: shown
         await uow.offers.apply_accepted(event.payload, uow.now)
 

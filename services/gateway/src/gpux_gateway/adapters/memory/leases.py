@@ -6,7 +6,9 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
@@ -17,11 +19,11 @@ from gpux_contracts.leases import (
 from gpux_contracts.money import to_micros
 from gpux_contracts.settlement import LeaseCharges
 from gpux_gateway.adapters.memory.state import GatewayState, id_page
-from gpux_gateway.domain.leases import totals_apply, totals_micros
+from gpux_gateway.domain.leases import lease_status, totals_apply, totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 
-def _new(lease_id: str, buyer_id: str, wallet_currency: str, now: datetime) -> LeaseRow:
+def _new(lease_id: str, buyer_id: str, wallet_currency: str | None, now: datetime) -> LeaseRow:
     """A row as the table's defaults make it: running, not opened, nothing charged."""
     return LeaseRow(
         id=lease_id,
@@ -55,6 +57,14 @@ def _new(lease_id: str, buyer_id: str, wallet_currency: str, now: datetime) -> L
     )
 
 
+T = TypeVar("T")
+
+
+def _either(held: T | None, event: T | None) -> T | None:
+    """What the row holds, else what the event says (SQL's ``coalesce(held, event)``)."""
+    return event if held is None else held
+
+
 class MemoryLeases:
     """Leases in ``GatewayState.leases``."""
 
@@ -68,16 +78,29 @@ class MemoryLeases:
             return None
         return row
 
-    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
-        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
+    async def page(
+        self, which: LeaseFilter, *, after: str | None, limit: int, now: datetime
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows at ``now``, in id order, after the
+        cursor lease."""
 
         def shown(r: LeaseRow) -> bool:
             side = (which.role != "seller" and r.buyer_id == which.account_id) or (
                 which.role != "buyer" and r.seller_id == which.account_id
             )
-            return r.opened and side and (which.status is None or r.status == which.status)
+            status = lease_status(
+                ended=r.status == "ended",
+                interrupt_at=r.interrupt_at,
+                started_at=r.started_at,
+                now=now,
+            )
+            return r.opened and side and (which.status is None or status == which.status)
 
         return id_page(filter(shown, self._state.leases.values()), after, limit)
+
+    async def current(self, lease_id: str) -> LeaseRow | None:
+        """The lease as this unit leaves it so far (memory writes at once), whoever's it is."""
+        return self._state.leases.get(lease_id)
 
     async def earnings(self, seller_id: str) -> list[Earnings]:
         """Per offer currency: the sums of the running totals of the leases the account sells."""
@@ -128,18 +151,20 @@ class MemoryLeases:
         buyer_id: str,
         seller_id: str | None,
         currency: str | None,
-        wallet_currency: str,
+        wallet_currency: str | None,
         now: datetime,
     ) -> LeaseRow:
-        """The lease's row, made from what the event knows if it has none yet."""
+        """The lease's row, made from what the event knows if it has none yet (what the row
+        lacks is taken from the event, as the upserts' coalesce does)."""
         held = self._state.leases.get(lease_id)
         if held is None:
             row = _new(lease_id, buyer_id, wallet_currency, now)
             return dataclasses.replace(row, seller_id=seller_id, currency=currency)
         return dataclasses.replace(
             held,
-            seller_id=held.seller_id if held.seller_id is not None else seller_id,
-            currency=held.currency if held.currency is not None else currency,
+            seller_id=_either(held.seller_id, seller_id),
+            currency=_either(held.currency, currency),
+            wallet_currency=_either(held.wallet_currency, wallet_currency),
         )
 
     def _reported(self, event: LeaseCharged | LeaseCharges | LeaseEnded, now: datetime) -> LeaseRow:
@@ -184,6 +209,25 @@ class MemoryLeases:
             warning.as_of if row.low_balance_at is None else min(row.low_balance_at, warning.as_of)
         )
         self._state.leases[row.id] = dataclasses.replace(row, low_balance_at=first, updated_at=now)
+
+    async def apply_notice(self, notice: LeaseInterruptionNoticed, now: datetime) -> None:
+        """Note the lease's interruption (the first notice read stays)."""
+        row = self._ensure(
+            notice.lease_id,
+            buyer_id=notice.buyer_id,
+            seller_id=notice.seller_id,
+            currency=None,
+            wallet_currency=None,
+            now=now,
+        )
+        self._state.leases[row.id] = dataclasses.replace(
+            row,
+            offer_id=_either(row.offer_id, notice.offer_id),
+            interrupt_at=_either(row.interrupt_at, notice.interrupt_at),
+            interruption_cause=_either(row.interruption_cause, notice.cause.value),
+            interruption_noticed_at=_either(row.interruption_noticed_at, notice.noticed_at),
+            updated_at=now,
+        )
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
         """End the lease for good (the first end read stays) and take its final totals."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
+from decimal import Decimal
 
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
@@ -13,6 +14,15 @@ from gpux_gateway.domain.offers import Standing, after_report, change_applies
 from gpux_gateway.domain.orders import report_applies
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
+
+
+def _micros(price: Decimal | None) -> int | None:
+    return None if price is None else to_micros(price)
+
+
+def _either(reported: int | None, shown: int | None) -> int | None:
+    """What a report says, or what is shown when it says nothing (SQL's coalesce)."""
+    return shown if reported is None else reported
 
 
 class MemoryOffers:
@@ -42,6 +52,8 @@ class MemoryOffers:
             reason=None,
             created_at=now,
             updated_at=now,
+            interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
+            interruption_notice_seconds=offer.interruption_notice_seconds,
         )
         self._state.offers[row.id] = row
         return row
@@ -57,7 +69,8 @@ class MemoryOffers:
         return id_page(owned, after, limit)
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
-        """Take a status report as ``domain.offers.after_report`` says."""
+        """Take a status report as ``domain.offers.after_report`` says, with the capacity and
+        leased GPUs it carries (a report without them keeps those shown)."""
         row = await self.get(change.seller_id, change.offer_id)
         if row is None:
             return
@@ -70,11 +83,13 @@ class MemoryOffers:
                 status=shown.status,
                 reason=shown.reason,
                 remaining_gpus=shown.remaining_gpus,
+                capacity_gpus=_either(change.capacity_gpus, row.capacity_gpus),
+                leased_gpus=_either(change.leased_gpus, row.leased_gpus),
                 updated_at=now,
             )
 
     async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
-        """Show the price and GPUs of a later accepted revision of an open offer."""
+        """Show the prices, notice and GPUs of a later accepted revision of an open offer."""
         offer = accepted.offer
         row = await self.get(offer.seller_id, offer.offer_id)
         if row is None:
@@ -87,6 +102,8 @@ class MemoryOffers:
                 price_micros=to_micros(offer.price_per_gpu_hour),
                 gpus=offer.gpus,
                 revision=accepted.revision,
+                interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
+                interruption_notice_seconds=offer.interruption_notice_seconds,
                 updated_at=now,
             )
 
@@ -123,6 +140,9 @@ class MemoryOrders:
             shortfall_currency=None,
             created_at=now,
             updated_at=now,
+            wallet_currency=None if order.wallet_currency is None else order.wallet_currency.value,
+            rebuy_on_interruption=order.rebuy_on_interruption,
+            rebuy_of=order.rebuy_of,
         )
         self._state.orders[row.id] = row
         return row
@@ -187,10 +207,14 @@ class MemoryOrders:
             billing=trade.billing,
             hours=trade.hours,
             executed_at=trade.executed_at,
+            offer_id=trade.offer_id,
+            starts_at=trade.starts_at,
         )
 
     async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
         """Show a market order's held cap where it has no price of its own."""
         row = await self.get(buyer_id, order_id)
         if row is not None and row.max_price_micros is None:
-            self._state.orders[row.id] = dataclasses.replace(row, max_price_micros=cap_micros)
+            self._state.orders[row.id] = dataclasses.replace(
+                row, max_price_micros=cap_micros, cap_from_billing=True
+            )

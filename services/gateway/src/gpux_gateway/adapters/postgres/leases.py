@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
@@ -47,6 +48,7 @@ APPLY_TOTALS = (
     " ON CONFLICT (id) DO UPDATE SET"
     " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
     " currency = coalesce(l.currency, EXCLUDED.currency),"
+    " wallet_currency = coalesce(l.wallet_currency, EXCLUDED.wallet_currency),"
     " period = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
     " THEN EXCLUDED.period ELSE l.period END,"
     " charged_through = CASE WHEN l.period IS NULL OR l.period <= EXCLUDED.period"
@@ -68,7 +70,36 @@ APPLY_LOW_BALANCE = (
     " VALUES ($1, $2, $3, $4, $5)"
     " ON CONFLICT (id) DO UPDATE SET"
     " low_balance_at = least(l.low_balance_at, EXCLUDED.low_balance_at),"
+    " wallet_currency = coalesce(l.wallet_currency, EXCLUDED.wallet_currency),"
     " updated_at = EXCLUDED.updated_at"
+)
+
+# The first notice read stays; one read before the lease's opening makes its row (its wallet
+# currency comes with another event).
+APPLY_NOTICE = (
+    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, offer_id, interrupt_at,"
+    " interruption_cause, interruption_noticed_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+    " ON CONFLICT (id) DO UPDATE SET"
+    " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
+    " offer_id = coalesce(l.offer_id, EXCLUDED.offer_id),"
+    " interrupt_at = coalesce(l.interrupt_at, EXCLUDED.interrupt_at),"
+    " interruption_cause = coalesce(l.interruption_cause, EXCLUDED.interruption_cause),"
+    " interruption_noticed_at = coalesce(l.interruption_noticed_at,"
+    " EXCLUDED.interruption_noticed_at),"
+    " updated_at = EXCLUDED.updated_at"
+)
+
+# A page of the leases an account rents ($2 not 'seller') or provides ($2 not 'buyer'), in
+# status $3 as domain.leases.lease_status tells it at $6 (the listing's instant).
+PAGE = (
+    "SELECT * FROM gateway.leases WHERE opened"
+    " AND (($2::text IS DISTINCT FROM 'seller' AND buyer_id = $1)"
+    " OR ($2::text IS DISTINCT FROM 'buyer' AND seller_id = $1))"
+    " AND ($3::text IS NULL OR $3 = CASE WHEN status = 'ended' THEN 'ended'"
+    " WHEN interrupt_at IS NOT NULL THEN 'interrupting'"
+    " WHEN started_at > $6 THEN 'scheduled' ELSE 'running' END)"
+    " AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5"
 )
 
 # The first end read stays: a lease that ended keeps its reason, instant and unpaid amount.
@@ -104,21 +135,27 @@ class PostgresLeases(DeferredRepository):
         )
         return None if row is None else LeaseRow(**dict(row))
 
-    async def page(self, which: LeaseFilter, *, after: str | None, limit: int) -> list[LeaseRow]:
-        """Up to ``limit`` of the leases ``which`` shows, in id order, after the cursor lease."""
+    async def page(
+        self, which: LeaseFilter, *, after: str | None, limit: int, now: datetime
+    ) -> list[LeaseRow]:
+        """Up to ``limit`` of the leases ``which`` shows at ``now``, in id order, after the
+        cursor lease."""
         rows = await self._conn.fetch(
-            "SELECT * FROM gateway.leases WHERE opened"
-            " AND (($2::text IS DISTINCT FROM 'seller' AND buyer_id = $1)"
-            " OR ($2::text IS DISTINCT FROM 'buyer' AND seller_id = $1))"
-            " AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR id > $4)"
-            " ORDER BY id LIMIT $5",
+            PAGE,
             which.account_id,
             which.role,
             which.status,
             after,
             limit,
+            now,
         )
         return [LeaseRow(**dict(r)) for r in rows]
+
+    async def current(self, lease_id: str) -> LeaseRow | None:
+        """The lease as this unit leaves it so far: the unit's queued writes run first."""
+        await self._deferred.run(self._conn)
+        row = await self._conn.fetchrow("SELECT * FROM gateway.leases WHERE id = $1", lease_id)
+        return None if row is None else LeaseRow(**dict(row))
 
     async def earnings(self, seller_id: str) -> list[Earnings]:
         """Per offer currency: the sums of the running totals of the leases the account sells."""
@@ -194,6 +231,20 @@ class PostgresLeases(DeferredRepository):
             warning.buyer_id,
             warning.wallet_currency.value,
             warning.as_of,
+            now,
+        )
+
+    async def apply_notice(self, notice: LeaseInterruptionNoticed, now: datetime) -> None:
+        """Note the lease's interruption (at the commit; the first notice read stays)."""
+        self._deferred.add(
+            APPLY_NOTICE,
+            notice.lease_id,
+            notice.buyer_id,
+            notice.seller_id,
+            notice.offer_id,
+            notice.interrupt_at,
+            notice.cause.value,
+            notice.noticed_at,
             now,
         )
 

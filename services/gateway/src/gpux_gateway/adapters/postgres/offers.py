@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_gateway.adapters.postgres.deferred import DeferredRepository
-from gpux_gateway.domain.offers import CLOSED
+from gpux_gateway.domain.offers import CLOSED, ON_BOOK
 from gpux_gateway.offers.repository import OfferRow
 
 # domain.offers.after_report, set-based: a closed offer stays closed, nothing goes back to
-# pending, pricing's `accepted` leaves a live offer live with the book's GPUs (its reason shows).
+# pending, pricing's `accepted` leaves an offer on the book as the book reported it (its reason
+# shows); the capacity and leased GPUs of a report without them ($8, $9 null) stay as shown.
 APPLY_STATUS = (
     "UPDATE gateway.offers SET"
-    " status = CASE WHEN status = 'live' AND $3 = 'accepted' THEN status ELSE $3 END,"
-    " remaining_gpus = CASE WHEN status = 'live' AND $3 = 'accepted'"
+    " status = CASE WHEN status = ANY($10::text[]) AND $3 = 'accepted' THEN status ELSE $3 END,"
+    " remaining_gpus = CASE WHEN status = ANY($10::text[]) AND $3 = 'accepted'"
     " THEN remaining_gpus ELSE $5 END,"
+    " capacity_gpus = coalesce($8, capacity_gpus), leased_gpus = coalesce($9, leased_gpus),"
     " reason = $4, updated_at = $6"
     " WHERE id = $1 AND seller_id = $2 AND status <> ALL($7::text[]) AND $3 <> 'pending'"
 )
 # domain.offers.change_applies: a later revision, on an offer still open.
 APPLY_ACCEPTED = (
-    "UPDATE gateway.offers SET price_micros = $3, gpus = $4, revision = $5, updated_at = $6"
+    "UPDATE gateway.offers SET price_micros = $3, gpus = $4, revision = $5, updated_at = $6,"
+    " interruptible_price_micros = $8, interruption_notice_seconds = $9"
     " WHERE id = $1 AND seller_id = $2 AND revision < $5 AND status <> ALL($7::text[])"
 )
+
+
+def _micros(price: Decimal | None) -> int | None:
+    return None if price is None else to_micros(price)
 
 
 class PostgresOffers(DeferredRepository):
@@ -35,9 +43,9 @@ class PostgresOffers(DeferredRepository):
         row = await self._conn.fetchrow(
             "INSERT INTO gateway.offers (id, seller_id, gpu, gpus, remaining_gpus, price_micros,"
             " currency, tier, billing, region, min_hours, available_until, status, created_at,"
-            " updated_at)"
-            " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12)"
-            " RETURNING *",
+            " updated_at, interruptible_price_micros, interruption_notice_seconds)"
+            " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12,"
+            " $13, $14) RETURNING *",
             offer.offer_id,
             offer.seller_id,
             offer.gpu,
@@ -50,6 +58,8 @@ class PostgresOffers(DeferredRepository):
             offer.min_hours,
             offer.available_until,
             now,
+            _micros(offer.interruptible_price_per_gpu_hour),
+            offer.interruption_notice_seconds,
         )
         assert row is not None
         return OfferRow(**dict(row))
@@ -83,10 +93,13 @@ class PostgresOffers(DeferredRepository):
             change.remaining_gpus,
             now,
             sorted(CLOSED),
+            change.capacity_gpus,
+            change.leased_gpus,
+            sorted(ON_BOOK),
         )
 
     async def apply_accepted(self, accepted: OfferAccepted, now: datetime) -> None:
-        """Show the price and GPUs of a later accepted revision (at the commit)."""
+        """Show the prices, notice and GPUs of a later accepted revision (at the commit)."""
         offer = accepted.offer
         self._deferred.add(
             APPLY_ACCEPTED,
@@ -97,4 +110,6 @@ class PostgresOffers(DeferredRepository):
             accepted.revision,
             now,
             sorted(CLOSED),
+            _micros(offer.interruptible_price_per_gpu_hour),
+            offer.interruption_notice_seconds,
         )

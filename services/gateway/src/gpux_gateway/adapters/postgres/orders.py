@@ -18,13 +18,14 @@ APPLY_STATUS = (
 )
 ADD_FILL = (
     "INSERT INTO gateway.order_fills (trade_id, order_id, buyer_id, gpus, price_micros,"
-    " currency, tier, billing, hours, executed_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trade_id) DO NOTHING"
+    " currency, tier, billing, hours, executed_at, offer_id, starts_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " ON CONFLICT (trade_id) DO NOTHING"
 )
 
 # The cap billing held a market order at, shown where the buyer gave none.
 APPLY_CAP = (
-    "UPDATE gateway.orders SET max_price_micros = $3"
+    "UPDATE gateway.orders SET max_price_micros = $3, cap_from_billing = true"
     " WHERE id = $1 AND buyer_id = $2 AND max_price_micros IS NULL"
 )
 
@@ -38,9 +39,9 @@ class PostgresOrders(DeferredRepository):
         row = await self._conn.fetchrow(
             "INSERT INTO gateway.orders (id, buyer_id, gpu, gpus, filled_gpus, remaining_gpus,"
             " type, max_price_micros, currency, tier, region, hours, time_in_force, expires_at,"
-            " status, created_at, updated_at)"
+            " status, created_at, updated_at, wallet_currency, rebuy_on_interruption, rebuy_of)"
             " VALUES ($1, $2, $3, $4, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending_funds',"
-            " $13, $13) RETURNING *",
+            " $13, $13, $14, $15, $16) RETURNING *",
             order.order_id,
             order.buyer_id,
             order.gpu,
@@ -54,6 +55,9 @@ class PostgresOrders(DeferredRepository):
             order.time_in_force.value,
             order.expires_at,
             now,
+            None if order.wallet_currency is None else order.wallet_currency.value,
+            order.rebuy_on_interruption,
+            order.rebuy_of,
         )
         assert row is not None
         return OrderRow(**dict(row))
@@ -116,6 +120,8 @@ class PostgresOrders(DeferredRepository):
             trade.billing,
             trade.hours,
             trade.executed_at,
+            trade.offer_id,
+            trade.starts_at,
         )
 
     async def apply_cap(self, buyer_id: str, order_id: str, cap_micros: int) -> None:
