@@ -32,7 +32,7 @@ ORDER: dict[str, Any] = {
 async def test_a_views_process_alone_places_and_publishes_the_rebuy(
     module_settings: GpuxSettings,
 ) -> None:
-    api_role = {"gateway_role": "api", "anonymous_rate_limit": "10000/minute"}
+    api_role: dict[str, Any] = {"gateway_role": "api", "anonymous_rate_limit": "10000/minute"}
     async with running(SPEC, module_settings, **api_role) as api, api.client() as client:
         key = await account(client, "buyer")
         buyer_id = (await client.get("/v1/accounts/me", headers=auth(key))).json()["id"]
