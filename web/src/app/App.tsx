@@ -1,20 +1,28 @@
 // The app: settings, the one price stream, the frame, and the page of the current path.
-import { useEffect, useRef } from "react";
+import { lazy, Suspense } from "react";
 
-import { GpuPage } from "../gpu/GpuPage";
 import { MarketPage } from "../market/MarketPage";
 import { Layout } from "./Layout";
 import { LiveProvider } from "./live";
+import { PageHeading } from "./PageHeading";
 import { Link, parseRoute, usePathname } from "./router";
 import { SettingsProvider, useSettings } from "./settings";
 import { useTitle } from "./title";
+
+// The GPU page and its chart library load when first needed: the market page needs neither.
+const GpuPage = lazy(async () => ({ default: (await import("../gpu/GpuPage")).GpuPage }));
+
+function Loading() {
+  const { t } = useSettings();
+  return <p className="note" role="status">{t.loading}</p>;
+}
 
 function NotFound() {
   const { t } = useSettings();
   useTitle(t.notFoundTitle);
   return (
     <>
-      <h1 tabIndex={-1}>{t.notFoundTitle}</h1>
+      <PageHeading>{t.notFoundTitle}</PageHeading>
       <p>{t.notFoundText}</p>
       <p>
         <Link href="/">{t.backToMarket}</Link>
@@ -26,21 +34,15 @@ function NotFound() {
 function Page() {
   const pathname = usePathname();
   const route = parseRoute(pathname);
-  const first = useRef(true);
-  // After a navigation (not the first page) the new page's heading takes the focus, so a
-  // screen reader announces it and the keyboard starts from the top of the new content.
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    document.querySelector<HTMLElement>("main h1")?.focus();
-  }, [pathname]);
   switch (route.page) {
     case "market":
       return <MarketPage />;
     case "gpu":
-      return <GpuPage key={route.id} id={route.id} />;
+      return (
+        <Suspense fallback={<Loading />}>
+          <GpuPage key={route.id} id={route.id} />
+        </Suspense>
+      );
     case "notFound":
       return <NotFound />;
   }

@@ -5,6 +5,7 @@ import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from
 export type Route = { readonly page: "market" } | { readonly page: "gpu"; readonly id: string } | { readonly page: "notFound" };
 
 const NAVIGATED = "gpux:navigated";
+let focusPending = false;
 
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "market" };
@@ -19,9 +20,11 @@ export function gpuPath(id: string): string {
 
 function subscribe(onChange: () => void): () => void {
   window.addEventListener("popstate", onChange);
+  window.addEventListener("popstate", markNavigated);
   window.addEventListener(NAVIGATED, onChange);
   return () => {
     window.removeEventListener("popstate", onChange);
+    window.removeEventListener("popstate", markNavigated);
     window.removeEventListener(NAVIGATED, onChange);
   };
 }
@@ -30,7 +33,19 @@ export function usePathname(): string {
   return useSyncExternalStore(subscribe, () => window.location.pathname);
 }
 
+function markNavigated(): void {
+  focusPending = true;
+}
+
+/** Whether the page now shown was reached by a navigation within the app (once per one). */
+export function takeNavigationFocus(): boolean {
+  const pending = focusPending;
+  focusPending = false;
+  return pending;
+}
+
 export function navigate(to: string): void {
+  markNavigated();
   window.history.pushState(null, "", to);
   window.scrollTo(0, 0);
   window.dispatchEvent(new Event(NAVIGATED));

@@ -4,6 +4,7 @@ import { useId, useState } from "react";
 
 import { api, INTERVALS, TIERS, type Candle, type Gpu, type Interval, type Tier } from "../api/client";
 import { useLiveMarket, useQuotes, useStreamGeneration } from "../app/live";
+import { PageHeading } from "../app/PageHeading";
 import { Radios } from "../app/Radios";
 import { useRefreshOnQuotes } from "../app/refresh";
 import { Link } from "../app/router";
@@ -219,7 +220,7 @@ export function GpuPage({ id }: { readonly id: string }) {
   if (gpu.status === "notFound") {
     return (
       <>
-        <h1 tabIndex={-1}>{t.notFoundTitle}</h1>
+        <PageHeading>{t.notFoundTitle}</PageHeading>
         <p>{t.gpuNotFound(id)}</p>
         <p>
           <Link href="/">{t.backToMarket}</Link>
@@ -232,7 +233,7 @@ export function GpuPage({ id }: { readonly id: string }) {
       <p className="crumbs">
         <Link href="/">{t.backToMarket}</Link>
       </p>
-      <h1 tabIndex={-1}>{data?.name ?? id}</h1>
+      <PageHeading>{data?.name ?? id}</PageHeading>
       <LoadStatus load={gpu} />
       {data !== undefined ? (
         <>

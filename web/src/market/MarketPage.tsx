@@ -5,6 +5,7 @@ import { useEffect, useId, useMemo, useRef, useState } from "react";
 
 import { api, TIERS, type Gpu } from "../api/client";
 import { useLiveMarket, useQuotes, useStreamGeneration } from "../app/live";
+import { PageHeading } from "../app/PageHeading";
 import { Radios } from "../app/Radios";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
@@ -136,7 +137,7 @@ export function MarketPage() {
   );
   return (
     <>
-      <h1 tabIndex={-1}>{t.marketHeading}</h1>
+      <PageHeading>{t.marketHeading}</PageHeading>
       <p className="lead">{t.marketIntro}</p>
       <div className="toolbar">
         <Radios
