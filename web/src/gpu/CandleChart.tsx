@@ -2,6 +2,7 @@
 // candles as a table for screen readers and keyboards. Prices become numbers only here, to
 // be drawn; every price shown as text is formatted from the API's decimal string.
 import {
+  type AutoscaleInfo,
   CandlestickSeries,
   ColorType,
   createChart,
@@ -50,6 +51,14 @@ export function CandleChart({ candles, currency, label }: { readonly candles: re
       borderDownColor: DOWN,
       wickUpColor: UP,
       wickDownColor: DOWN,
+      // A flat market (one price) still gets a readable axis: at least ±2 % around it.
+      autoscaleInfoProvider: (original: () => AutoscaleInfo | null) => {
+        const info = original();
+        if (info?.priceRange == null) return info;
+        const { minValue, maxValue } = info.priceRange;
+        const pad = Math.max((maxValue - minValue) * 0.1, maxValue * 0.02);
+        return { ...info, priceRange: { minValue: minValue - pad, maxValue: maxValue + pad } };
+      },
     });
     const volume = chart.addSeries(HistogramSeries, {
       priceFormat: { type: "volume" },

@@ -27,8 +27,9 @@ function Side({ caption, levels, currency, side }: { readonly caption: string; r
           levels.map((level) => (
             <tr key={level.price}>
               <td className="num">{formats.money(level.price, currency)}</td>
-              <td className="num bar" style={{ "--share": `${total > 0 ? (100 * level.gpus) / total : 0}%` } as CSSProperties}>
-                {formats.number(level.gpus)}
+              <td className="num gpus">
+                <span className="bar" style={{ "--share": `${total > 0 ? (100 * level.gpus) / total : 0}%` } as CSSProperties} />
+                <span className="value">{formats.number(level.gpus)}</span>
               </td>
               <td className="num">{formats.number(level.orders)}</td>
             </tr>
