@@ -1,5 +1,8 @@
 """The demo data set: three sellers pricing in EUR, USD and GBP, and one funded buyer.
 
+Some offers are one pool sold in both tiers (an on-demand and an interruptible price), some
+only on demand, some only interruptible (the single-tier form).
+
 Prices sit near what GPU clouds asked in 2025, so the best-ask table looks like a market; every
 offer is a catalog GPU id with a price of at most 4 decimals, well inside pricing's default
 sanity band (0.01–100 EUR per GPU-hour).
@@ -27,10 +30,12 @@ class DemoOffer:
     price: str
     tier: Tier
     billing: BillingGranularity
+    interruptible_price: str | None = None
+    """An on-demand offer's interruptible price: the same GPUs sold in both tiers."""
 
     def body(self, currency: str, region: str) -> dict[str, Any]:
         """The POST /v1/offers body."""
-        return {
+        body: dict[str, Any] = {
             "gpu": self.gpu,
             "gpus": self.gpus,
             "price_per_gpu_hour": self.price,
@@ -39,6 +44,9 @@ class DemoOffer:
             "billing": self.billing.value,
             "region": region,
         }
+        if self.interruptible_price is not None:
+            body["interruptible_price_per_gpu_hour"] = self.interruptible_price
+        return body
 
 
 @dataclass(frozen=True)
@@ -68,8 +76,7 @@ SELLERS: tuple[DemoSeller, ...] = (
         "EUR",
         "eu-north",
         (
-            DemoOffer("rtx-4090", 16, "0.39", ON_DEMAND, HOUR),
-            DemoOffer("rtx-4090", 16, "0.24", SPOT, SECOND),
+            DemoOffer("rtx-4090", 16, "0.39", ON_DEMAND, HOUR, "0.24"),
             DemoOffer("a100-sxm-80gb", 8, "1.35", ON_DEMAND, HOUR),
             DemoOffer("h100-sxm", 8, "1.65", SPOT, HOUR),
             DemoOffer("l40s", 8, "0.79", ON_DEMAND, SECOND),
@@ -81,7 +88,7 @@ SELLERS: tuple[DemoSeller, ...] = (
         "USD",
         "us-south",
         (
-            DemoOffer("h100-sxm", 16, "2.49", ON_DEMAND, SECOND),
+            DemoOffer("h100-sxm", 16, "2.49", ON_DEMAND, SECOND, "1.49"),
             DemoOffer("a100-sxm-80gb", 8, "0.99", SPOT, SECOND),
             DemoOffer("rtx-4090", 8, "0.44", ON_DEMAND, SECOND),
             DemoOffer("h200", 8, "3.29", ON_DEMAND, HOUR),
@@ -95,8 +102,7 @@ SELLERS: tuple[DemoSeller, ...] = (
         "uk-south",
         (
             DemoOffer("h100-sxm", 8, "1.99", ON_DEMAND, HOUR),
-            DemoOffer("rtx-5090", 8, "0.55", ON_DEMAND, HOUR),
-            DemoOffer("rtx-5090", 8, "0.36", SPOT, SECOND),
+            DemoOffer("rtx-5090", 8, "0.55", ON_DEMAND, HOUR, "0.36"),
             DemoOffer("h200", 8, "2.05", SPOT, SECOND),
             DemoOffer("l40s", 4, "0.65", ON_DEMAND, HOUR),
         ),
