@@ -9,6 +9,16 @@
 # runtime image keeps the repository layout under /app: libs/, services/ and .venv/.
 
 ARG PYTHON_IMAGE=python:3.11-slim
+ARG NODE_IMAGE=node:20-slim
+
+# The web app (web/, served by the gateway at /): its npm packages exactly as locked, its
+# client types generated from the committed OpenAPI documents, then the Vite build.
+FROM ${NODE_IMAGE} AS web
+WORKDIR /web
+COPY web/package.json web/package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund --loglevel=error
+COPY web ./
+RUN npm run build
 
 FROM ${PYTHON_IMAGE} AS builder
 ARG SERVICE=gateway
@@ -51,6 +61,8 @@ WORKDIR /app
 COPY --from=builder /app/.venv /app/.venv
 COPY --from=builder /app/libs /app/libs
 COPY --from=builder /app/services /app/services
+# The gateway serves it from /app/web/dist (gpux_gateway.webapp); the other services ignore it.
+COPY --from=web /web/dist /app/web/dist
 USER 10001:10001
 # exec: python becomes PID 1 and receives SIGTERM itself (graceful shutdown).
 CMD ["/bin/sh", "-c", "exec python -m \"gpux_${SERVICE}\""]
