@@ -90,7 +90,12 @@ def test_market_bid_for_8_takes_4_plus_4_from_the_two_cheapest_at_their_prices()
     assert result.orders[-1].status == OrderStatus.FILLED
     assert [u.status for u in result.offers] == [OfferStatus.EXHAUSTED, OfferStatus.EXHAUSTED]
     assert e.offer("o-dear") is not None
-    assert e.offer("o-cheap") is None
+    # An exhausted offer stays in the book's keeping (its leases will give GPUs back) but
+    # shows no GPU on the book.
+    assert e.offer("o-cheap") == OfferUpdate("o-cheap", OfferStatus.EXHAUSTED, 4, 4, 0, None)
+    assert [(c.level.price_micros, c.gpus) for c in e.depth(H100, "on_demand", Side.ASK)] == [
+        (2_500_000, 4)
+    ]
 
 
 def test_limit_below_best_ask_rests_then_fills_at_its_own_price_when_a_cheaper_offer_comes() -> (
@@ -226,7 +231,8 @@ def test_ioc_and_market_remainders_never_rest() -> None:
     market = bid(e, "b2", 2, None, order_type="market", now=3)
     assert market.orders[-1].status == OrderStatus.CANCELLED
     assert market.fills == ()
-    assert e.counts() == (0, 0)
+    assert e.counts() == (0, 0)  # nothing rests; the exhausted offer is kept, not live
+    assert e.offer("o1") == OfferUpdate("o1", OfferStatus.EXHAUSTED, 1, 1, 0, None)
 
 
 def test_market_cap_limits_what_a_market_order_takes() -> None:
@@ -325,8 +331,14 @@ def test_a_cheaper_price_fills_waiting_bids_and_a_count_at_or_below_sold_exhaust
 
     ended = e.change_offer("o1", gpus=1, now=4)
     assert ended.offers[-1][1:] == (OfferStatus.EXHAUSTED, 1, 1, 0, None)
-    assert e.offer("o1") is None
-    assert e.change_offer("o1", gpus=5, now=5).rejection == Reason.UNKNOWN_OFFER
+    assert ended.levels == (LevelChange(Level(H100, "on_demand", Side.ASK, EUR, 2_400_000), 0),)
+    assert e.offer("o1") == OfferUpdate("o1", OfferStatus.EXHAUSTED, 1, 1, 0, None)
+    # Kept, so a higher count puts it back on the book (behind what rests at its price).
+    back = e.change_offer("o1", gpus=5, now=5)
+    assert back.offers == (OfferUpdate("o1", OfferStatus.LIVE, 5, 1, 4, None),)
+    assert back.levels == (LevelChange(Level(H100, "on_demand", Side.ASK, EUR, 2_400_000), 4),)
+    e.withdraw_offer("o1", now=6)
+    assert e.change_offer("o1", gpus=5, now=7).rejection == Reason.UNKNOWN_OFFER
 
 
 def test_withdraw_takes_the_offer_off_the_book() -> None:

@@ -1,22 +1,18 @@
 """Random command streams through the engine and through a plainly written reference model.
 
-The model keeps every live offer and resting bid in flat dicts and answers each command by
-filtering and sorting them: slow, and obviously right. The engine must produce exactly the
-model's fills and status updates, report every level it changed with the right depth, and
-keep the invariants below after every command.
-
-"Crossed", precisely: a live offer ``o`` and a resting bid ``b`` cross when they are for the
-same GPU, ``b``'s tier is ``o``'s tier or ``any``, ``b`` has no region or ``o``'s region,
-``b``'s hours are open-ended or at least ``o``'s minimum, ``b``'s buyer is not ``o``'s
-seller, and ``o``'s reference price is at or below ``b``'s reference limit. Such a pair
-would have traded, so it must never exist once a command returns.
+The model (``matching_model``) keeps every offer's pool and resting bid in flat dicts and
+answers each command by filtering and sorting them: slow, and obviously right. The engine
+must produce exactly the model's fills, interruptions and status updates, report every
+level it changed with the right depth, and keep the invariants below after every command.
+The streams mix capacity in: offers with an interruptible leg and notices, releases and
+reclaims of the leases sold so far (picked by running the model while the stream is built),
+of unknown ones too, changes of capacity and of the interruptible price.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
@@ -32,22 +28,30 @@ from gpux_matching.domain import (
     ChangeOffer,
     Command,
     Expire,
-    Fill,
     MatchingEngine,
-    OfferStatus,
     OfferUpdate,
-    OrderStatus,
     OrderUpdate,
     PlaceOrder,
-    Reason,
+    ReclaimLease,
+    ReleaseLease,
     Result,
     SetFx,
-    Side,
     WithdrawOffer,
     apply,
     books_changed,
     json_parts,
     snapshot_from,
+)
+
+from .matching_model import (
+    INT,
+    OD,
+    Model,
+    Out,
+    crossed_pairs,
+    engine_bids,
+    engine_legs,
+    ref,
 )
 
 pytestmark = pytest.mark.unit
@@ -60,406 +64,6 @@ RATE_SETS: list[dict[str, int | Decimal]] = [
 ACCOUNTS = ["acme", "blue", "crux"]
 GPUS = ["h100", "h100", "h100", "a100"]  # mostly one GPU, so that orders meet offers
 REGIONS = [None, "eu", "us"]
-
-
-def ref(price_micros: int, rate: int | Decimal) -> int:
-    value = Decimal(price_micros) * Decimal(rate)
-    return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
-
-
-# The reference model --------------------------------------------------------------------------
-
-
-@dataclass
-class MOffer:
-    id: str
-    seller: str
-    gpu: str
-    tier: str
-    price: int
-    currency: str
-    gpus: int
-    billing: str
-    region: str | None
-    min_hours: int | None
-    until: int | None
-    seq: int
-    sold: int = 0
-    taken: int = 0
-
-    @property
-    def remaining(self) -> int:
-        return self.gpus - self.sold
-
-
-@dataclass
-class MBid:
-    id: str
-    buyer: str
-    gpu: str
-    tier: str
-    price: int | None
-    currency: str
-    gpus: int
-    region: str | None
-    hours: int | None
-    expires_at: int | None
-    seq: int
-    filled: int = 0
-    taken: int = 0
-
-    @property
-    def remaining(self) -> int:
-        return self.gpus - self.filled
-
-
-@dataclass
-class Out:
-    fills: list[Fill] = field(default_factory=list)
-    orders: list[OrderUpdate] = field(default_factory=list)
-    offers: list[OfferUpdate] = field(default_factory=list)
-    rejection: Reason | None = None
-
-
-def may_trade(b: MBid, o: MOffer) -> bool:
-    return (
-        b.gpu == o.gpu
-        and b.tier in (o.tier, "any")
-        and b.buyer != o.seller
-        and (b.region is None or b.region == o.region)
-        and (b.hours is None or o.min_hours is None or b.hours >= o.min_hours)
-    )
-
-
-class Model:
-    """Flat lists, linear scans, sorting on every command."""
-
-    def __init__(self, rates: dict[str, int | Decimal]) -> None:
-        self.rates = dict(rates)
-        self.offers: dict[str, MOffer] = {}
-        self.bids: dict[str, MBid] = {}
-        self.seq = 0
-
-    def next_seq(self) -> int:
-        self.seq += 1
-        return self.seq
-
-    def oref(self, o: MOffer) -> int:
-        return ref(o.price, self.rates[o.currency])
-
-    def bref(self, b: MBid) -> int:
-        assert b.price is not None
-        return ref(b.price, self.rates[b.currency])
-
-    def offer_update(self, o: MOffer, status: OfferStatus | None = None) -> OfferUpdate:
-        if status is None:
-            status = OfferStatus.LIVE if o.remaining else OfferStatus.EXHAUSTED
-        remaining = o.remaining if status == OfferStatus.LIVE else 0
-        return OfferUpdate(o.id, status, o.gpus, o.sold, remaining, None)
-
-    def bid_update(self, b: MBid) -> OrderUpdate:
-        status = (
-            OrderStatus.FILLED
-            if not b.remaining
-            else OrderStatus.PARTIALLY_FILLED
-            if b.filled
-            else OrderStatus.OPEN
-        )
-        return OrderUpdate(b.id, status, b.gpus, b.filled, b.remaining, 0, None)
-
-    def expire(self, now: int, out: Out) -> None:
-        due: list[tuple[int, int, str]] = [
-            (o.until, 0, o.id) for o in self.offers.values() if o.until is not None
-        ]
-        due += [(b.expires_at, 1, b.id) for b in self.bids.values() if b.expires_at is not None]
-        for at, kind, entry_id in sorted(due):
-            if at > now:
-                continue
-            if kind == 0:
-                o = self.offers.pop(entry_id)
-                out.offers.append(OfferUpdate(o.id, OfferStatus.EXPIRED, o.gpus, o.sold, 0, None))
-            else:
-                b = self.bids.pop(entry_id)
-                out.orders.append(
-                    OrderUpdate(b.id, OrderStatus.EXPIRED, b.gpus, b.filled, 0, b.remaining, None)
-                )
-
-    def bid_takes(self, b: MBid, bound: int, now: int, out: Out, *, execute: bool) -> int:
-        """Offers a bid reaches, cheapest then earliest; returns (and maybe fills) the total."""
-        reachable = [o for o in self.offers.values() if may_trade(b, o) and self.oref(o) <= bound]
-        reachable.sort(key=lambda o: (self.oref(o), o.seq))
-        need, total = b.remaining, 0
-        for o in reachable:
-            if not need:
-                break
-            n = min(need, o.remaining)
-            need -= n
-            total += n
-            if not execute:
-                continue
-            b.taken += 1
-            out.fills.append(
-                Fill(
-                    f"{b.id}:b{b.taken}",
-                    b.id,
-                    o.id,
-                    b.buyer,
-                    o.seller,
-                    o.gpu,
-                    o.tier,
-                    n,
-                    o.price,
-                    o.currency,
-                    o.billing,
-                    b.hours,
-                    Side.BID,
-                    now,
-                    now,
-                )
-            )
-            b.filled += n
-            o.sold += n
-            if not o.remaining:
-                del self.offers[o.id]
-            out.offers.append(self.offer_update(o))
-        return total
-
-    def offer_takes(self, o: MOffer, now: int, out: Out) -> None:
-        price = self.oref(o)
-        reachable = [b for b in self.bids.values() if may_trade(b, o) and self.bref(b) >= price]
-        reachable.sort(key=lambda b: (-self.bref(b), b.seq))
-        for b in reachable:
-            if not o.remaining:
-                break
-            n = min(o.remaining, b.remaining)
-            o.taken += 1
-            assert b.price is not None
-            out.fills.append(
-                Fill(
-                    f"{o.id}:a{o.taken}",
-                    b.id,
-                    o.id,
-                    b.buyer,
-                    o.seller,
-                    o.gpu,
-                    o.tier,
-                    n,
-                    b.price,
-                    b.currency,
-                    o.billing,
-                    b.hours,
-                    Side.ASK,
-                    now,
-                    now,
-                )
-            )
-            o.sold += n
-            b.filled += n
-            if not b.remaining:
-                del self.bids[b.id]
-            out.orders.append(self.bid_update(b))
-
-    def run(self, c: Command) -> Out:
-        out = Out()
-        assert isinstance(c.now, int)
-        self.expire(c.now, out)
-        if isinstance(c, AddOffer):
-            self.add_offer(c, out)
-        elif isinstance(c, ChangeOffer):
-            self.change_offer(c, out)
-        elif isinstance(c, WithdrawOffer):
-            o = self.offers.pop(c.offer_id, None)
-            if o is None:
-                out.rejection = Reason.UNKNOWN_OFFER
-            else:
-                out.offers.append(OfferUpdate(o.id, OfferStatus.WITHDRAWN, o.gpus, o.sold, 0, None))
-        elif isinstance(c, PlaceOrder):
-            self.place_order(c, out)
-        elif isinstance(c, CancelOrder):
-            b = self.bids.pop(c.order_id, None)
-            if b is None:
-                out.rejection = Reason.UNKNOWN_ORDER
-            else:
-                out.orders.append(
-                    OrderUpdate(
-                        b.id,
-                        OrderStatus.CANCELLED,
-                        b.gpus,
-                        b.filled,
-                        0,
-                        b.remaining,
-                        Reason.CANCEL_REQUESTED,
-                    )
-                )
-        elif isinstance(c, SetFx):
-            self.set_fx(c, out)
-        return out
-
-    def add_offer(self, c: AddOffer, out: Out) -> None:
-        assert isinstance(c.available_until, int | None)
-        o = MOffer(
-            c.offer_id,
-            c.seller_id,
-            c.gpu,
-            c.tier,
-            c.price_micros,
-            c.currency,
-            c.gpus,
-            c.billing,
-            c.region,
-            c.min_hours,
-            c.available_until,
-            self.next_seq(),
-        )
-        self.offer_takes(o, c.now, out)  # type: ignore[arg-type]
-        if o.remaining:
-            self.offers[o.id] = o
-        out.offers.append(self.offer_update(o))
-
-    def change_offer(self, c: ChangeOffer, out: Out) -> None:
-        o = self.offers.get(c.offer_id)
-        if o is None:
-            out.rejection = Reason.UNKNOWN_OFFER
-            return
-        new_price = o.price if c.price_micros is None else c.price_micros
-        new_remaining = o.remaining if c.gpus is None else c.gpus - o.sold
-        old_remaining = o.remaining
-        if c.gpus is not None:
-            o.gpus = max(c.gpus, o.sold)
-        if new_remaining <= 0:
-            del self.offers[o.id]
-        elif new_price == o.price and new_remaining <= old_remaining:
-            o.gpus = o.sold + new_remaining
-        else:
-            del self.offers[o.id]
-            o.gpus = o.sold + new_remaining
-            o.price = new_price
-            o.seq = self.next_seq()
-            self.offer_takes(o, c.now, out)  # type: ignore[arg-type]
-            if o.remaining:
-                self.offers[o.id] = o
-        out.offers.append(self.offer_update(o))
-
-    def place_order(self, c: PlaceOrder, out: Out) -> None:
-        expires = c.expires_at if c.time_in_force == "gtd" else None
-        assert isinstance(expires, int | None)
-        b = MBid(
-            c.order_id,
-            c.buyer_id,
-            c.gpu,
-            c.tier,
-            c.price_micros,
-            c.currency,
-            c.gpus,
-            c.region,
-            c.hours,
-            expires,
-            self.next_seq(),
-        )
-        bound = 1 << 200 if c.price_micros is None else self.bref(b)
-        now = c.now
-        assert isinstance(now, int)
-        if c.time_in_force == "fok" and self.bid_takes(b, bound, now, out, execute=False) < c.gpus:
-            out.orders.append(
-                OrderUpdate(
-                    b.id, OrderStatus.CANCELLED, b.gpus, 0, 0, b.gpus, Reason.FOK_UNFILLABLE
-                )
-            )
-            return
-        self.bid_takes(b, bound, now, out, execute=True)
-        if not b.remaining:
-            out.orders.append(self.bid_update(b))
-        elif c.order_type == "market" or c.time_in_force == "ioc":
-            out.orders.append(
-                OrderUpdate(
-                    b.id,
-                    OrderStatus.CANCELLED,
-                    b.gpus,
-                    b.filled,
-                    0,
-                    b.remaining,
-                    Reason.UNFILLED_REMAINDER,
-                )
-            )
-        else:
-            self.bids[b.id] = b
-            out.orders.append(self.bid_update(b))
-
-    def set_fx(self, c: SetFx, out: Out) -> None:
-        self.rates.update(c.rates)  # type: ignore[arg-type]
-        now = c.now
-        assert isinstance(now, int)
-        for b in sorted(self.bids.values(), key=lambda b: (-self.bref(b), b.seq)):
-            if self.bids.get(b.id) is not b:
-                continue
-            if self.bid_takes(b, self.bref(b), now, out, execute=True):
-                if not b.remaining:
-                    del self.bids[b.id]
-                out.orders.append(self.bid_update(b))
-
-    def depth(self) -> Counter[tuple[Any, ...]]:
-        levels: Counter[tuple[Any, ...]] = Counter()
-        for o in self.offers.values():
-            levels[(o.gpu, o.tier, "ask", o.currency, o.price)] += o.remaining
-        for b in self.bids.values():
-            levels[(b.gpu, b.tier, "bid", b.currency, b.price)] += b.remaining
-        return levels
-
-
-def engine_state(engine: MatchingEngine) -> tuple[dict[str, MOffer], dict[str, MBid]]:
-    """The engine's live offers and resting bids, read from its snapshot (not the model)."""
-    snap = engine.snapshot()
-    offers = {
-        o["offer_id"]: MOffer(
-            o["offer_id"],
-            o["seller_id"],
-            o["gpu"],
-            o["tier"],
-            o["price_micros"],
-            o["currency"],
-            o["gpus"],
-            o["billing"],
-            o["region"],
-            o["min_hours"],
-            o["available_until"],
-            o["seq"],
-            o["sold"],
-            o["taken"],
-        )
-        for o in snap["offers"]
-    }
-    bids = {
-        b["order_id"]: MBid(
-            b["order_id"],
-            b["buyer_id"],
-            b["gpu"],
-            b["tier"],
-            b["price_micros"],
-            b["currency"],
-            b["gpus"],
-            b["region"],
-            b["hours"],
-            b["expires_at"],
-            b["seq"],
-            b["filled"],
-            b["taken"],
-        )
-        for b in snap["orders"]
-    }
-    return offers, bids
-
-
-def crossed_pairs(engine: MatchingEngine) -> list[tuple[str, str]]:
-    """Resting bid and live offer pairs on the engine's book that would trade (see top)."""
-    offers, bids = engine_state(engine)
-    rates = engine.rates
-    return [
-        (b.id, o.id)
-        for b in bids.values()
-        for o in offers.values()
-        if may_trade(b, o)
-        and ref(o.price, rates[o.currency]) <= ref(b.price or 0, rates[b.currency])
-    ]
 
 
 # Streams ------------------------------------------------------------------------------------
@@ -480,6 +84,8 @@ offer_spec = st.tuples(
     st.sampled_from(REGIONS),
     st.sampled_from([None, None, 2, 8]),
     st.sampled_from([None, None, 20, 60]),
+    st.sampled_from([None, 1, 2, 4]),  # interruptible price: this many quarters below
+    st.sampled_from([120, 120, 300, 86_400]),  # notice
 )
 order_spec = st.tuples(
     st.just("order"),
@@ -495,26 +101,80 @@ order_spec = st.tuples(
     st.sampled_from(["gtc", "gtc", "gtd", "ioc", "fok"]),
     st.integers(5, 60),
 )
-step = st.tuples(
-    st.sampled_from([0, 1, 1, 2, 5]),  # time passing before the command
-    st.integers(0, 99),  # which command; the thresholds in ``build`` set the mix
-    offer_spec,
-    order_spec,
-    st.integers(0, 50),  # which earlier offer or order a change, withdrawal or cancel names
-    st.one_of(st.none(), offer_prices),  # a change's new price
-    st.sampled_from([None, None, 1, 3, 6, 9]),  # a change's new count
-    st.integers(0, len(RATE_SETS) - 1),
+# A narrower market, where pools run out and on-demand orders preempt: one GPU, one currency,
+# no constraints, mostly offers with an interruptible leg.
+crowded_offer = st.tuples(
+    st.just("offer"),
+    st.sampled_from(ACCOUNTS),
+    st.just("h100"),
+    st.sampled_from(["on_demand", "on_demand", "interruptible"]),
+    offer_prices,
+    st.just("EUR"),
+    st.integers(1, 4),
+    st.none(),
+    st.none(),
+    st.none(),
+    st.sampled_from([2, 1, 4, None]),
+    st.sampled_from([120, 300]),
+)
+crowded_order = st.tuples(
+    st.just("order"),
+    st.sampled_from(["buyer", *ACCOUNTS]),
+    st.just("h100"),
+    st.sampled_from(["interruptible", "on_demand", "any"]),
+    st.one_of(order_prices, st.none()),
+    st.just("EUR"),
+    st.integers(1, 6),
+    st.none(),
+    st.none(),
+    st.sampled_from(["limit", "limit", "market"]),
+    st.sampled_from(["gtc", "gtc", "ioc", "fok"]),
+    st.integers(5, 60),
 )
 
-Step = tuple[int, int, tuple[Any, ...], tuple[Any, ...], int, int | None, int | None, int]
+
+def steps_of(offers: st.SearchStrategy[Any], orders: st.SearchStrategy[Any]) -> Any:
+    """Command specs drawing offers and orders from these."""
+    return st.tuples(
+        st.sampled_from([0, 1, 1, 2, 5]),  # time passing before the command
+        st.integers(0, 99),  # which command; the thresholds in ``build`` set the mix
+        offers,
+        orders,
+        st.integers(0, 50),  # which earlier offer, order or lease a command names
+        st.one_of(st.none(), offer_prices),  # a change's new price
+        st.sampled_from([None, None, 1, 3, 6, 9]),  # a change's new count
+        st.integers(0, len(RATE_SETS) - 1),
+        st.one_of(st.none(), st.none(), offer_prices),  # a change's new interruptible price
+    )
+
+
+Step = tuple[
+    int, int, tuple[Any, ...], tuple[Any, ...], int, int | None, int | None, int, int | None
+]
 
 
 def _add_offer(i: int, now: int, offer: tuple[Any, ...]) -> AddOffer:
-    _, seller, gpu, tier, price, cur, gpus, region, min_hours, until = offer
+    _, seller, gpu, tier, price, cur, gpus, region, min_hours, until, below, notice = offer
     expiry = None if until is None else now + until
     billing = "second" if i % 2 else "hour"
+    interruptible = None
+    if tier == OD and below is not None:
+        interruptible = max(price - below * 250_000, 250_000)
     return AddOffer(
-        now, f"f{i}", seller, gpu, tier, price, cur, gpus, billing, region, min_hours, expiry
+        now,
+        f"f{i}",
+        seller,
+        gpu,
+        tier,
+        price,
+        cur,
+        gpus,
+        billing,
+        region,
+        min_hours,
+        expiry,
+        interruptible,
+        notice,
     )
 
 
@@ -528,35 +188,68 @@ def _place_order(i: int, now: int, order: tuple[Any, ...]) -> PlaceOrder:
     )
 
 
-def build(steps: list[Step]) -> list[Command]:
-    """Turn specs into commands: unique ids, rising time, references to earlier ids."""
+def _lease_command(model: Model, now: int, pick: int, which: int) -> Command | None:
+    """A release or reclaim of a lease the model's pools know (now and then of one they do
+    not); None when they know none."""
+    leases = model.lease_ids()
+    if pick == 99:
+        return ReleaseLease(now, f"b{which}:b1", f"f{which}", 1)
+    if not leases:
+        return None
+    offer_id, lease_id, gpus = leases[which % len(leases)]
+    if pick < 96:
+        return ReleaseLease(now, lease_id, offer_id, gpus)
+    return ReclaimLease(now, offer_id, lease_id)
+
+
+def build(steps: list[Step], rates: int) -> list[Command]:
+    """Turn specs into commands: unique ids, rising time, references to earlier ids (leases
+    picked among those the model holds at that point)."""
+    model = Model(RATE_SETS[rates])
     commands: list[Command] = []
     offer_ids: list[str] = []
     order_ids: list[str] = []
     now = 1_000
-    for i, (dt, pick, offer, order, which, new_price, new_gpus, fx) in enumerate(steps):
+    for i, (dt, pick, offer, order, which, price, gpus, fx, interruptible) in enumerate(steps):
         now += dt
-        if pick < 33:
+        command: Command | None = None
+        if pick >= 80:
+            command = _lease_command(model, now, pick, which)
+        if command is not None:
+            pass
+        elif pick < 24:
             offer_ids.append(f"f{i}")
-            commands.append(_add_offer(i, now, offer))
-        elif pick < 66:
+            command = _add_offer(i, now, offer)
+        elif pick < 62 or pick >= 80:
             order_ids.append(f"b{i}")
-            commands.append(_place_order(i, now, order))
-        elif pick < 74 and offer_ids:
+            command = _place_order(i, now, order)
+        elif pick < 68 and offer_ids:
             offer_id = offer_ids[which % len(offer_ids)]
-            commands.append(ChangeOffer(now, offer_id, new_price, new_gpus))
-        elif pick < 79 and offer_ids:
-            commands.append(WithdrawOffer(now, offer_ids[which % len(offer_ids)]))
-        elif pick < 85 and order_ids:
-            commands.append(CancelOrder(now, order_ids[which % len(order_ids)]))
-        elif pick < 95:
-            commands.append(SetFx(now, RATE_SETS[fx]))
+            command = ChangeOffer(now, offer_id, price, gpus, interruptible)
+        elif pick < 70 and offer_ids:
+            command = WithdrawOffer(now, offer_ids[which % len(offer_ids)])
+        elif pick < 74 and order_ids:
+            command = CancelOrder(now, order_ids[which % len(order_ids)])
+        elif pick < 78:
+            command = SetFx(now, RATE_SETS[fx])
         else:
-            commands.append(Expire(now))
+            command = Expire(now)
+        model.run(command)
+        commands.append(command)
     return commands
 
 
-streams = st.lists(step, min_size=8, max_size=80).map(build)
+streams = st.one_of(
+    st.tuples(
+        st.lists(steps_of(offer_spec, order_spec), min_size=8, max_size=80),
+        st.integers(0, len(RATE_SETS) - 1),
+    ),
+    st.tuples(
+        st.lists(steps_of(crowded_offer, crowded_order), min_size=8, max_size=80),
+        st.just(0),
+    ),
+).map(lambda spec: (build(*spec), spec[1]))
+"""(commands, index of the FX rates they start from)."""
 
 
 # Properties ---------------------------------------------------------------------------------
@@ -573,6 +266,7 @@ def check_command(
     assert list(result.fills) == out.fills
     assert list(result.orders) == out.orders
     assert list(result.offers) == out.offers
+    assert list(result.interruptions) == out.interruptions
     assert result.rejection == out.rejection
     after = model.depth()
     reported = {level_key(c): c.gpus for c in result.levels}
@@ -581,65 +275,98 @@ def check_command(
     for key in set(before) | set(after):
         if before.get(key, 0) != after.get(key, 0):
             assert key in reported, key
-    offers, bids = engine_state(engine)
-    assert {i: o.remaining for i, o in offers.items()} == {
-        i: o.remaining for i, o in model.offers.items()
-    }
-    assert {i: b.remaining for i, b in bids.items()} == {
+    for offer_id, o in model.offers.items():
+        assert engine.offer(offer_id) == model.offer_update(o)
+    assert {i: b.remaining for i, b in engine_bids(engine).items()} == {
         i: b.remaining for i, b in model.bids.items()
     }
     assert not crossed_pairs(engine)
 
 
+def check_pools(engine: MatchingEngine, model: Model, leases: dict[str, dict[str, int]]) -> None:
+    """Every pool: leased + free == capacity, free >= 0, its leases are its trades less the
+    released ones, and what they hold (not waiting for a preempted lease) is what is leased."""
+    for offer_id in model.offers:
+        pool = engine.pool(offer_id)
+        assert pool is not None
+        assert pool.leased + pool.free == pool.capacity
+        assert pool.free >= 0
+        assert {i: lease.gpus for i, lease in pool.leases.items()} == leases.get(offer_id, {})
+        held = sum(lease.gpus for lease in pool.leases.values() if lease.starts_after is None)
+        assert held + pool.legacy == pool.leased
+
+
 def check_fills(command: Command, result: Result, model: Model) -> None:
     for fill in result.fills:
         assert fill.buyer_id != fill.seller_id
+        assert fill.billing == "second" or fill.tier == OD
     if isinstance(command, PlaceOrder):
         filled = sum(f.gpus for f in result.fills if f.order_id == command.order_id)
         if command.time_in_force == "fok":
             assert filled in (0, command.gpus)
         if command.time_in_force == "ioc" or command.order_type == "market":
             assert command.order_id not in model.bids
-    # Price priority: a taker bid's fills never get cheaper in reference terms, a taker
-    # offer's never dearer.
-    ranks = [ref(f.price_micros, model.rates[f.currency]) for f in result.fills]
+        if command.tier != OD:
+            assert result.interruptions == ()
+    # Price priority: a taker bid's fills of free GPUs never get cheaper in reference terms,
+    # a taker offer leg's never dearer.
     if isinstance(command, PlaceOrder):
+        ranks = [
+            ref(f.price_micros, model.rates[f.currency])
+            for f in result.fills
+            if f.starts_at_micros == f.at_micros
+        ]
         assert ranks == sorted(ranks)
-    elif isinstance(command, AddOffer | ChangeOffer):
-        assert ranks == sorted(ranks, reverse=True)
+    elif isinstance(command, AddOffer | ChangeOffer | ReleaseLease):
+        for tier in (OD, INT):
+            ranks = [
+                ref(f.price_micros, model.rates[f.currency]) for f in result.fills if f.tier == tier
+            ]
+            assert ranks == sorted(ranks, reverse=True)
+
+
+def follow_leases(leases: dict[str, dict[str, int]], command: Command, result: Result) -> None:
+    """The leases each pool should hold: every fill's, less those released."""
+    for fill in result.fills:
+        leases.setdefault(fill.offer_id, {})[fill.trade_id] = fill.gpus
+    if isinstance(command, ReleaseLease) and result.rejection is None:
+        leases.get(command.offer_id, {}).pop(command.lease_id, None)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams, st.integers(0, len(RATE_SETS) - 1))
-def test_engine_matches_the_reference_model(commands: list[Command], rates: int) -> None:
+@given(streams)
+def test_engine_matches_the_reference_model(stream: tuple[list[Command], int]) -> None:
+    commands, rates = stream
     engine = MatchingEngine(RATE_SETS[rates])
     model = Model(RATE_SETS[rates])
-    sold: Counter[str] = Counter()
     bought: Counter[str] = Counter()
-    last_offer: dict[str, OfferUpdate] = {}
+    leases: dict[str, dict[str, int]] = {}
     last_order: dict[str, OrderUpdate] = {}
+    last_offer: dict[str, OfferUpdate] = {}
     for command in commands:
         before = model.depth()
         result = apply(engine, command)
         out = model.run(command)
         check_command(engine, model, result, out, before)
         check_fills(command, result, model)
+        follow_leases(leases, command, result)
+        check_pools(engine, model, leases)
         for fill in result.fills:
-            sold[fill.offer_id] += fill.gpus
             bought[fill.order_id] += fill.gpus
-        last_offer.update((u.offer_id, u) for u in result.offers)
         last_order.update((u.order_id, u) for u in result.orders)
+        last_offer.update((u.offer_id, u) for u in result.offers)
 
-    # No GPU sold twice: an offer's fills add up to what it reports sold, within its count.
-    for offer_id, offer_update in last_offer.items():
-        assert sold[offer_id] == offer_update.sold <= offer_update.gpus
     # Quantities conserved: every order's GPUs are filled, resting or cancelled, nothing else.
     for order_id, order_update in last_order.items():
         assert order_update.gpus == (
             order_update.filled + order_update.remaining + order_update.cancelled
         )
         assert bought[order_id] == order_update.filled
-    assert engine.counts() == (len(model.bids), len(model.offers))
+    # An offer never shows more leased than its capacity, nor free GPUs it does not have.
+    for offer_update in last_offer.values():
+        assert offer_update.sold <= offer_update.gpus
+        assert offer_update.remaining <= offer_update.gpus - offer_update.sold
+    assert engine.counts() == (len(model.bids), sum(1 for o in model.offers.values() if o.free))
     for b in model.bids.values():
         assert engine.order(b.id) == model.bid_update(b)
     for o in model.offers.values():
@@ -648,8 +375,11 @@ def test_engine_matches_the_reference_model(commands: list[Command], rates: int)
 
 @settings(max_examples=150, deadline=None)
 @given(streams, st.integers(0, 60))
-def test_restore_of_a_snapshot_behaves_identically(commands: list[Command], cut: int) -> None:
-    original = MatchingEngine(RATE_SETS[0])
+def test_restore_of_a_snapshot_behaves_identically(
+    stream: tuple[list[Command], int], cut: int
+) -> None:
+    commands, rates = stream
+    original = MatchingEngine(RATE_SETS[rates])
     head, tail = commands[:cut], commands[cut:]
     for command in head:
         apply(original, command)
@@ -668,9 +398,10 @@ def test_restore_of_a_snapshot_behaves_identically(commands: list[Command], cut:
 
 @settings(max_examples=100, deadline=None)
 @given(streams)
-def test_replaying_a_stream_gives_identical_results(commands: list[Command]) -> None:
-    first = MatchingEngine(RATE_SETS[1])
-    second = MatchingEngine(RATE_SETS[1])
+def test_replaying_a_stream_gives_identical_results(stream: tuple[list[Command], int]) -> None:
+    commands, rates = stream
+    first = MatchingEngine(RATE_SETS[rates])
+    second = MatchingEngine(RATE_SETS[rates])
     assert [apply(first, c) for c in commands] == [apply(second, c) for c in commands]
 
 
@@ -681,7 +412,7 @@ BIG_DEPTH = 10_000
 
 def model_levels(engine: MatchingEngine, gpu: str, tier: str) -> BookLevels:
     """A book's levels computed plainly from the engine's snapshot (not its book sides)."""
-    offers, bids = engine_state(engine)
+    legs, bids = engine_legs(engine), engine_bids(engine)
     rates = engine.rates
 
     def group(items: list[tuple[int, int]], reverse: bool) -> tuple[BookLevel, ...]:
@@ -700,9 +431,9 @@ def model_levels(engine: MatchingEngine, gpu: str, tier: str) -> BookLevels:
         return int(exact.to_integral_value(rounding=ROUND_HALF_EVEN))
 
     asks = [
-        (micros(o.price, o.currency), o.remaining)
-        for o in offers.values()
-        if o.gpu == gpu and o.tier == tier
+        (micros(leg.price, leg.currency), leg.free)
+        for leg in legs
+        if leg.gpu == gpu and leg.tier == tier
     ]
     resting = [
         (micros(b.price or 0, b.currency), b.remaining)
@@ -721,10 +452,11 @@ def all_levels(engine: MatchingEngine) -> dict[tuple[str, str], BookLevels]:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams, st.integers(0, len(RATE_SETS) - 1))
+@given(streams)
 def test_levels_aggregate_the_book_and_every_change_names_its_books(
-    commands: list[Command], rates: int
+    stream: tuple[list[Command], int],
 ) -> None:
+    commands, rates = stream
     engine = MatchingEngine(RATE_SETS[rates])
     before = all_levels(engine)
     for command in commands:
@@ -740,9 +472,10 @@ def test_levels_aggregate_the_book_and_every_change_names_its_books(
             assert ask_prices == sorted(set(ask_prices))
             if levels != before[book]:
                 assert book in named, (command, book)
-        offers, bids = engine_state(engine)
+        legs, bids = engine_legs(engine), engine_bids(engine)
+        # Both legs of a pool show its free GPUs, each in its own book.
         assert sum(lv.gpus for (_, tier), b in after.items() for lv in b.asks) == sum(
-            o.remaining for o in offers.values()
+            leg.free for leg in legs
         )
         resting_any = sum(b.remaining for b in bids.values() if b.tier == "any")
         # A bid for any tier shows in both of its GPU's books.

@@ -64,6 +64,11 @@ class BookSide(Generic[E]):
             else:
                 del keys[bisect_left(keys, -key)]
 
+    def holds(self, entry: E) -> bool:
+        """Whether the entry rests on this side (its key is current while it rests)."""
+        level = self.levels.get(entry.key)
+        return level is not None and entry in level
+
     def best_within(self, bound: int) -> bool:
         """Whether the best level's key is at most ``bound``."""
         keys = self.keys
@@ -116,9 +121,15 @@ def candidates(sides: tuple[BookSide[E], ...], bound: int) -> Iterator[E] | None
 
 
 class GpuBook:
-    """Every side of one GPU model's books, with the side tuples each kind of taker walks."""
+    """Every side of one GPU model's books, with the side tuples each kind of taker walks.
 
-    __slots__ = ("ask_sides", "asks", "bid_sides", "bids")
+    ``preemptable`` holds (the primary legs of) the two-leg pools that have sold
+    interruptible leases: where an on-demand order may preempt. It may also hold pools
+    whose interruptible leases all ended or are being interrupted; a preempting order
+    drops those as it meets them.
+    """
+
+    __slots__ = ("ask_sides", "asks", "bid_sides", "bids", "preemptable")
 
     def __init__(self) -> None:
         on_demand: BookSide[OfferEntry] = BookSide()
@@ -145,3 +156,4 @@ class GpuBook:
             Tier.ON_DEMAND: (bids_on_demand, bids_any),
             Tier.INTERRUPTIBLE: (bids_interruptible, bids_any),
         }
+        self.preemptable: dict[OfferEntry, None] = {}

@@ -4,11 +4,16 @@ Every command carries its time; before acting, the engine expires what is due at
 so an expired order or offer never trades. Same commands in the same order give the same
 results, trade ids included: that is what makes a replay after a crash safe.
 
+An offer is a pool of GPUs sold in one or two legs (docs/CAPACITY.md): every fill is a lease
+of the pool, an exhausted offer stays in the engine's keeping, and GPUs come back with
+``release_lease``; on-demand orders preempt interruptible leases (``capacity``).
+
 ``add_offer`` and ``place_order`` are the hot path (``bench/matching.py``, which calls them
 positionally, as the tests do): each is kept in one piece, the common case inline and the
-rare ones (validation, FOK, two sides at once) behind one test, because a call per command
-or per fill shows in the benchmark. That is why they, and the fill loops of ``fills``, carry
-the size and argument-count waivers of ruff and ``scripts/function_length.py``.
+rare ones (validation, FOK, two sides at once, two legs, preemption) behind one test,
+because a call per command or per fill shows in the benchmark. That is why they, and the
+fill loops of ``fills``, carry the size and argument-count waivers of ruff and
+``scripts/function_length.py``.
 """
 
 from __future__ import annotations
@@ -17,11 +22,10 @@ from bisect import insort
 from collections.abc import Mapping
 
 from gpux_matching.domain.book import BookSide
-from gpux_matching.domain.entries import NO_HOURS, BidEntry, OfferEntry
-from gpux_matching.domain.fills import Filling
+from gpux_matching.domain.capacity import Capacity
+from gpux_matching.domain.entries import NO_HOURS, BidEntry, OfferEntry, PoolExtra
 from gpux_matching.domain.planning import plan_for_bid, plan_for_offer
 from gpux_matching.domain.results import (
-    Level,
     LevelChange,
     OfferUpdate,
     OrderUpdate,
@@ -79,7 +83,9 @@ _ORDER_REJECTED = OrderStatus.REJECTED
 _UNFILLED_REMAINDER = Reason.UNFILLED_REMAINDER
 _UNKNOWN_OFFER = Reason.UNKNOWN_OFFER
 _UNKNOWN_ORDER = Reason.UNKNOWN_ORDER
-_UNKNOWN_LEASE = Reason.UNKNOWN_LEASE
+_INTERRUPTIBLE = str(Tier.INTERRUPTIBLE)  # a plain str: compares fastest
+_ON_DEMAND = str(Tier.ON_DEMAND)
+_SECOND = "second"
 
 _new = new_tuple
 
@@ -89,7 +95,7 @@ MARKET_BOUND = 1 << 126
 """The bound of a market order without a cap: above every reference price."""
 
 
-class MatchingEngine(Filling):
+class MatchingEngine(Capacity):
     """Order books for every GPU model and tier, matched with price-time priority.
 
     Prices rank by their value in a reference currency (``set_fx``); a trade is priced at the
@@ -100,7 +106,7 @@ class MatchingEngine(Filling):
 
     # Commands -------------------------------------------------------------------------------
 
-    def add_offer(  # noqa: C901, PLR0912, PLR0913, PLR0917  # long: the hot path (module doc)
+    def add_offer(  # noqa: C901, PLR0912, PLR0913, PLR0915, PLR0917  # long: the hot path (module doc)
         self,
         offer_id: str,
         seller_id: str,
@@ -154,17 +160,26 @@ class MatchingEngine(Filling):
             price_micros,
             currency,
             gpus,
-            billing,
+            billing if tier != _INTERRUPTIBLE else _SECOND,  # interruptible: per second
             region,
             min_hours or 0,
             until,
         )
+        offer.level = self._levels.get(offer.level) or self._canonical(offer.level)
+        book = self._books.get(gpu) or self._book(gpu)
+        if notice_s != DEFAULT_NOTICE_S or interruptible_price_micros is not None:
+            offer.extra = PoolExtra(notice_s)
+            if interruptible_price_micros is not None:  # two legs (rare)
+                self._add_two_legs(offer, interruptible_price_micros, t)
+                if until is not None:
+                    self._push_expiry(until, OFFER, offer_id, offer)
+                self._offer_out.append(offer_state(offer))
+                return self._finish(None)
         rate = rates[currency]
         key = offer.key = (
             price_micros * rate if type(rate) is int else reference_price(price_micros, rate)
         )
-        self._seq = offer.seq = self._seq + 1
-        book = self._books.get(gpu) or self._book(gpu)
+        self._seq = offer.seq = offer.born = self._seq + 1
         # Bids rank by minus their limit: those at or below -key pay the price.
         live: BookSide[BidEntry] | None = None
         for side in book.bid_sides[tier]:
@@ -180,7 +195,10 @@ class MatchingEngine(Filling):
         if live is not None:
             self._take_bids(offer, live, -key, t)
         traded = bool(self._fills)
-        if traded and not offer.remaining:
+        if traded and not offer.remaining:  # kept, exhausted: its leases may give GPUs back
+            self._offers[offer_id] = offer
+            if until is not None:
+                self._push_expiry(until, OFFER, offer_id, offer)
             self._offer_out.append(offer_state(offer))
             return self._finish(None)
         remaining = offer.remaining
@@ -214,46 +232,30 @@ class MatchingEngine(Filling):
         gpus: int | None = None,
         interruptible_price_micros: int | None = None,
     ) -> Result:
-        """Re-price an offer and/or set its total GPU count (sold GPUs included).
+        """Re-price an offer's legs and/or set its capacity (leased GPUs included).
 
-        A new price or a higher remaining count loses time priority (and may now fill resting
-        bids); a lower count keeps it. A count at or below what was sold exhausts the offer (and
-        the offer's count becomes what was sold).
+        ``price_micros`` is the price of the offer's tier; ``interruptible_price_micros``
+        (on-demand offers only) re-prices the interruptible leg or adds one. A leg with a new
+        price, or every leg when the free count grows, loses time priority (and may now fill
+        resting bids); a lower count keeps it. A capacity below what is leased takes effect
+        as leases end: no GPU is free until then (``Pools._change``).
         """
         t = self._begin(now)
         offer = self._offers.get(offer_id)
         if offer is None:
             return self._finish(_UNKNOWN_OFFER)
+        twin = offer.twin
         reason = change_problem(
-            offer.tier, offer.price_micros, None, price_micros, gpus, interruptible_price_micros
+            offer.tier,
+            offer.price_micros,
+            None if twin is None else twin.price_micros,
+            price_micros,
+            gpus,
+            interruptible_price_micros,
         )
         if reason is not None:
             return self._finish(reason)
-        new_price = offer.price_micros if price_micros is None else price_micros
-        new_remaining = offer.remaining if gpus is None else gpus - offer.sold
-        if gpus is not None:
-            offer.gpus = max(gpus, offer.sold)  # sold GPUs stay sold
-        if new_remaining <= 0:
-            self._unrest_offer(offer)
-            self._touched[offer.level] = None
-            offer.remaining = 0
-        elif new_price == offer.price_micros and new_remaining <= offer.remaining:
-            self._level(offer.level, new_remaining - offer.remaining)
-            offer.remaining = new_remaining
-        else:
-            self._unrest_offer(offer)
-            self._touched[offer.level] = None
-            offer.remaining = new_remaining
-            offer.price_micros = new_price
-            offer.key = reference_price(new_price, self._rates[offer.currency])
-            offer.level = Level(offer.gpu, offer.tier, _SIDE_ASK, offer.currency, new_price)
-            self._seq = offer.seq = self._seq + 1
-            book = self._books[offer.gpu]
-            plan, _ = plan_for_offer(offer, book.bid_sides[offer.tier], -offer.key)
-            self._fill_from_bids(offer, plan, book, t)
-            if offer.remaining:
-                self._rest_offer(offer, book)
-                self._touched[offer.level] = None
+        self._change(offer, t, price_micros, gpus, interruptible_price_micros)
         self._offer_out.append(offer_state(offer))
         return self._finish(None)
 
@@ -266,24 +268,16 @@ class MatchingEngine(Filling):
         offer = self._offers.get(offer_id)
         if offer is None:
             return self._finish(_UNKNOWN_OFFER)
+        resting = offer.remaining > 0
         level_gpus = self._unrest_offer(offer)
         update = _new(OfferUpdate, (offer_id, _OFFER_WITHDRAWN, offer.gpus, offer.sold, 0, None))
-        if busy:
-            self._touched[offer.level] = None
+        if busy or not resting or offer.twin is not None:
+            if resting:
+                self._touched[offer.level] = None
             self._offer_out.append(update)
             return self._finish(None)
         change = _new(LevelChange, (offer.level, level_gpus))
         return _new(Result, ((), (), (update,), (change,), None, ()))
-
-    def release_lease(self, lease_id: str, offer_id: str, gpus: int, *, now: Instant) -> Result:
-        """A lease ended (billing's ``lease.released``): its GPUs go back to its offer."""
-        self._begin(now)
-        return self._finish(_UNKNOWN_LEASE)
-
-    def reclaim_lease(self, offer_id: str, lease_id: str, *, now: Instant) -> Result:
-        """The seller takes an interruptible lease's GPUs back, with the offer's notice."""
-        self._begin(now)
-        return self._finish(_UNKNOWN_LEASE)
 
     def place_order(  # noqa: C901, PLR0912, PLR0913, PLR0915  # long: the hot path (module doc)
         self,
@@ -348,6 +342,17 @@ class MatchingEngine(Filling):
         fok = time_in_force == _FOK
         bid = None
         filled = 0
+        if tier == _ON_DEMAND and book.preemptable:  # may preempt interruptible leases (rare)
+            bid = BidEntry(
+                order_id, buyer_id, gpu, tier, price_micros or 0, currency, gpus, region, hours
+            )
+            if not self._take_preempting(bid, book, bound, fok, t):
+                self._order_out.append(
+                    OrderUpdate(order_id, _ORDER_CANCELLED, gpus, 0, 0, gpus, _FOK_UNFILLABLE)
+                )
+                return self._finish(None)
+            filled = bid.filled
+            sides = ()
         live: BookSide[OfferEntry] | None = None
         for side in sides:  # asks rank by reference price: those at or below the bound
             keys = side.keys
@@ -408,6 +413,7 @@ class MatchingEngine(Filling):
             bid.key = key = -bound
             bid.seq = seq
             bid.expires_at = expiry
+            bid.level = self._levels.get(bid.level) or self._canonical(bid.level)
             bids = book.bids[tier]
             queue = bids.levels.get(key)
             if queue is None:
@@ -507,6 +513,7 @@ class MatchingEngine(Filling):
             if not plan:
                 continue
             self._fill_from_offers(bid, plan, book, t)
+            self._merge = True  # several bids may take one offer: report its last state
             self._level(bid.level, -total)
             if not bid.remaining:
                 book.bids[bid.tier].remove(bid)

@@ -5,6 +5,10 @@
 bookkeeping, status updates and taking entries off the book: they run once per fill, the
 hottest code in the engine. ``_fill_from_offers`` / ``_fill_from_bids`` apply a plan made
 beforehand (FOK, takers that meet two sides at once, re-priced offers, FX moves).
+
+Every fill registers its lease (trade id -> GPUs, tier, buyer) in the offer's pool. A fill on
+one leg of a two-leg pool takes the same GPUs from the other leg: ``_mirror`` copies the
+counts and keeps the other leg's level (or takes it off the book when no GPU is free).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from gpux_matching.domain.book import BookSide, GpuBook
 from gpux_matching.domain.entries import BidEntry, OfferEntry
 from gpux_matching.domain.results import Fill, OfferUpdate, OrderUpdate
 from gpux_matching.domain.state import EngineState, new_tuple
-from gpux_matching.domain.types import OfferStatus, OrderStatus, Side
+from gpux_matching.domain.types import OfferStatus, OrderStatus, Side, Tier
 
 # Enum members read once: a class attribute lookup on an Enum costs ~10x a global.
 _SIDE_ASK = Side.ASK
@@ -22,6 +26,7 @@ _OFFER_EXHAUSTED = OfferStatus.EXHAUSTED
 _OFFER_LIVE = OfferStatus.LIVE
 _ORDER_FILLED = OrderStatus.FILLED
 _ORDER_PARTIALLY_FILLED = OrderStatus.PARTIALLY_FILLED
+_INTERRUPTIBLE = str(Tier.INTERRUPTIBLE)  # a plain str: compares fastest
 
 _new = new_tuple
 
@@ -47,7 +52,6 @@ class Filling(EngineState):
         while their key is at most ``bound``; returns the GPUs filled (trade ids count from 1).
         """
         fills, out, depth, touched = self._fills, self._offer_out, self._depth, self._touched
-        offers = self._offers
         keys, levels = side.keys, side.levels
         wanted = need
         taken = 0
@@ -71,17 +75,19 @@ class Filling(EngineState):
                 need -= n
                 taken += 1
                 offer_id = offer.offer_id
+                trade_id = f"{order_id}:b{taken}"
+                tier = offer.tier
                 fills.append(
                     _new(
                         Fill,
                         (
-                            f"{order_id}:b{taken}",
+                            trade_id,
                             order_id,
                             offer_id,
                             buyer_id,
                             offer.seller_id,
                             offer.gpu,
-                            offer.tier,
+                            tier,
                             n,
                             offer.price_micros,
                             offer.currency,
@@ -93,6 +99,7 @@ class Filling(EngineState):
                         ),
                     )
                 )
+                offer.leases[trade_id] = (n, tier, buyer_id)
                 level = offer.level
                 level_gpus = depth[level] - n
                 if level_gpus:
@@ -103,12 +110,15 @@ class Filling(EngineState):
                 sold = offer.sold = offer.sold + n
                 if n < have:
                     left = offer.remaining = have - n
+                    if offer.twin is not None:
+                        self._twin_sold(offer)
                     out.append(
                         _new(OfferUpdate, (offer_id, _OFFER_LIVE, offer.gpus, sold, left, None))
                     )
                     break
                 offer.remaining = 0
-                del offers[offer_id]
+                if offer.twin is not None:
+                    self._twin_sold(offer)
                 out.append(
                     _new(OfferUpdate, (offer_id, _OFFER_EXHAUSTED, offer.gpus, sold, 0, None))
                 )
@@ -139,7 +149,7 @@ class Filling(EngineState):
         keys, levels = side.keys, side.levels
         offer_id, seller_id, taken = offer.offer_id, offer.seller_id, offer.taken
         gpu, tier, billing = offer.gpu, offer.tier, offer.billing
-        region, min_hours = offer.region, offer.min_hours
+        region, min_hours, leases = offer.region, offer.min_hours, offer.leases
         need = wanted = offer.remaining
         i = len(keys)
         while i:
@@ -161,14 +171,16 @@ class Filling(EngineState):
                 need -= n
                 taken += 1
                 order_id = bid.order_id
+                trade_id = f"{offer_id}:a{taken}"
+                buyer_id = bid.buyer_id
                 fills.append(
                     _new(
                         Fill,
                         (
-                            f"{offer_id}:a{taken}",
+                            trade_id,
                             order_id,
                             offer_id,
-                            bid.buyer_id,
+                            buyer_id,
                             seller_id,
                             gpu,
                             tier,
@@ -183,6 +195,7 @@ class Filling(EngineState):
                         ),
                     )
                 )
+                leases[trade_id] = (n, tier, buyer_id)
                 level = bid.level
                 level_gpus = depth[level] - n
                 if level_gpus:
@@ -227,7 +240,7 @@ class Filling(EngineState):
     def _fill_from_offers(
         self, bid: BidEntry, plan: list[tuple[OfferEntry, int]], book: GpuBook, t: int
     ) -> None:
-        """Apply a taker bid's plan: one fill per offer, at the offer's price."""
+        """Apply a taker bid's plan: one fill per offer leg, at the leg's price."""
         fills, out, depth, touched = self._fills, self._offer_out, self._depth, self._touched
         order_id, buyer_id, hours, taken = bid.order_id, bid.buyer_id, bid.hours, bid.taken
         total = 0
@@ -235,11 +248,12 @@ class Filling(EngineState):
             taken += 1
             total += n
             offer_id = offer.offer_id
+            trade_id = f"{order_id}:b{taken}"
             fills.append(
                 _new(
                     Fill,
                     (
-                        f"{order_id}:b{taken}",
+                        trade_id,
                         order_id,
                         offer_id,
                         buyer_id,
@@ -257,6 +271,7 @@ class Filling(EngineState):
                     ),
                 )
             )
+            offer.leases[trade_id] = (n, offer.tier, buyer_id)
             left = offer.remaining = offer.remaining - n
             sold = offer.sold = offer.sold + n
             level = offer.level
@@ -266,14 +281,13 @@ class Filling(EngineState):
             else:
                 del depth[level]
             touched[level] = None
-            if left:
-                out.append(_new(OfferUpdate, (offer_id, _OFFER_LIVE, offer.gpus, sold, left, None)))
-            else:
+            if not left:
                 book.asks[offer.tier].remove(offer)
-                del self._offers[offer_id]
-                out.append(
-                    _new(OfferUpdate, (offer_id, _OFFER_EXHAUSTED, offer.gpus, sold, 0, None))
-                )
+            if offer.twin is not None:
+                self._twin_sold(offer)
+                self._merge = True  # a plan may hold both legs of one pool
+            status = _OFFER_LIVE if left else _OFFER_EXHAUSTED
+            out.append(_new(OfferUpdate, (offer_id, status, offer.gpus, sold, left, None)))
         bid.taken = taken
         bid.filled += total
         bid.remaining -= total
@@ -281,20 +295,22 @@ class Filling(EngineState):
     def _fill_from_bids(
         self, offer: OfferEntry, plan: list[tuple[BidEntry, int]], book: GpuBook, t: int
     ) -> None:
-        """Apply a taker offer's plan: one fill per bid, at the bid's limit."""
+        """Apply a taker offer leg's plan: one fill per bid, at the bid's limit (the leg is
+        not on the book meanwhile; a resting twin follows)."""
         fills, out, depth, touched = self._fills, self._order_out, self._depth, self._touched
         offer_id, seller_id, taken = offer.offer_id, offer.seller_id, offer.taken
-        gpu, tier, billing = offer.gpu, offer.tier, offer.billing
+        gpu, tier, billing, leases = offer.gpu, offer.tier, offer.billing, offer.leases
         total = 0
         for bid, n in plan:
             taken += 1
             total += n
             order_id = bid.order_id
+            trade_id = f"{offer_id}:a{taken}"
             fills.append(
                 _new(
                     Fill,
                     (
-                        f"{offer_id}:a{taken}",
+                        trade_id,
                         order_id,
                         offer_id,
                         bid.buyer_id,
@@ -312,6 +328,7 @@ class Filling(EngineState):
                     ),
                 )
             )
+            leases[trade_id] = (n, tier, bid.buyer_id)
             left = bid.remaining = bid.remaining - n
             filled = bid.filled = bid.filled + n
             level = bid.level
@@ -331,3 +348,32 @@ class Filling(EngineState):
         offer.taken = taken
         offer.sold += total
         offer.remaining -= total
+        if offer.twin is not None and total:
+            self._twin_sold(offer)
+
+    # Pools of two legs ----------------------------------------------------------------------
+
+    def _twin_sold(self, leg: OfferEntry) -> None:
+        """``leg`` sold some of its pool's GPUs: its twin shows the same counts, and a pool
+        that sold interruptible GPUs may be preempted (``GpuBook.preemptable``)."""
+        twin = leg.twin
+        if twin is None:
+            return
+        self._mirror(leg, twin)
+        if leg.tier == _INTERRUPTIBLE:
+            self._books[leg.gpu].preemptable[twin] = None
+
+    def _mirror(self, leg: OfferEntry, twin: OfferEntry) -> None:
+        """Copy ``leg``'s pool counts to ``twin``; a resting twin's level follows the free
+        GPUs, and the twin leaves the book when none is free."""
+        twin.gpus, twin.sold, twin.taken = leg.gpus, leg.sold, leg.taken
+        free = leg.remaining
+        delta = free - twin.remaining
+        if not delta:
+            return
+        side = self._books[twin.gpu].asks[twin.tier]
+        if side.holds(twin):
+            if not free:
+                side.remove(twin)
+            self._level(twin.level, delta)
+        twin.remaining = free

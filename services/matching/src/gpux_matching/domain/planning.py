@@ -22,17 +22,37 @@ Entry = TypeVar("Entry", OfferEntry, BidEntry)
 def plan_for_bid(
     bid: BidEntry, sides: tuple[BookSide[OfferEntry], ...], bound: int
 ) -> tuple[Plan, int]:
-    """Offers this bid takes in price-time order with keys up to ``bound``, and the total."""
+    """Offer legs this bid takes in price-time order with keys up to ``bound``, and the
+    total. Both legs of a pool may meet an ``any`` bid: together they give at most the
+    pool's free GPUs."""
+    plan: Plan = []
+    source = candidates(sides, bound)
+    if source is None:
+        return plan, 0
     buyer, region, hours = bid.buyer_id, bid.region, bid.hours_or_max
-
-    def compatible(offer: OfferEntry) -> bool:
-        return (
-            offer.seller_id != buyer
-            and offer.min_hours <= hours
-            and (region is None or offer.region == region)
-        )
-
-    return _plan(candidates(sides, bound), bid.remaining, compatible)
+    need = wanted = bid.remaining
+    used: dict[str, int] = {}
+    """GPUs planned so far from each two-leg pool."""
+    for offer in source:
+        if (
+            offer.seller_id == buyer
+            or offer.min_hours > hours
+            or (region is not None and offer.region != region)
+        ):
+            continue
+        have = offer.remaining
+        if offer.twin is not None:
+            have -= used.get(offer.offer_id, 0)
+            if have <= 0:
+                continue
+        take = have if have < need else need
+        if offer.twin is not None:
+            used[offer.offer_id] = used.get(offer.offer_id, 0) + take
+        plan.append((offer, take))
+        need -= take
+        if not need:
+            break
+    return plan, wanted - need
 
 
 def plan_for_offer(

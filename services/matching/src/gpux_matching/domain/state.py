@@ -10,10 +10,11 @@ from operator import attrgetter
 from typing import Any, Self
 
 from gpux_matching.domain.book import GpuBook
-from gpux_matching.domain.entries import BidEntry, OfferEntry
+from gpux_matching.domain.entries import BidEntry, OfferEntry, PoolExtra
 from gpux_matching.domain.levels import BOOK_TIERS, DEPTH, BookLevels, book_levels
 from gpux_matching.domain.results import (
     Fill,
+    Interruption,
     LeaseView,
     Level,
     LevelChange,
@@ -24,6 +25,7 @@ from gpux_matching.domain.results import (
 )
 from gpux_matching.domain.snapshot import (
     FORMAT,
+    FORMAT_BEFORE_CAPACITY,
     Capture,
     bid_from_plain,
     bid_row,
@@ -32,7 +34,7 @@ from gpux_matching.domain.snapshot import (
     offer_row,
     offer_to_plain,
 )
-from gpux_matching.domain.types import OfferStatus, OrderStatus, Reason, Side
+from gpux_matching.domain.types import OfferStatus, OrderStatus, Reason, Side, Tier
 from gpux_matching.domain.units import (
     Instant,
     Rate,
@@ -51,6 +53,7 @@ _ORDER_EXPIRED = OrderStatus.EXPIRED
 _ORDER_FILLED = OrderStatus.FILLED
 _ORDER_OPEN = OrderStatus.OPEN
 _ORDER_PARTIALLY_FILLED = OrderStatus.PARTIALLY_FILLED
+_INTERRUPTIBLE = str(Tier.INTERRUPTIBLE)  # a plain str: compares fastest
 
 OFFER, BID = 0, 1
 """Kinds of expiry items; offers first when both expire at the same instant."""
@@ -62,6 +65,9 @@ new_tuple = tuple.__new__
 """Builds results on the hot path: ``new_tuple(OrderUpdate, (...))`` skips the NamedTuple's
 own ``__new__``, a Python-level function that costs about three times as much."""
 _new = new_tuple
+
+_EMPTY = PoolExtra()
+"""The rare state of a pool that has none (read only)."""
 
 Expiry = tuple[int, int, str, int, OfferEntry | BidEntry]
 """(expires at, kind, id, push counter, entry): the counter keeps entries from being compared."""
@@ -75,6 +81,9 @@ class EngineState:
         "_depth",
         "_expiry",
         "_fills",
+        "_interruptions",
+        "_levels",
+        "_merge",
         "_offer_out",
         "_offers",
         "_order_out",
@@ -94,12 +103,17 @@ class EngineState:
         self._offers: dict[str, OfferEntry] = {}
         self._orders: dict[str, BidEntry] = {}
         self._depth: dict[Level, int] = {}
+        self._levels: dict[Level, Level] = {}
+        """One instance of each level entries rest at (``_canonical``)."""
         self._expiry: list[Expiry] = []
         self._seq = 0
         self._pushes = 0
         self._fills: list[Fill] = []
         self._order_out: list[OrderUpdate] = []
         self._offer_out: list[OfferUpdate] = []
+        self._interruptions: list[Interruption] = []
+        self._merge = False
+        """Set by a command that may have reported an offer twice: keep its last update."""
         self._touched: dict[Level, None] = {}
 
     # Queries --------------------------------------------------------------------------------
@@ -115,7 +129,8 @@ class EngineState:
         return None if bid is None else order_state(bid)
 
     def offer(self, offer_id: str) -> OfferUpdate | None:
-        """A live offer's current state, or None if it is not on the book."""
+        """An offer's current state (live or exhausted), or None if the book does not keep
+        it (never did, or it was withdrawn or expired)."""
         offer = self._offers.get(offer_id)
         return None if offer is None else offer_state(offer)
 
@@ -124,8 +139,18 @@ class EngineState:
         offer = self._offers.get(offer_id)
         if offer is None:
             return None
-        leases: dict[str, LeaseView] = {}
-        return PoolView(offer.gpus, offer.sold, offer.remaining, leases, offer.sold)
+        extra = offer.extra or _EMPTY
+        notices, claims = extra.notices, extra.claims
+        leases = {}
+        for lease_id, (gpus, tier, _) in offer.leases.items():
+            notice = notices.get(lease_id)
+            leases[lease_id] = LeaseView(
+                gpus,
+                str(tier),
+                None if notice is None else notice.interrupt_at,
+                claims.get(lease_id),
+            )
+        return PoolView(offer.gpus, offer.sold, offer.remaining, leases, extra.legacy)
 
     def depth(self, gpu: str, tier: str, side: Side) -> list[LevelChange]:
         """Aggregated levels of one book side, best first (bid tiers include ``any``)."""
@@ -150,8 +175,9 @@ class EngineState:
         return [(gpu, str(tier)) for gpu in self._books for tier in BOOK_TIERS]
 
     def counts(self) -> tuple[int, int]:
-        """(resting orders, live offers)."""
-        return len(self._orders), len(self._offers)
+        """(resting orders, live offers: those with free GPUs on the book). Exhausted offers
+        are kept too (``offer``, ``pool``) but not counted here."""
+        return len(self._orders), sum(1 for offer in self._offers.values() if offer.remaining)
 
     # Snapshot and restore -------------------------------------------------------------------
 
@@ -177,25 +203,50 @@ class EngineState:
 
     @classmethod
     def restore(cls, snapshot: Mapping[str, Any]) -> Self:
-        """An engine rebuilt from ``snapshot()``'s output; it behaves exactly as the original."""
-        if snapshot.get("format") != FORMAT:
-            raise ValueError(f"unknown snapshot format: {snapshot.get('format')!r}")
+        """An engine rebuilt from ``snapshot()``'s output; it behaves exactly as the original.
+
+        A snapshot of format 1 (before capacity) restores as pools: capacity = the offer's
+        GPUs, what it had sold counted as legacy leased, in its own tier at its price.
+        """
+        kind = snapshot.get("format")
+        if kind not in {FORMAT, FORMAT_BEFORE_CAPACITY}:
+            raise ValueError(f"unknown snapshot format: {kind!r}")
         engine = cls({c: rate_from_plain(v) for c, v in snapshot["rates"].items()})
+        engine._restore_offers(snapshot["offers"], legacy=kind == FORMAT_BEFORE_CAPACITY)
         rates = engine._rates
-        offers = sorted((offer_from_plain(d) for d in snapshot["offers"]), key=_SEQ)
-        for offer in offers:
-            offer.key = reference_price(offer.price_micros, rates[offer.currency])
-            engine._rest_offer(offer, engine._book(offer.gpu))
-            if offer.available_until is not None:
-                engine._push_expiry(offer.available_until, OFFER, offer.offer_id, offer)
         for bid in sorted((bid_from_plain(d) for d in snapshot["orders"]), key=_SEQ):
             bid.key = -reference_price(bid.price_micros, rates[bid.currency])
+            bid.level = engine._canonical(bid.level)
             engine._rest_bid(bid, engine._book(bid.gpu))
             if bid.expires_at is not None:
                 engine._push_expiry(bid.expires_at, BID, bid.order_id, bid)
         engine._seq = snapshot["seq"]
         engine._touched.clear()
         return engine
+
+    def _restore_offers(self, offers: list[Any], *, legacy: bool) -> None:
+        """Restore's part for offers: each pool kept, its legs with free GPUs on the book in
+        their time order, pools that sold interruptible leases where preemption looks."""
+        legs = []
+        for data in offers:
+            offer = offer_from_plain(data, legacy=legacy)
+            self._offers[offer.offer_id] = offer
+            book = self._book(offer.gpu)
+            if offer.available_until is not None:
+                self._push_expiry(offer.available_until, OFFER, offer.offer_id, offer)
+            for leg in (offer, offer.twin):
+                if leg is not None:
+                    leg.level = self._canonical(leg.level)
+                    if leg.remaining:
+                        legs.append(leg)
+            if offer.twin is not None and any(
+                tier == _INTERRUPTIBLE for _, tier, _ in offer.leases.values()
+            ):
+                book.preemptable[offer] = None
+        rates = self._rates
+        for leg in sorted(legs, key=_SEQ):
+            leg.key = reference_price(leg.price_micros, rates[leg.currency])
+            self._rest_leg(leg, self._books[leg.gpu])
 
     # Book keeping ---------------------------------------------------------------------------
 
@@ -215,17 +266,32 @@ class EngineState:
         gpus = depth[level] = depth.get(level, 0) + bid.remaining
         return gpus
 
-    def _rest_offer(self, offer: OfferEntry, book: GpuBook) -> int:
-        book.asks[offer.tier].append(offer)
-        self._offers[offer.offer_id] = offer
-        level, depth = offer.level, self._depth
-        gpus = depth[level] = depth.get(level, 0) + offer.remaining
+    def _rest_leg(self, leg: OfferEntry, book: GpuBook) -> int:
+        """Put a leg with free GPUs on its book, behind everything at its price."""
+        book.asks[leg.tier].append(leg)
+        level, depth = leg.level, self._depth
+        gpus = depth[level] = depth.get(level, 0) + leg.remaining
         return gpus
 
+    def _unrest_leg(self, leg: OfferEntry) -> int:
+        """Take a resting leg off its book."""
+        self._books[leg.gpu].asks[leg.tier].remove(leg)
+        return self._shrink(leg.level, leg.remaining)
+
     def _unrest_offer(self, offer: OfferEntry) -> int:
-        self._books[offer.gpu].asks[offer.tier].remove(offer)
+        """Forget an offer's pool (withdrawn, expired): its legs leave the book (the twin's
+        level is reported; the primary's is the caller's) and later releases of its leases
+        change nothing. Returns the primary leg's level depth after."""
         del self._offers[offer.offer_id]
-        return self._shrink(offer.level, offer.remaining)
+        twin = offer.twin
+        if twin is not None:
+            self._books[offer.gpu].preemptable.pop(offer, None)
+            if twin.remaining:
+                self._unrest_leg(twin)
+                self._touched[twin.level] = None
+        if offer.remaining:
+            return self._unrest_leg(offer)
+        return self._depth.get(offer.level, 0)
 
     def _unrest_bid(self, bid: BidEntry) -> int:
         self._books[bid.gpu].bids[bid.tier].remove(bid)
@@ -250,6 +316,22 @@ class EngineState:
             depth.pop(level, None)
         self._touched[level] = None
 
+    def _canonical(self, level: Level) -> Level:
+        """The one instance of ``level`` the engine keeps. Entries at one price share it, so
+        a big book holds a level tuple per price, not one per entry: fewer objects for the
+        garbage collector to walk (offers stay while exhausted). Only an optimisation:
+        levels compare by value everywhere."""
+        levels = self._levels
+        found = levels.get(level)
+        if found is not None:
+            return found
+        if len(levels) > 2 * len(self._depth) + 1024:
+            # Prices no longer on the book pile up: forget them now and then.
+            levels.clear()
+            levels.update((known, known) for known in self._depth)
+        levels[level] = level
+        return level
+
     def _push_expiry(self, at: int, kind: int, entry_id: str, entry: OfferEntry | BidEntry) -> None:
         heap = self._expiry
         if len(heap) > 64 + 2 * (len(self._orders) + len(self._offers)):
@@ -273,8 +355,9 @@ class EngineState:
                 continue
             entry = item[4]
             if isinstance(entry, OfferEntry):
+                if entry.remaining:
+                    self._touched[entry.level] = None
                 self._unrest_offer(entry)
-                self._touched[entry.level] = None
                 self._offer_out.append(
                     OfferUpdate(entry.offer_id, _OFFER_EXPIRED, entry.gpus, entry.sold, 0, None)
                 )
@@ -314,6 +397,10 @@ class EngineState:
             touched.clear()
         # Most commands leave two of the three lists empty: skip the copies for those.
         fills, orders, offers = self._fills, self._order_out, self._offer_out
+        if self._merge:
+            self._merge = False
+            offers[:] = last_of_each(offers)
+        cuts = self._interruptions
         result = _new(
             Result,
             (
@@ -322,7 +409,7 @@ class EngineState:
                 tuple(offers) if offers else (),
                 levels,
                 rejection,
-                (),
+                tuple(cuts) if cuts else (),
             ),
         )
         if fills:
@@ -331,7 +418,18 @@ class EngineState:
             orders.clear()
         if offers:
             offers.clear()
+        if cuts:
+            cuts.clear()
         return result
+
+
+def last_of_each(updates: list[OfferUpdate]) -> list[OfferUpdate]:
+    """Each offer's last update, in the order of those last updates."""
+    last: dict[str, OfferUpdate] = {}
+    for update in updates:
+        last.pop(update.offer_id, None)
+        last[update.offer_id] = update
+    return list(last.values())
 
 
 def offer_state(offer: OfferEntry) -> OfferUpdate:
