@@ -81,6 +81,9 @@ async def test_a_market_order_takes_the_cheapest_offers_at_their_own_prices(
     assert (cheapest.offer_id, "exhausted", 0) in ended
     assert (second.offer_id, "exhausted", 0) in ended
     assert (dearer.offer_id, "exhausted", 0) not in ended
+    # Exhausted is every GPU leased: the offers stay on the book, to come back as leases end.
+    pools = {(x.offer_id, x.capacity_gpus, x.leased_gpus) for x in offers if x.remaining_gpus == 0}
+    assert {(cheapest.offer_id, 4, 4), (second.offer_id, 4, 4)} <= pools
 
     # A redelivered funding places nothing twice.
     await fund(settings, placed)

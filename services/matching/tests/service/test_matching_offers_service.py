@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from gpux_contracts.book import BookLevelsChanged
 from gpux_contracts.money import Currency
-from gpux_contracts.offers import OfferStatusChanged
+from gpux_contracts.offers import DEFAULT_NOTICE_SECONDS, OfferStatusChanged, Tier
 from gpux_contracts.topics import MARKET_BOOK, OFFERS_STATUS
 from gpux_matching.domain import AddOffer, ChangeOffer, WithdrawOffer
 from gpux_matching.service.partition import NotYetError
@@ -28,6 +30,8 @@ async def test_an_accepted_offer_goes_live_on_the_book(desk: Desk) -> None:
     assert desk.partition.engine.offer(offer.offer_id) is not None
     assert [type(c) for c in desk.logged()] == [AddOffer]
     assert statuses(desk) == [(offer.offer_id, "live", 4)]
+    (status,) = desk.published(OFFERS_STATUS)
+    assert (status.capacity_gpus, status.leased_gpus) == (4, 0)
     (levels,) = desk.published(MARKET_BOOK)
     assert isinstance(levels, BookLevelsChanged)
     assert [(str(lv.price), lv.gpus) for lv in levels.asks] == [("0.40", 4)]
@@ -103,3 +107,52 @@ async def test_a_batch_of_offers_is_one_unit_logged_in_order(desk: Desk) -> None
     assert [(str(lv.price), lv.gpus) for lv in levels.asks] == [
         (f"0.{40 + i}", 1 + i) for i in range(5)
     ]
+
+
+async def test_an_offer_brings_its_interruptible_price_and_notice_and_a_change_its_new_price(
+    desk: Desk,
+) -> None:
+    offer = desk.offer(
+        "0.50",
+        4,
+        interruptible_price_per_gpu_hour=Decimal("0.20"),
+        interruption_notice_seconds=300,
+    )
+    await desk.offers(desk.accepted(offer))
+    (added,) = desk.logged()
+    assert isinstance(added, AddOffer)
+    assert (added.price_micros, added.interruptible_price_micros, added.notice_s) == (
+        500_000,
+        200_000,
+        300,
+    )
+    changed = offer.model_copy(update={"interruptible_price_per_gpu_hour": Decimal("0.25")})
+    await desk.offers(desk.accepted(changed, revision=2))
+    assert desk.logged()[-1] == ChangeOffer(
+        now=added.now,
+        offer_id=offer.offer_id,
+        price_micros=500_000,
+        gpus=4,
+        interruptible_price_micros=250_000,
+    )
+    # One pool, two legs: the same four GPUs in the on-demand and the interruptible book.
+    books = {
+        (b.tier.value, tuple((str(lv.price), lv.gpus) for lv in b.asks))
+        for b in desk.published(MARKET_BOOK)
+    }
+    assert ("on_demand", (("0.50", 4),)) in books
+    assert ("interruptible", (("0.25", 4),)) in books
+    assert statuses(desk)[-1] == (offer.offer_id, "live", 4)
+
+
+async def test_an_offer_from_before_capacity_is_one_tier_with_the_default_notice(
+    desk: Desk,
+) -> None:
+    await desk.offers(desk.accepted(desk.offer("0.40", 2, tier=Tier.INTERRUPTIBLE)))
+    (added,) = desk.logged()
+    assert isinstance(added, AddOffer)
+    assert (added.tier, added.interruptible_price_micros, added.notice_s) == (
+        "interruptible",
+        None,
+        DEFAULT_NOTICE_SECONDS,
+    )
