@@ -225,8 +225,15 @@ async def test_an_interrupted_lease_ends_at_interrupt_at_and_its_gpus_go_to_the_
         "ended_at": ended["ended_at"],
     }
 
-    # The preempting lease started at interrupt_at and paid its first hour then: charged by
-    # the loop at its start (or at its opening, had billing seen its trade only after it).
+    await the_preemptor_started_at_interrupt_at(billing, pool, preemptor, interrupt_at)
+    await the_lease_row_keeps_its_interruption(pool, request)
+
+
+async def the_preemptor_started_at_interrupt_at(
+    billing: GpuxSettings, pool: asyncpg.Pool, preemptor: TradeExecuted, interrupt_at: datetime
+) -> None:
+    """The preempting lease started at interrupt_at and paid its first hour then: charged by
+    the loop at its start (or at its opening, had billing seen its trade only after it)."""
     (opened,) = of_type(
         await lease_events(billing, preemptor.trade_id, "lease.opened"), "lease.opened"
     )
@@ -236,16 +243,22 @@ async def test_an_interrupted_lease_ends_at_interrupt_at_and_its_gpus_go_to_the_
     assert Decimal(first["amount"]) == Decimal("3.6")
     assert await balance(pool, preemptor.buyer_id, AccountKind.HELD) == 400_000
 
+
+async def the_lease_row_keeps_its_interruption(
+    pool: asyncpg.Pool, request: LeaseInterruptionRequested
+) -> None:
+    """The interrupted lease's row: ended interrupted, its interruption kept, nothing due; the
+    ledger balanced."""
     async with pool.acquire() as conn:
         row = await conn.fetchrow(
             "SELECT end_reason, interrupt_at, interruption_cause, interruption_noticed_at,"
             " next_due_at FROM billing.leases WHERE id = $1",
-            spot.trade_id,
+            request.lease_id,
         )
         assert row is not None
         assert (row["end_reason"], row["interruption_cause"]) == ("interrupted", "preempted")
         assert (row["interrupt_at"], row["interruption_noticed_at"]) == (
-            interrupt_at,
+            request.interrupt_at,
             request.noticed_at,
         )
         assert row["next_due_at"] is None
