@@ -119,7 +119,10 @@ class GpuxDriver:
             if kind == CANCEL:
                 target = ops[op.target]
                 if target.kind == SELL:
-                    if engine.offer(target.ident) is None:
+                    # An exhausted offer stays in the engine's keeping (its GPUs may come
+                    # back); the peer forgets a filled order, so only a live one is withdrawn.
+                    offer = engine.offer(target.ident)
+                    if offer is None or offer.status != "live":
                         continue
                     t0 = clock()
                     withdraw_offer(target.ident, now=i)
