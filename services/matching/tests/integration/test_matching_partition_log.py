@@ -43,6 +43,7 @@ from gpux_platform.clock import SystemClock
 from gpux_platform.db import create_pool
 from gpux_platform.settings import GpuxSettings
 
+from ..legacy_book import format_1_offer, format_1_snapshot
 from .matching_feed import offer
 
 PARTITIONS = 6
@@ -156,24 +157,8 @@ async def test_a_partition_without_a_log_starts_from_its_share_of_the_legacy_boo
 
 def format_1_body(gpu: str, offer_id: str) -> dict[str, Any]:
     """The book's snapshot before capacity: one offer of 4 GPUs, 3 of them sold."""
-    entry = {
-        "offer_id": offer_id,
-        "seller_id": "seller-1",
-        "gpu": gpu,
-        "tier": "on_demand",
-        "price_micros": 400_000,
-        "currency": "EUR",
-        "gpus": 4,
-        "sold": 3,
-        "remaining": 1,
-        "billing": "hour",
-        "region": None,
-        "min_hours": None,
-        "available_until": None,
-        "seq": 1,
-        "taken": 0,
-    }
-    return {"format": 1, "seq": 1, "rates": {"EUR": 1_000_000}, "offers": [entry], "orders": []}
+    offer = format_1_offer(offer_id, "seller-1", gpu, "on_demand", 400_000)
+    return format_1_snapshot(1, [offer])
 
 
 async def stored_before_capacity(pool: asyncpg.Pool, number: int, gpu: str, offer_id: str) -> None:

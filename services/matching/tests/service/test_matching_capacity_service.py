@@ -30,6 +30,7 @@ from gpux_contracts.topics import (
 )
 from gpux_matching.domain import ReclaimLease, ReleaseLease, epoch_micros
 
+from ..legacy_book import format_1_offer, format_1_snapshot
 from .matching_desk import Desk
 
 pytestmark = pytest.mark.unit
@@ -303,26 +304,10 @@ async def test_a_replayed_partition_interrupts_and_releases_exactly_as_the_first
 # Migration --------------------------------------------------------------------------------------
 
 
-def format_1_snapshot(seq: int) -> str:
+def legacy_snapshot(seq: int) -> str:
     """What the book stored before capacity: an offer of 4 GPUs with 3 sold (to leases it
     knew no id of) and a bid resting below it."""
-    offer = {
-        "offer_id": "offer-legacy",
-        "seller_id": "seller-1",
-        "gpu": "h100",
-        "tier": "on_demand",
-        "price_micros": 400_000,
-        "currency": "EUR",
-        "gpus": 4,
-        "sold": 3,
-        "remaining": 1,
-        "billing": "hour",
-        "region": None,
-        "min_hours": None,
-        "available_until": None,
-        "seq": 1,
-        "taken": 0,
-    }
+    offer = format_1_offer("offer-legacy", "seller-1", "h100", "on_demand", 400_000)
     bid = {
         "order_id": "bid-legacy",
         "buyer_id": "buyer-2",
@@ -339,8 +324,7 @@ def format_1_snapshot(seq: int) -> str:
         "seq": 3,
         "taken": 0,
     }
-    body = {"format": 1, "seq": 3, "rates": {"EUR": 1_000_000}, "offers": [offer], "orders": [bid]}
-    return json.dumps(body)
+    return json.dumps(format_1_snapshot(3, [offer], [bid]))
 
 
 async def test_a_partition_stored_before_capacity_migrates_and_its_old_leases_give_gpus_back() -> (
@@ -349,7 +333,7 @@ async def test_a_partition_stored_before_capacity_migrates_and_its_old_leases_gi
     desk = Desk(snapshot_every=1)
     state = desk.uow.state
     state.last_seq = state.heads[0] = 41
-    state.snapshots[0] = {41: format_1_snapshot(41)}
+    state.snapshots[0] = {41: legacy_snapshot(41)}
     state.offers["offer-legacy"] = ("seller-1", "h100", 1)
     state.orders["bid-legacy"] = ("buyer-2", "h100")
     await desk.partition.recover()

@@ -198,6 +198,47 @@ def may_trade(b: MBid, leg: Leg) -> bool:
     )
 
 
+def bid_fill(
+    b: MBid, o: MOffer, tier: str, price: int, *, gpus: int, now: int, starts_at: int
+) -> Fill:
+    """Bid ``b``'s next trade, of ``gpus`` from ``o``'s leg at ``tier`` and ``price`` (the
+    offer's currency and billing); it counts the trade among the bid's."""
+    b.taken += 1
+    return Fill(
+        f"{b.id}:b{b.taken}",
+        b.id,
+        o.id,
+        b.buyer,
+        o.seller,
+        o.gpu,
+        tier,
+        gpus,
+        price,
+        o.currency,
+        o.billing_of(tier),
+        b.hours,
+        Side.BID,
+        now,
+        starts_at,
+    )
+
+
+def interruption(
+    o: MOffer,
+    lease_id: str,
+    cause: InterruptionCause,
+    *,
+    now: int,
+    at: int,
+    waiting: tuple[str, ...],
+) -> Interruption:
+    """The notice that ``o``'s lease ``lease_id`` ends ``at``, for ``cause``."""
+    lease = o.leases[lease_id]
+    return Interruption(
+        lease_id, o.id, lease.buyer, o.seller, o.gpu, lease.gpus, cause, now, at, waiting
+    )
+
+
 def last_of_each(updates: list[OfferUpdate]) -> list[OfferUpdate]:
     """One update per offer, its last, in the order of those last updates."""
     last: dict[str, OfferUpdate] = {}
@@ -336,28 +377,9 @@ class Model:
 
     def bid_takes(self, b: MBid, plan: list[tuple[MOffer, Leg, int]], now: int, out: Out) -> None:
         for o, leg, n in plan:
-            b.taken += 1
-            trade_id = f"{b.id}:b{b.taken}"
-            out.fills.append(
-                Fill(
-                    trade_id,
-                    b.id,
-                    o.id,
-                    b.buyer,
-                    o.seller,
-                    o.gpu,
-                    leg.tier,
-                    n,
-                    leg.price,
-                    o.currency,
-                    o.billing_of(leg.tier),
-                    b.hours,
-                    Side.BID,
-                    now,
-                    now,
-                )
-            )
-            o.leases[trade_id] = MLease(n, leg.tier, b.buyer)
+            fill = bid_fill(b, o, leg.tier, leg.price, gpus=n, now=now, starts_at=now)
+            out.fills.append(fill)
+            o.leases[fill.trade_id] = MLease(n, leg.tier, b.buyer)
             b.filled += n
             out.offers.append(self.offer_update(o))
 
@@ -385,42 +407,15 @@ class Model:
         for o, lease_id, take in victims:
             lease = o.leases[lease_id]
             at = now + o.notice * MICROS_PER_SECOND
-            b.taken += 1
-            trade_id = f"{b.id}:b{b.taken}"
-            out.fills.append(
-                Fill(
-                    trade_id,
-                    b.id,
-                    o.id,
-                    b.buyer,
-                    o.seller,
-                    o.gpu,
-                    OD,
-                    take,
-                    o.price,
-                    o.currency,
-                    o.billing,
-                    b.hours,
-                    Side.BID,
-                    now,
-                    at,
-                )
-            )
+            fill = bid_fill(b, o, OD, o.price, gpus=take, now=now, starts_at=at)
+            trade_id = fill.trade_id
+            out.fills.append(fill)
             o.leases[trade_id] = MLease(take, OD, b.buyer, waits_on=lease_id)
             lease.interrupt_at, lease.cause = at, InterruptionCause.PREEMPTED
             lease.claims[trade_id] = take
             out.interruptions.append(
-                Interruption(
-                    lease_id,
-                    o.id,
-                    lease.buyer,
-                    o.seller,
-                    o.gpu,
-                    lease.gpus,
-                    InterruptionCause.PREEMPTED,
-                    now,
-                    at,
-                    (trade_id,),
+                interruption(
+                    o, lease_id, InterruptionCause.PREEMPTED, now=now, at=at, waiting=(trade_id,)
                 )
             )
             b.filled += take
@@ -655,18 +650,7 @@ class Model:
         at = c.now + o.notice * MICROS_PER_SECOND
         lease.interrupt_at, lease.cause = at, InterruptionCause.RECLAIMED
         out.interruptions.append(
-            Interruption(
-                c.lease_id,
-                o.id,
-                lease.buyer,
-                o.seller,
-                o.gpu,
-                lease.gpus,
-                InterruptionCause.RECLAIMED,
-                c.now,
-                at,
-                (),
-            )
+            interruption(o, c.lease_id, InterruptionCause.RECLAIMED, now=c.now, at=at, waiting=())
         )
 
     # Views ------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from gpux_matching.domain import (
     Side,
 )
 
+from ..legacy_book import format_1_offer, format_1_snapshot
+
 pytestmark = pytest.mark.unit
 
 EUR = "EUR"
@@ -564,31 +566,7 @@ def test_a_snapshot_keeps_pools_leases_interruptions_and_claims() -> None:
 
 
 def test_a_snapshot_of_format_1_restores_its_offers_as_pools_with_legacy_leases() -> None:
-    old = {
-        "format": 1,
-        "seq": 7,
-        "rates": {EUR: 1_000_000},
-        "offers": [
-            {
-                "offer_id": "o1",
-                "seller_id": "s1",
-                "gpu": H100,
-                "tier": INT,
-                "price_micros": 2_000_000,
-                "currency": EUR,
-                "gpus": 4,
-                "sold": 3,
-                "remaining": 1,
-                "billing": "hour",
-                "region": None,
-                "min_hours": None,
-                "available_until": None,
-                "seq": 5,
-                "taken": 1,
-            }
-        ],
-        "orders": [],
-    }
+    old = format_1_snapshot(7, [format_1_offer("o1", "s1", H100, INT, 2_000_000, seq=5, taken=1)])
     e = MatchingEngine.restore(old)
     assert e.pool("o1") == PoolView(4, 3, 1, {}, legacy=3)
     assert asks(e, INT) == (BookLevel(2_000_000, 1, 1),)
