@@ -1,6 +1,6 @@
 """Billing's lease events as the gateway's tests build them: a lease's opening, then its
-charges, warnings and end, each taking the lease's ids and currencies from its opening; and
-charges as the settlement loop aggregates them (``leases_settled``).
+charges, warnings, interruption notices and end, each taking the lease's ids and currencies
+from its opening; and charges as the settlement loop aggregates them (``leases_settled``).
 
 The defaults are one GPU (``GPU``) on demand at 1 USD an hour, paid from a EUR wallet and
 billed by the hour; ``fields`` set any other field or override a default (pydantic validates
@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionNoticed
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import (
     LeaseCharged,
@@ -142,6 +143,26 @@ def lease_low_balance(lease: LeaseOpened, as_of: datetime, **fields: Any) -> Lea
         "as_of": as_of,
     }
     return LeaseLowBalance(**(values | fields))
+
+
+def lease_noticed(
+    lease: LeaseOpened,
+    *,
+    noticed_at: datetime,
+    notice: timedelta,
+    cause: InterruptionCause = InterruptionCause.PREEMPTED,
+) -> LeaseInterruptionNoticed:
+    """Billing's word that the lease is interrupted ``notice`` after ``noticed_at``."""
+    return LeaseInterruptionNoticed(
+        lease_id=lease.lease_id,
+        buyer_id=lease.buyer_id,
+        seller_id=lease.seller_id,
+        offer_id=lease.offer_id,
+        cause=cause,
+        noticed_at=noticed_at,
+        interrupt_at=noticed_at + notice,
+        notice_seconds=int(notice.total_seconds()),
+    )
 
 
 SAME_IN_EVERY_CHARGE = {"lease_id", "buyer_id", "seller_id", "currency", "wallet_currency"}

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 
 from gpux_contracts.accounts import Role
-from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionNoticed
+from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.events import Payload
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseEndReason, LeaseOpened
@@ -25,7 +25,13 @@ from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.clock import ManualClock
 
-from ..lease_events import hourly_totals, lease_charged, lease_ended, lease_opened
+from ..lease_events import (
+    hourly_totals,
+    lease_charged,
+    lease_ended,
+    lease_noticed,
+    lease_opened,
+)
 from .conftest import Units
 from .test_gateway_leases_contract import apply
 from .test_gateway_repositories_contract import account, submitted
@@ -144,16 +150,7 @@ async def test_a_fill_keeps_its_offer_and_a_later_start(units: Units) -> None:
 
 def notice(lease: LeaseOpened, minutes: int = 2) -> LeaseInterruptionNoticed:
     noticed_at = EPOCH + timedelta(minutes=10)
-    return LeaseInterruptionNoticed(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        offer_id=lease.offer_id,
-        cause=InterruptionCause.PREEMPTED,
-        noticed_at=noticed_at,
-        interrupt_at=noticed_at + timedelta(minutes=minutes),
-        notice_seconds=minutes * 60,
-    )
+    return lease_noticed(lease, noticed_at=noticed_at, notice=timedelta(minutes=minutes))
 
 
 def interrupted_life(lease_id: str, buyer: str, seller: str) -> list[Payload]:

@@ -7,9 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionNoticed
 from gpux_contracts.events import Envelope, Payload, wrap
-from gpux_contracts.leases import LeaseEndReason, LeaseOpened
+from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.offers import OfferStatus
 from gpux_contracts.topics import (
     BILLING_LEASES,
@@ -23,7 +22,7 @@ from gpux_devinfra.testing.payloads import offer_status
 from gpux_gateway.domain.rebuy import rebuy_order_id
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
-from ..lease_events import hourly_totals, lease_ended, lease_opened
+from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
 from .conftest import ORDER, commands_about
 
 
@@ -40,20 +39,6 @@ def _lease_event(payload: Payload) -> Outgoing:
     envelope: Envelope[Any] = wrap(payload, producer="billing", occurred_at=datetime.now(UTC))
     lease_id = getattr(payload, "lease_id")  # noqa: B009 - every lease event has one
     return Outgoing(BILLING_LEASES, lease_id, envelope)
-
-
-def _notice(lease: LeaseOpened, *, in_s: int) -> LeaseInterruptionNoticed:
-    now = datetime.now(UTC)
-    return LeaseInterruptionNoticed(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        offer_id=lease.offer_id,
-        cause=InterruptionCause.PREEMPTED,
-        noticed_at=now,
-        interrupt_at=now + timedelta(seconds=in_s),
-        notice_seconds=in_s,
-    )
 
 
 SPOT = {"interruptible_price_per_gpu_hour": "0.2000", "interruption_notice_seconds": 300}
@@ -139,7 +124,7 @@ async def test_the_machine_sees_the_interruption_and_only_the_parties_see_the_le
             404,
             "https://gpux.dev/problems/not-found",
         )
-    notice = _notice(lease, in_s=120)
+    notice = lease_noticed(lease, noticed_at=datetime.now(UTC), notice=timedelta(seconds=120))
     await _publish(gateway, _lease_event(notice))
     async with gateway.client(buyer["key"]) as client:
         shown = await get_until(client, path, lambda b: b.get("status") == "interrupting")

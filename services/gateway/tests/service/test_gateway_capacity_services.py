@@ -28,7 +28,7 @@ from gpux_gateway.orders.schemas import OrderIn
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 
-from ..lease_events import hourly_totals, lease_ended, lease_opened
+from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
 from .test_gateway_trading_services import located, offer, once
 
 pytestmark = pytest.mark.unit
@@ -219,16 +219,7 @@ def spot_lease(
 
 
 def noticed(lease: LeaseOpened, *, after: timedelta) -> LeaseInterruptionNoticed:
-    return LeaseInterruptionNoticed(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        offer_id=lease.offer_id,
-        cause=InterruptionCause.RECLAIMED,
-        noticed_at=EPOCH,
-        interrupt_at=EPOCH + after,
-        notice_seconds=int(after.total_seconds()),
-    )
+    return lease_noticed(lease, noticed_at=EPOCH, notice=after, cause=InterruptionCause.RECLAIMED)
 
 
 async def leases_of(uow: MemoryGatewayUnitOfWork, *opened: LeaseOpened) -> None:
