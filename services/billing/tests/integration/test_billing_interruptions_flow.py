@@ -20,9 +20,8 @@ import pytest
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.leases import whole_seconds
-from gpux_billing.domain.ledger import AccountKey, AccountKind
+from gpux_billing.domain.ledger import AccountKind
 from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
-from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.money import Currency, accrued_micros, from_micros
@@ -36,13 +35,13 @@ from gpux_contracts.topics import (
     MARKET_TRADES,
     ORDERS_BOOK,
     ORDERS_COMMANDS,
-    Topic,
 )
-from gpux_devinfra.testing import waiting
 from gpux_devinfra.testing.kafka import Published, publish, published
 from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, trade_executed
 from gpux_devinfra.testing.services import running
 from gpux_platform.settings import GpuxSettings
+
+from .lease_feed import balance, lease_events, of_type, send
 
 SPEED = 30
 NOTICE = timedelta(seconds=300.5)  # 10 s of the wall clock: billing hears of it well before
@@ -60,15 +59,6 @@ async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
         settle_tick_s=0.2,
     ) as (_, settings):
         yield settings
-
-
-async def send(
-    settings: GpuxSettings, topic: Topic, key: str, payload: Payload, producer: str
-) -> Envelope[Any]:
-    """Publish one payload as ``producer`` would, at billing's (fast) clock; returns it."""
-    envelope = wrap(payload, producer=producer, occurred_at=settings.clock().now())
-    await publish(settings, topic, [(key, envelope)])
-    return envelope
 
 
 async def funded_order(settings: GpuxSettings, buyer: str) -> str:
@@ -113,27 +103,6 @@ async def lease_of(settings: GpuxSettings, tier: Tier, billing: str, **terms: An
     return executed
 
 
-async def lease_events(
-    settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
-) -> list[dict[str, Any]]:
-    """The lease's own events on ``billing.leases`` (the loop's aggregated charges left out),
-    once one of type ``until`` is among them."""
-
-    async def bodies() -> list[dict[str, Any]]:
-        found = await published(
-            settings, BILLING_LEASES, lambda b: b["payload"].get("lease_id") == lease_id, 0.3, 5
-        )
-        return [f.body for f in found]
-
-    found: list[dict[str, Any]] = await waiting.eventually(
-        bodies,
-        lambda seen: any(b["event_type"] == until for b in seen),
-        what=f"{until} of lease {lease_id}",
-        timeout_s=timeout_s,
-    )
-    return found
-
-
 async def releases(settings: GpuxSettings, lease_id: str) -> list[Published]:
     """The ``lease.released`` of a lease on ``capacity.commands`` (waits for one)."""
     return await published(
@@ -154,15 +123,6 @@ async def charges(settings: GpuxSettings, lease_id: str) -> list[dict[str, Any]]
 
     found = await published(settings, BILLING_LEASES, lambda b: bool(items(b)), 0.5, 30)
     return [i for f in found for i in items(f.body)]
-
-
-def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e["payload"] for e in events if e["event_type"] == kind]
-
-
-async def balance(pool: asyncpg.Pool, owner: str, kind: AccountKind) -> int:
-    async with pool.acquire() as conn:
-        return await PostgresLedger(conn).balance(AccountKey(owner, Currency.USD, kind))
 
 
 def interruption(
@@ -211,8 +171,12 @@ async def test_an_interrupted_lease_ends_at_interrupt_at_and_its_gpus_go_to_the_
     assert datetime.fromisoformat(ended["ended_at"]) == interrupt_at
     charged = accrued_micros(3_600_000, whole_seconds(spot.executed_at, interrupt_at))
     assert Decimal(ended["totals"]["total_charged"]) == from_micros(charged)
-    assert await balance(pool, spot.buyer_id, AccountKind.AVAILABLE) == 10_000_000 - charged
-    assert await balance(pool, spot.buyer_id, AccountKind.HELD) == 0  # the rest released
+    assert (
+        await balance(pool, spot.buyer_id, Currency.USD, AccountKind.AVAILABLE)
+        == 10_000_000 - charged
+    )
+    # The rest released.
+    assert await balance(pool, spot.buyer_id, Currency.USD, AccountKind.HELD) == 0
     ((key, release),) = [(r.key, r.body["payload"]) for r in await releases(billing, spot.trade_id)]
     assert key == GPU
     assert release == {
@@ -241,7 +205,7 @@ async def the_preemptor_started_at_interrupt_at(
     (first,) = await charges(billing, preemptor.trade_id)
     assert datetime.fromisoformat(first["period_start"]) == interrupt_at
     assert Decimal(first["amount"]) == Decimal("3.6")
-    assert await balance(pool, preemptor.buyer_id, AccountKind.HELD) == 400_000
+    assert await balance(pool, preemptor.buyer_id, Currency.USD, AccountKind.HELD) == 400_000
 
 
 async def the_lease_row_keeps_its_interruption(
@@ -282,8 +246,10 @@ async def test_a_lease_stopped_before_its_start_costs_nothing_and_is_released(
     assert ended["reason"] == "stopped"
     assert Decimal(ended["totals"]["total_charged"]) == 0
     assert of_type(events, "lease.charged") == []
-    assert await balance(pool, scheduled.buyer_id, AccountKind.AVAILABLE) == 10_000_000
-    assert await balance(pool, scheduled.buyer_id, AccountKind.HELD) == 0
+    assert (
+        await balance(pool, scheduled.buyer_id, Currency.USD, AccountKind.AVAILABLE) == 10_000_000
+    )
+    assert await balance(pool, scheduled.buyer_id, Currency.USD, AccountKind.HELD) == 0
     ((key, release),) = [
         (r.key, r.body["payload"]) for r in await releases(billing, scheduled.trade_id)
     ]

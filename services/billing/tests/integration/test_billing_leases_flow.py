@@ -20,8 +20,7 @@ import pytest
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
-from gpux_billing.domain.ledger import AccountKey, AccountKind
-from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_billing.domain.ledger import AccountKind
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseStopRequested
@@ -30,7 +29,6 @@ from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_COMMANDS,
-    BILLING_LEASES,
     BILLING_LEDGER,
     FX_RATES,
     MARKET_TRADES,
@@ -38,9 +36,7 @@ from gpux_contracts.topics import (
     ORDERS_COMMANDS,
     ORDERS_STATUS,
     PRICING_BEST_ASKS,
-    Topic,
 )
-from gpux_devinfra.testing import waiting
 from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.payloads import (
     GPU,
@@ -50,8 +46,9 @@ from gpux_devinfra.testing.payloads import (
     trade_executed,
 )
 from gpux_devinfra.testing.services import running
-from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
+
+from .lease_feed import balance, envelope, lease_events, of_type, send
 
 SPEED = 30
 
@@ -80,56 +77,9 @@ async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
         yield settings
 
 
-def envelope(clock: Clock, payload: Payload, producer: str = "gateway") -> Envelope[Any]:
-    return wrap(payload, producer=producer, occurred_at=clock.now())
-
-
-async def send(
-    settings: GpuxSettings, topic: Topic, key: str, payload: Payload, producer: str = "gateway"
-) -> None:
-    """Publish one payload as ``producer`` would, at billing's (fast) clock."""
-    await publish(settings, topic, [(key, envelope(settings.clock(), payload, producer))])
-
-
 def where(field: str, value: str) -> Callable[[dict[str, Any]], bool]:
     """Whether a record's payload has ``value`` in ``field``."""
     return lambda body: bool(body["payload"][field] == value)
-
-
-def lease_ids(body: dict[str, Any]) -> list[str]:
-    """The leases a ``billing.leases`` record reports on (an aggregated one: several)."""
-    payload = body["payload"]
-    if body["event_type"] == "leases.settled":
-        return [item["lease_id"] for item in payload["leases"]]
-    return [payload["lease_id"]]
-
-
-def of_lease(body: dict[str, Any], lease_id: str) -> list[dict[str, Any]]:
-    """A record as the lease's own events: of a ``leases.settled``, the lease's item."""
-    if body["event_type"] != "leases.settled":
-        return [body]
-    items = body["payload"]["leases"]
-    return [{**body, "payload": i} for i in items if i["lease_id"] == lease_id]
-
-
-async def lease_events(
-    settings: GpuxSettings, lease_id: str, until: str, timeout_s: float = 30
-) -> list[dict[str, Any]]:
-    """The lease's events on ``billing.leases``, once one of type ``until`` is among them."""
-
-    async def bodies() -> list[dict[str, Any]]:
-        found = await published(
-            settings, BILLING_LEASES, lambda b: lease_id in lease_ids(b), 0.5, 5
-        )
-        return [e for f in found for e in of_lease(f.body, lease_id)]
-
-    found: list[dict[str, Any]] = await waiting.eventually(
-        bodies,
-        lambda seen: any(b["event_type"] == until for b in seen),
-        what=f"{until} of lease {lease_id}",
-        timeout_s=timeout_s,
-    )
-    return found
 
 
 def transfers(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -138,11 +88,6 @@ def transfers(body: dict[str, Any]) -> list[dict[str, Any]]:
     if body["event_type"] == "ledger.batch_posted":
         return list(payload["transfers"])
     return [payload]
-
-
-async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: AccountKind) -> int:
-    async with pool.acquire() as conn:
-        return await PostgresLedger(conn).balance(AccountKey(owner, currency, kind))
 
 
 async def funded_order(
@@ -195,10 +140,6 @@ async def stop(settings: GpuxSettings, executed: TradeExecuted, after: timedelta
         requested_at=executed.executed_at + after,
     )
     await send(settings, BILLING_COMMANDS, executed.buyer_id, request)
-
-
-def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e["payload"] for e in events if e["event_type"] == kind]
 
 
 def charges(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
