@@ -134,6 +134,13 @@ class OfferAccepted(Payload):
 
     offer: OfferSubmitted = Field(description="The offer as it now stands (after any change).")
     revision: int = Field(ge=1, description="1 for a new offer, +1 for each accepted change.")
+    changed: list[str] | None = Field(
+        default=None,
+        description="The fields this revision's change set (`price_per_gpu_hour`, `gpus`,"
+        " `interruptible_price_per_gpu_hour`); None: the whole offer (a new one). The book"
+        " applies only these, so a re-price never undoes a capacity the book changed itself"
+        " (a reclaimed lease's GPUs).",
+    )
 
 
 class OfferWithdrawn(Payload, OfferKey):

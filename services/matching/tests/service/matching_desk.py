@@ -111,8 +111,11 @@ class Desk:
         return OrderPlaced(**{**values, **fields})
 
     @staticmethod
-    def accepted(offer: OfferSubmitted, revision: int = 1) -> Envelope[Any]:
-        return envelope(OfferAccepted(offer=offer, revision=revision), "pricing")
+    def accepted(
+        offer: OfferSubmitted, revision: int = 1, changed: list[str] | None = None
+    ) -> Envelope[Any]:
+        payload = OfferAccepted(offer=offer, revision=revision, changed=changed)
+        return envelope(payload, "pricing")
 
     @staticmethod
     def withdrawn(offer: OfferSubmitted) -> Envelope[Any]:

@@ -223,6 +223,14 @@ async def test_a_reclaim_interrupts_the_lease_with_the_offers_notice_and_shrinks
     await desk.capacity(desk.released(lease, reason=LeaseEndReason.INTERRUPTED))
     assert pools(desk)[-1] == (offer.offer_id, "live", 1, 0, 1)
 
+    # A later re-price (pricing's offer still says 4 GPUs) does not give them back; a change
+    # of the GPU count does.
+    repriced = offer.model_copy(update={"price_per_gpu_hour": Decimal("0.45")})
+    await desk.offers(desk.accepted(repriced, 2, changed=["price_per_gpu_hour"]))
+    assert pools(desk)[-1] == (offer.offer_id, "live", 1, 0, 1)
+    await desk.offers(desk.accepted(repriced, 3, changed=["gpus"]))
+    assert pools(desk)[-1] == (offer.offer_id, "live", 4, 0, 4)
+
 
 async def test_a_reclaim_of_an_on_demand_lease_or_of_no_lease_is_dropped_quietly(
     desk: Desk,

@@ -145,7 +145,9 @@ async def test_an_accepted_change_is_a_new_revision_for_the_book(
     )
     await apply(unit, OFFERS_COMMANDS, command(change, clock))
     changed = offer(price="0.35").model_copy(update={"gpus": 2})
-    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(offer=changed, revision=2)
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
+        offer=changed, revision=2, changed=["gpus", "price_per_gpu_hour"]
+    )
     assert sent(unit, OFFERS_STATUS)[-1].remaining_gpus == 2
     assert unit.state.offers["o1"].revision == 2
 
@@ -257,13 +259,17 @@ async def test_a_change_may_add_or_move_the_interruptible_price(
         unit, OFFERS_COMMANDS, command(change(interruptible_price_per_gpu_hour="0.30"), clock)
     )
     assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
-        offer=two_price(second="0.30"), revision=2
+        offer=two_price(second="0.30"), revision=2, changed=["interruptible_price_per_gpu_hour"]
     )
     # A new on-demand price and interruptible price together: held against the new one.
     both = change(price_per_gpu_hour="0.35", interruptible_price_per_gpu_hour="0.35")
     await apply(unit, OFFERS_COMMANDS, command(both, clock))
     repriced = two_price(second="0.35").model_copy(update={"price_per_gpu_hour": Decimal("0.35")})
-    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(offer=repriced, revision=3)
+    assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
+        offer=repriced,
+        revision=3,
+        changed=["interruptible_price_per_gpu_hour", "price_per_gpu_hour"],
+    )
     assert unit.state.offers["o1"].offer == repriced
 
 
@@ -325,7 +331,7 @@ async def test_an_exhausted_offer_may_still_be_changed_and_withdrawn(
     # Every GPU is leased: the offer is live again when a lease ends, so it stays open.
     await apply(unit, OFFERS_COMMANDS, command(change(gpus=6), clock))
     assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
-        offer=two_price().model_copy(update={"gpus": 6}), revision=2
+        offer=two_price().model_copy(update={"gpus": 6}), revision=2, changed=["gpus"]
     )
     request = OfferWithdrawalRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090")
     await apply(unit, OFFERS_COMMANDS, command(request, clock))

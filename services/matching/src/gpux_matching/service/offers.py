@@ -41,11 +41,14 @@ async def _plan_accepted(uow: BookUnitOfWork, accepted: OfferAccepted) -> Comman
     await uow.offers.save(offer.offer_id, offer.seller_id, offer.gpu, accepted.revision)
     if uow.partition.engine.offer(offer.offer_id) is None:
         return None  # no longer on the book
+    # Only what the change set: the book may have changed the capacity itself since (a
+    # reclaimed lease's GPUs left the offer), and a re-price must not undo that.
+    changed = accepted.changed
     return ChangeOffer(
         now=now,
         offer_id=offer.offer_id,
         price_micros=price,
-        gpus=offer.gpus,
+        gpus=offer.gpus if changed is None or "gpus" in changed else None,
         interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
     )
 

@@ -60,7 +60,8 @@ async def on_change_requested(
         updates["gpus"] = change.gpus
     if change.interruptible_price_per_gpu_hour is not None:
         updates["interruptible_price_per_gpu_hour"] = change.interruptible_price_per_gpu_hour
-    await _decide(uow, known.offer.model_copy(update=updates), known.revision + 1, event)
+    changed = sorted(updates)
+    await _decide(uow, known.offer.model_copy(update=updates), known.revision + 1, event, changed)
 
 
 async def on_withdrawal_requested(
@@ -125,7 +126,11 @@ async def _verdict(
 
 
 async def _decide(
-    uow: PricingUnitOfWork, offer: OfferSubmitted, revision: int, cause: Envelope[Any]
+    uow: PricingUnitOfWork,
+    offer: OfferSubmitted,
+    revision: int,
+    cause: Envelope[Any],
+    changed: list[str] | None = None,
 ) -> None:
     now = uow.now()
     reason = await _verdict(uow, offer, now)
@@ -140,7 +145,7 @@ async def _decide(
     await uow.offers.save(offer, Decision(revision, status, why), now)
     uow.outbox.add(_status(offer, status, why, cause, tag="status", now=now))
     if reason is None:
-        accepted = OfferAccepted(offer=offer, revision=revision)
+        accepted = OfferAccepted(offer=offer, revision=revision, changed=changed)
         uow.outbox.add(message(PRICING_OFFERS, offer.gpu, accepted, cause, tag="accepted", now=now))
 
 
