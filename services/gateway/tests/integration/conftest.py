@@ -63,6 +63,16 @@ def sign_up(gateway: RunningGateway) -> SignUp:
     return create
 
 
+Parties = tuple[dict[str, str], dict[str, str], dict[str, str]]
+
+
+@pytest.fixture
+async def parties(sign_up: SignUp) -> Parties:
+    """A lease's buyer and seller to be, and an account that is both but party to neither's
+    lease (signed up in that order)."""
+    return await sign_up(["buyer"]), await sign_up(["seller"]), await sign_up(["buyer", "seller"])
+
+
 OFFER = {
     "gpu": "rtx-4090",
     "gpus": 4,

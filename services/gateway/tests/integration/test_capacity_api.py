@@ -23,7 +23,7 @@ from gpux_gateway.domain.rebuy import rebuy_order_id
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 
 from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
-from .conftest import ORDER, commands_about
+from .conftest import ORDER, Parties, commands_about
 
 
 async def _publish(gateway: Any, *messages: Outgoing) -> None:
@@ -97,13 +97,9 @@ async def test_an_offer_with_two_prices_shows_the_pool_the_book_reports(
 
 
 async def test_the_machine_sees_the_interruption_and_only_the_parties_see_the_lease(
-    gateway: Any, sign_up: Any
+    gateway: Any, parties: Parties
 ) -> None:
-    buyer, seller, other = (
-        await sign_up(["buyer"]),
-        await sign_up(["seller"]),
-        await sign_up(["buyer", "seller"]),
-    )
+    buyer, seller, other = parties
     start = datetime.now(UTC) - timedelta(minutes=5)
     lease = lease_opened(buyer["id"], seller["id"], started_at=start, tier="interruptible")
     await _publish(gateway, _lease_event(lease))

@@ -36,6 +36,7 @@ from ..lease_events import (
     lease_totals,
     leases_settled,
 )
+from .conftest import Parties
 
 EUR, USD = Currency.EUR, Currency.USD
 HOUR, SECOND = BillingGranularity.HOUR, BillingGranularity.SECOND
@@ -130,13 +131,9 @@ def _shown_running(lease: LeaseOpened, buyer_id: str, seller_id: str) -> dict[st
 
 
 async def test_a_lease_shows_to_its_buyer_and_seller_with_its_cost_so_far(
-    gateway: Any, sign_up: Any
+    gateway: Any, parties: Parties
 ) -> None:
-    buyer, seller, other = (
-        await sign_up(["buyer"]),
-        await sign_up(["seller"]),
-        await sign_up(["buyer", "seller"]),
-    )
+    buyer, seller, other = parties
     lease = _opened(buyer["id"], seller["id"], started_at=datetime.now(UTC) - timedelta(hours=1))
     await _publish(gateway, _envelope(lease), _envelope(_charged(lease, 1, "0.5", "0.05")))
     path = f"/v1/leases/{lease.lease_id}"
