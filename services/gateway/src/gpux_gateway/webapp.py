@@ -2,12 +2,13 @@
 
 One route, added after every API route, answers the GETs (and HEADs) that nothing else
 matched: a built file as it is (hashed assets cached for a year, everything else revalidated),
-and ``index.html`` for any other path, so the app's own routes (``/gpus/rtx-4090``) load on
-a reload or from a link. It never matches another method, nor a path of the API or of the
-service itself (``/v1``, ``/docs``, ``/openapi.json``, ``/health*``, ``/metrics``, ...): those
-answer exactly as they would without it, 404 problems included. A missing asset (a path
-whose last segment has a file extension) is a 404, not the index, so a stale page that asks
-for an old bundle gets an error rather than HTML as JavaScript.
+and ``index.html`` for the app's own routes (``/``, ``/gpus/rtx-4090``: ``APP_ROUTES``, the
+client router's, ``web/src/app/router.tsx``), so they load on a reload or from a link; any
+other path is the gateway's 404 problem, as without the app. It never matches another
+method, nor a path of the API or of the service itself (``/v1``, ``/docs``,
+``/openapi.json``, ``/health*``, ``/metrics``, ...): those answer exactly as they would
+without it, 404 problems included. A missing asset is a 404 too, not the index, so a stale
+page that asks for an old bundle gets an error rather than HTML as JavaScript.
 
 Without a build (``web/dist/index.html`` missing) the gateway runs as before and the app's
 paths answer a 503 problem saying how to build it; the build is looked for at each request,
@@ -16,6 +17,7 @@ so one made later is served without a restart.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 
 from fastapi import FastAPI
@@ -35,6 +37,8 @@ RESERVED_STEMS = ("/health", "/readyz")
 """Path beginnings the web app never answers (``/healthz``, ``/health/...``, ``/readyz``)."""
 METHODS = frozenset({"GET", "HEAD"})
 INDEX = "index.html"
+APP_ROUTES = re.compile(r"/|/gpus/[a-z0-9][a-z0-9.-]{0,63}/?")
+"""The paths the client router draws (``web/src/app/router.tsx``): they get the index."""
 ASSETS = "assets"
 """Vite's folder of content-hashed files: their names change with their content."""
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -100,10 +104,11 @@ def serve_from(dist: Path, request: Request) -> Response:
         return problem_response(request, 503, "web-app-not-built", "Web app not built", BUILD_HINT)
     path = request.url.path
     found = resolve(dist, path)
-    if found == index or (found is None and not looks_like_file(path)):
+    if found == index or (found is None and APP_ROUTES.fullmatch(path)):
         return FileResponse(index, headers=PAGE_HEADERS)
     if found is None:
-        return problem_response(request, 404, "not-found", "Not found", f"no file {path}")
+        what = f"no file {path}" if looks_like_file(path) else f"no page or endpoint {path}"
+        return problem_response(request, 404, "not-found", "Not found", what)
     immutable = found.parent.name == ASSETS and found.parent.parent == dist
     headers = {
         "Cache-Control": IMMUTABLE if immutable else REVALIDATE,

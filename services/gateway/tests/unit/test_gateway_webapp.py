@@ -106,6 +106,15 @@ def test_hashed_assets_are_cached_for_good_and_other_files_revalidated(
     assert icon.headers["cache-control"] == REVALIDATE
 
 
+def test_a_path_that_is_no_page_of_the_app_is_the_gateways_404_problem(
+    client: TestClient,
+) -> None:
+    for path in ("/no-such-thing", "/gpus", "/gpus/a/b", "/orders"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert response.headers["content-type"] == PROBLEM_MEDIA_TYPE, path
+
+
 def test_a_missing_asset_is_a_404_problem_not_the_index(client: TestClient) -> None:
     response = client.get("/assets/index-old.js")
     assert response.status_code == 404
