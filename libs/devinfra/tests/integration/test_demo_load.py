@@ -58,7 +58,7 @@ async def test_the_demo_loads_once_and_shows_live_best_asks(
     assert {a["handle"] for a in stored["accounts"]} == {"buyer", *(s.handle for s in SELLERS)}
     assert keys_file.stat().st_mode & 0o077 == 0
 
-    expected = {(o.gpu, o.tier.value) for s in SELLERS for o in s.offers}
+    expected = {(o.gpu, tier) for s in SELLERS for o in s.offers for tier in o.tiers()}
     async with gateway.client() as client:
         prices = await get_until(
             client, "/v1/prices?currency=EUR", lambda b: _books(b["items"]) >= expected

@@ -33,6 +33,13 @@ class DemoOffer:
     interruptible_price: str | None = None
     """An on-demand offer's interruptible price: the same GPUs sold in both tiers."""
 
+    def tiers(self) -> tuple[str, ...]:
+        """The tiers whose books show the offer: its own, and interruptible too with a second
+        price."""
+        if self.interruptible_price is None:
+            return (self.tier.value,)
+        return (self.tier.value, SPOT.value)
+
     def body(self, currency: str, region: str) -> dict[str, Any]:
         """The POST /v1/offers body."""
         body: dict[str, Any] = {
