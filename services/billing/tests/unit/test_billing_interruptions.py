@@ -282,12 +282,14 @@ def _life(
 
 
 offsets = st.floats(min_value=0, max_value=2 * 3600, allow_nan=False).map(lambda s: round(s, 6))
+prices = st.integers(min_value=1, max_value=50_000_000)
+starts = st.floats(min_value=0, max_value=600).map(lambda s: round(s, 6))
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    price=st.integers(min_value=1, max_value=50_000_000),
-    start_s=st.floats(min_value=0, max_value=600).map(lambda s: round(s, 6)),
+    price=prices,
+    start_s=starts,
     stop_s=st.none() | offsets,
     interrupt_s=st.none() | offsets,
     notice_s=st.integers(min_value=0, max_value=3600),
@@ -342,8 +344,8 @@ def test_a_per_second_lease_bills_exactly_the_seconds_from_its_start_to_its_end(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    price=st.integers(min_value=1, max_value=50_000_000),
-    start_s=st.floats(min_value=0, max_value=600).map(lambda s: round(s, 6)),
+    price=prices,
+    start_s=starts,
     stop_s=st.none() | offsets,
     interrupt_s=st.none() | offsets,
     ticks=st.lists(offsets, max_size=10),
