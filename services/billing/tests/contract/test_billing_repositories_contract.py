@@ -14,12 +14,14 @@ import pytest
 
 from gpux_billing.adapters.memory.best_asks import MemoryBestAsks
 from gpux_billing.adapters.memory.holds import MemoryHolds
+from gpux_billing.adapters.memory.interruptions import MemoryPendingInterruptions
 from gpux_billing.adapters.memory.leases import MemoryLeases
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.memory.rates import MemoryRates
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.adapters.postgres.best_asks import PostgresBestAsks
 from gpux_billing.adapters.postgres.holds import PostgresHolds
+from gpux_billing.adapters.postgres.interruptions import PostgresPendingInterruptions
 from gpux_billing.adapters.postgres.leases import PostgresLeases
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.adapters.postgres.rates import PostgresRates
@@ -27,10 +29,19 @@ from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.domain import transfers
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Hold
+from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.leases import Interruption, Lease, State, Terms
 from gpux_billing.domain.ledger import InsufficientFunds
 from gpux_billing.domain.topups import Topup
-from gpux_billing.service.unit_of_work import BestAsks, Holds, Leases, Ledger, Rates, Wallets
+from gpux_billing.service.unit_of_work import (
+    BestAsks,
+    Holds,
+    Leases,
+    Ledger,
+    PendingInterruptions,
+    Rates,
+    Wallets,
+)
 from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseEndReason
@@ -55,6 +66,7 @@ class Repositories:
     leases: Leases
     rates: Rates
     best_asks: BestAsks
+    pending: PendingInterruptions
     tag: str
 
     def id(self, name: str) -> str:
@@ -74,6 +86,7 @@ async def repos(
             MemoryLeases({}),
             MemoryRates({}),
             MemoryBestAsks({}),
+            MemoryPendingInterruptions({}),
             tag,
         )
         return
@@ -88,6 +101,7 @@ async def repos(
                 PostgresLeases(conn),
                 PostgresRates(conn),
                 PostgresBestAsks(conn),
+                PostgresPendingInterruptions(conn),
                 tag,
             )
         finally:
@@ -220,6 +234,36 @@ async def test_an_interruption_is_kept_and_makes_its_lease_due_at_interrupt_at(
     await repos.leases.save([(running.terms, over)])
     assert await repos.leases.get(running.id) == replace(running, state=over)
     assert await _ours(repos, NOW + timedelta(days=1)) == []
+
+
+async def test_a_lease_opened_interrupted_keeps_it_and_is_due_at_interrupt_at(
+    repos: Repositories,
+) -> None:
+    notice = Interruption(NOW + timedelta(seconds=45.5), InterruptionCause.PREEMPTED, NOW)
+    first = lease(repos.id("a"), NOW, BillingGranularity.SECOND)
+    first = replace(first, state=State(interruption=notice))
+    second = replace(lease(repos.id("b"), NOW, BillingGranularity.SECOND), state=first.state)
+    assert await repos.leases.add(first)
+    await repos.leases.add_many([second])
+    assert await repos.leases.get(first.id) == first
+    assert await repos.leases.get(second.id) == second
+    assert await _ours(repos, NOW + timedelta(seconds=45)) == []
+    assert await _ours(repos, NOW + timedelta(seconds=45.5)) == [first.id, second.id]
+
+
+async def test_a_pending_interruption_is_kept_once_and_taken_once(repos: Repositories) -> None:
+    a, b, none = repos.id("a"), repos.id("b"), repos.id("none")
+    at = NOW + timedelta(seconds=120.25)
+    first = Pending(a, "b1", "offer", "s1", Interruption(at, InterruptionCause.PREEMPTED, NOW))
+    other = Pending(b, "b2", "offer2", "s2", Interruption(at, InterruptionCause.RECLAIMED, NOW))
+    assert await repos.pending.keep(first)
+    later = Interruption(at + timedelta(seconds=60), InterruptionCause.RECLAIMED, at)
+    assert not await repos.pending.keep(replace(first, interruption=later))  # the first stands
+    assert await repos.pending.keep(other)
+    assert await repos.pending.take([]) == {}
+    assert await repos.pending.take([none, a]) == {a: first}
+    assert await repos.pending.take([a, b]) == {b: other}
+    assert await repos.pending.take([a, b]) == {}
 
 
 async def test_the_newest_rate_wins(repos: Repositories) -> None:

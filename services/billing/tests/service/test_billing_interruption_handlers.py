@@ -12,11 +12,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from gpux_billing.domain.leases import Policy
 from gpux_billing.domain.rules import Rules
 from gpux_billing.service import settlement
-from gpux_billing.service.interruptions import UNKNOWN_WAIT, LeaseNotOpenedYet
 from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.leases import LeaseStopRequested
@@ -47,8 +47,10 @@ async def leased(
     price: str = "1.80",  # 2 GPUs: 3.60 an hour, 1,000 micros a second
     starts_at: datetime | None = None,
     hours: int | None = None,
+    executed_at: datetime | None = None,
 ) -> TradeExecuted:
-    """A funded order of b1 for 2 GPUs and its trade, opened as a lease."""
+    """A funded order of b1 for 2 GPUs and its trade (executed now unless ``executed_at``),
+    opened as a lease."""
     await desk.credit("b1", "100")
     order = order_placed(order_id=f"o-{lease_id}", gpus=2, price="2.00", hours=hours)
     await desk.run(ORDERS_COMMANDS, order)  # holds 4.00
@@ -61,7 +63,7 @@ async def leased(
         billing=billing,
         tier=tier.value,
         hours=hours,
-        executed_at=desk.clock.now(),
+        executed_at=executed_at or desk.clock.now(),
         starts_at=starts_at,
     )
     await desk.run(MARKET_TRADES, executed)
@@ -106,6 +108,11 @@ def released(desk: Desk, since: int = 0) -> list[tuple[str, dict[str, Any]]]:
         for m in desk.uow.published[since:]
         if m.topic is CAPACITY_COMMANDS
     ]
+
+
+def late() -> float:
+    """How many late interruptions billing counted (``gpux_billing_late_interruptions_total``)."""
+    return REGISTRY.get_sample_value("gpux_billing_late_interruptions_total") or 0.0
 
 
 def iso(instant: datetime) -> str:
@@ -241,24 +248,108 @@ async def test_an_on_demand_lease_is_never_interrupted(
     ]
 
 
-async def test_an_interruption_waits_a_while_for_its_lease_then_is_dropped(desk: Desk) -> None:
-    request = interruption(desk, "L9")
-    with pytest.raises(LeaseNotOpenedYet):
-        await desk.run(BILLING_COMMANDS, request)
-    assert request.event_id not in desk.uow.inbox  # given back whole: it comes again
-    desk.clock.advance(UNKNOWN_WAIT)
-    assert (await desk.run(BILLING_COMMANDS, request)).applied == 1
+async def test_an_interruption_before_its_trade_is_kept_and_taken_when_the_trade_opens_it(
+    desk: Desk,
+) -> None:
+    executed_at = desk.clock.now()
+    desk.clock.advance(timedelta(seconds=10))
+    request = interruption(desk, "L1")  # interrupt_at: 130 s after the trade
+    interrupt_at = executed_at + timedelta(seconds=130)
+    assert (await desk.run(BILLING_COMMANDS, request)).applied == 1  # acknowledged at once
+    assert request.event_id in desk.uow.inbox
     assert desk.published("lease.interruption_notice") == []
-
-
-async def test_an_interruption_waits_for_its_trade_and_then_takes(desk: Desk) -> None:
-    await desk.credit("b1", "100")
-    request = interruption(desk, "L1")
-    with pytest.raises(LeaseNotOpenedYet):
-        await desk.run(BILLING_COMMANDS, request)
-    await leased(desk, "L1")
-    await desk.run(BILLING_COMMANDS, request)
+    desk.clock.advance(timedelta(seconds=30))  # market.trades lagged 40 s
+    executed = await leased(desk, "L1", executed_at=executed_at)
+    (notice,) = desk.published("lease.interruption_notice")
+    assert (notice["interrupt_at"], notice["notice_seconds"]) == (iso(interrupt_at), 120)
+    types = [m.envelope.event_type for m in desk.uow.published if m.key == "L1"]
+    assert types[:2] == ["lease.opened", "lease.interruption_notice"]
+    assert desk.uow.leases.next_due_at("L1") == executed_at + timedelta(seconds=60)
+    again = interruption(desk, "L1", timedelta(seconds=400))  # another decision: ignored
+    await desk.run(BILLING_COMMANDS, request, again)
+    await desk.run(MARKET_TRADES, executed)
+    for _ in range(3):
+        desk.clock.advance(timedelta(seconds=60))
+        await tick(desk)
     assert len(desk.published("lease.interruption_notice")) == 1
+    (ended,) = desk.published("lease.ended")
+    assert (ended["reason"], ended["ended_at"]) == ("interrupted", iso(interrupt_at))
+    assert Decimal(ended["totals"]["total_charged"]) == Decimal("0.13")  # 130 s at 0.001
+    ((_, release),) = released(desk)
+    assert (release["reason"], release["ended_at"]) == ("interrupted", iso(interrupt_at))
+    assert await desk.funds("b1") == (100_000_000 - 130_000, 0)
+    assert desk.uow.state.pending_interruptions == {}
+    assert (await desk.uow.ledger.verify()).ok
+
+
+async def test_a_lease_whose_interrupt_at_passed_before_its_trade_ends_there_as_it_opens(
+    desk: Desk,
+) -> None:
+    executed_at = desk.clock.now()
+    desk.clock.advance(timedelta(seconds=10))
+    request = interruption(desk, "L1", timedelta(seconds=120.5))
+    interrupt_at = executed_at + timedelta(seconds=130.5)
+    await desk.run(BILLING_COMMANDS, request)
+    desk.clock.advance(timedelta(seconds=300))  # the trade comes long after interrupt_at
+    since = len(desk.uow.published)
+    executed = await leased(desk, "L1", executed_at=executed_at)
+    release = assert_released_with_its_end(desk, since)  # in the unit that opened it
+    assert (release["reason"], release["ended_at"]) == ("interrupted", iso(interrupt_at))
+    types = [m.envelope.event_type for m in desk.uow.published[since:] if m.key == "L1"]
+    assert types[:2] == ["lease.opened", "lease.interruption_notice"]
+    assert types[-1] == "lease.ended"
+    (ended,) = desk.published("lease.ended")
+    assert Decimal(ended["totals"]["total_charged"]) == Decimal("0.13")  # 130 whole seconds
+    assert [c["period_end"] for c in desk.charged()][-1] == iso(interrupt_at)
+    assert await desk.funds("b1") == (100_000_000 - 130_000, 0)
+    published = len(desk.uow.published)
+    await desk.run(BILLING_COMMANDS, request)
+    await desk.run(MARKET_TRADES, executed)
+    desk.clock.advance(timedelta(hours=1))
+    await tick(desk)
+    assert len(desk.uow.published) == published  # replays change nothing more
+    assert desk.uow.leases.next_due_at("L1") is None
+    assert (await desk.uow.ledger.verify()).ok
+
+
+async def test_a_kept_interruption_of_an_on_demand_lease_is_ignored_when_it_opens(
+    desk: Desk, caplog: pytest.LogCaptureFixture
+) -> None:
+    await desk.run(BILLING_COMMANDS, interruption(desk, "L1"))
+    with caplog.at_level(logging.INFO, "gpux.billing.interruptions"):
+        await leased(desk, "L1", tier=Tier.ON_DEMAND)
+    assert desk.published("lease.interruption_notice") == []
+    lease = await desk.uow.leases.get("L1")
+    assert lease is not None
+    assert lease.state.interruption is None
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "interruption ignored: on_demand")
+    ]
+
+
+async def test_a_late_interruption_is_counted_and_ends_at_the_last_settled_instant(
+    desk: Desk, caplog: pytest.LogCaptureFixture
+) -> None:
+    executed = await leased(desk, "L1")
+    desk.clock.advance(timedelta(seconds=300))
+    await tick(desk)  # charged through 300 s
+    request = LeaseInterruptionRequested(
+        **interruption(desk, "L1").payload.model_dump(exclude={"noticed_at", "interrupt_at"}),
+        noticed_at=executed.executed_at,
+        interrupt_at=executed.executed_at + NOTICE,  # decided 300 s ago: billing.commands lagged
+    )
+    before = late()
+    with caplog.at_level(logging.WARNING, "gpux.billing.interruptions"):
+        await desk.run(BILLING_COMMANDS, request)
+    assert late() == before + 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "interruption after its lease was charged past interrupt_at: it ends at its last"
+        " settled instant"
+    ]
+    await tick(desk)
+    (ended,) = desk.published("lease.ended")
+    assert ended["reason"] == "interrupted"
+    assert ended["ended_at"] == iso(executed.executed_at + timedelta(seconds=300))
 
 
 # Later starts -----------------------------------------------------------------------------

@@ -7,15 +7,30 @@ keeps the interruption on the lease, once: from then on the lease is due at
 exactly to that instant (``domain.leases.settle``). Anything else is ignored: a lease that
 ended meanwhile (a stop, its funds, its fixed length), one interrupted already, one of
 another buyer, and an on-demand lease (never interruptible; the book never asks).
+
+An interruption of a lease billing has not opened yet (its trade comes on another topic) is
+``Pending``: kept for the lease's id and applied, by the same verdict, when the trade opens it.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from gpux_billing.domain.leases import Interruption, Lease, State, whole_seconds
 from gpux_contracts.offers import Tier
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An interruption of a lease whose trade billing has not applied yet, kept until it does."""
+
+    lease_id: str
+    buyer_id: str
+    """The buyer the book names; the lease must be this buyer's when it opens."""
+    offer_id: str
+    seller_id: str
+    interruption: Interruption
 
 
 class Verdict(StrEnum):

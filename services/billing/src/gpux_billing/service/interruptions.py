@@ -8,29 +8,42 @@ that instant would (``domain.leases.settle``). What ``domain.interruptions.verdi
 is logged and changes nothing.
 
 A lease billing does not know yet is one whose trade (market.trades, another consumer) has
-not been applied: the request is given back (``RetryLater``) while there is time for it to
-come, ``UNKNOWN_WAIT`` after the book decided and before ``interrupt_at``, then logged and
-dropped (a trade billing never applies opens no lease to interrupt), so a lost trade cannot
-hold its partition of billing.commands for long.
+not been applied. The interruption is never dropped: it is kept for the lease's id (the
+first one stands) and the command acknowledged; the trade that opens the lease takes it
+(``opening``), so the lease opens with its ``interrupt_at`` set and its notice goes out
+then, and a lease whose ``interrupt_at`` has passed by then ends there as it opens. Both
+sides lock the lease's id first (``service.locking``), so neither misses the other.
+
+An interruption that arrives after a per-second lease was charged past its ``interrupt_at``
+(billing.commands lagging more than the notice and a settlement period) ends the lease at
+its last settled instant: charged time is not taken back. That is logged as a warning and
+counted (``gpux_billing_late_interruptions_total``).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from dataclasses import replace
+from typing import Any
 
-from gpux_billing.domain.interruptions import Verdict, interrupt, notice_seconds, verdict
+from prometheus_client import Counter
+
+from gpux_billing.domain.interruptions import Pending, Verdict, interrupt, notice_seconds, verdict
 from gpux_billing.domain.leases import Interruption, Lease
 from gpux_billing.service.settlement import lease_event
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.capacity import LeaseInterruptionNoticed, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope
-from gpux_platform.batches import RetryLater
+from gpux_contracts.offers import BillingGranularity
+from gpux_platform.broker import Outgoing
 
 log = logging.getLogger("gpux.billing.interruptions")
 
-UNKNOWN_WAIT = timedelta(seconds=60)
-"""How long after the book decided an interruption waits for its lease's trade."""
+LATE_INTERRUPTIONS = Counter(
+    "gpux_billing_late_interruptions_total",
+    "Interruptions that reached billing after their per-second lease was charged past"
+    " interrupt_at (the lease ends at its last settled instant, billed past interrupt_at).",
+)
 
 _LEVEL = {
     Verdict.NOT_THE_BUYERS: logging.WARNING,
@@ -38,10 +51,6 @@ _LEVEL = {
     Verdict.INTERRUPTING: logging.INFO,
     Verdict.ON_DEMAND: logging.WARNING,
 }
-
-
-class LeaseNotOpenedYet(RetryLater):
-    """An interruption of a lease whose trade billing has not applied yet."""
 
 
 def _noticed(lease: Lease, interruption: Interruption) -> LeaseInterruptionNoticed:
@@ -57,28 +66,57 @@ def _noticed(lease: Lease, interruption: Interruption) -> LeaseInterruptionNotic
     )
 
 
-async def on_interruption_requested(
-    uow: BillingUnitOfWork, event: Envelope[LeaseInterruptionRequested]
-) -> None:
-    """Interrupt a running interruptible lease at the book's ``interrupt_at``, once."""
-    request = event.payload
-    lease = await uow.leases.get(request.lease_id)
-    if lease is None:
-        if uow.now < min(request.interrupt_at, request.noticed_at + UNKNOWN_WAIT):
-            raise LeaseNotOpenedYet(f"lease {request.lease_id} is not open yet")
-        log.warning(
-            "interruption of an unknown lease dropped",
-            extra={"lease_id": request.lease_id, "event_id": event.event_id},
-        )
-        return
-    found = verdict(lease, request.buyer_id)
+def _takes(lease: Lease, buyer_id: str, event_id: str) -> bool:
+    """Whether an interruption of ``lease`` for ``buyer_id`` takes (else it is logged)."""
+    found = verdict(lease, buyer_id)
     if found is not Verdict.INTERRUPT:
         log.log(
             _LEVEL[found],
             "interruption ignored: %s",
             found.value,
-            extra={"lease_id": lease.id, "event_id": event.event_id},
+            extra={"lease_id": lease.id, "event_id": event_id},
         )
+    return found is Verdict.INTERRUPT
+
+
+def _warn_if_late(lease: Lease, interruption: Interruption) -> None:
+    """Warn and count when a per-second lease was charged past ``interrupt_at`` already."""
+    through = lease.state.charged_through
+    if lease.terms.billing is BillingGranularity.SECOND and through and through > interruption.at:
+        LATE_INTERRUPTIONS.inc()
+        log.warning(
+            "interruption after its lease was charged past interrupt_at: it ends at its last"
+            " settled instant",
+            extra={"lease_id": lease.id, "interrupt_at": interruption.at.isoformat()},
+        )
+
+
+async def _keep(uow: BillingUnitOfWork, event: Envelope[LeaseInterruptionRequested]) -> None:
+    """Keep the interruption of a lease not opened yet for its trade (the first one stands)."""
+    request = event.payload
+    interruption = Interruption(request.interrupt_at, request.cause, request.noticed_at)
+    pending = Pending(
+        request.lease_id, request.buyer_id, request.offer_id, request.seller_id, interruption
+    )
+    kept = await uow.pending_interruptions.keep(pending)
+    log.info(
+        "interruption of a lease not opened yet %s",
+        "kept for its trade" if kept else "ignored: one is kept already",
+        extra={"lease_id": request.lease_id, "event_id": event.event_id},
+    )
+
+
+async def on_interruption_requested(
+    uow: BillingUnitOfWork, event: Envelope[LeaseInterruptionRequested]
+) -> None:
+    """Interrupt a running interruptible lease at the book's ``interrupt_at``, once (a lease
+    not opened yet: when its trade opens it)."""
+    request = event.payload
+    lease = await uow.leases.get(request.lease_id)
+    if lease is None:
+        await _keep(uow, event)
+        return
+    if not _takes(lease, request.buyer_id, event.event_id):
         return
     if request.gpus != lease.gpus:
         log.warning(
@@ -88,6 +126,19 @@ async def on_interruption_requested(
             extra={"lease_id": lease.id},
         )
     interruption = Interruption(request.interrupt_at, request.cause, request.noticed_at)
+    _warn_if_late(lease, interruption)
     await uow.leases.save([(lease.terms, interrupt(lease.state, interruption))])
     notice = _noticed(lease, interruption)
     uow.outbox.add(lease_event(lease.terms, notice, "interruption_notice", event, uow.now))
+
+
+def opening(
+    uow: BillingUnitOfWork, lease: Lease, pending: Pending | None, cause: Envelope[Any]
+) -> tuple[Lease, Outgoing | None]:
+    """A new lease with the interruption kept for it (if any takes), and its notice, in the
+    trace of the trade that opens it."""
+    if pending is None or not _takes(lease, pending.buyer_id, cause.event_id):
+        return lease, None
+    interrupted = replace(lease, state=interrupt(lease.state, pending.interruption))
+    notice = _noticed(lease, pending.interruption)
+    return interrupted, lease_event(lease.terms, notice, "interruption_notice", cause, uow.now)

@@ -12,7 +12,9 @@ which of the batch's leases exist and its orders' holds (locked) once; each ``on
 decides its trade in turn there (a duplicate opens nothing, a fill takes its share of the hold
 as ``domain.funding`` left it) and stages its lease; the unit's commit then calls ``write``:
 the leases in one insert, the leased GPUs in one update, and one ``settlement.open_leases``
-over them all (one lock, one rate read, one post, one write), in the trades' order.
+over them all (one lock, one rate read, one post, one write), in the trades' order. A lease
+the book interrupted before its trade came opens with that interruption
+(``service.interruptions.opening``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
 from gpux_billing.domain.ledger import Wallet
+from gpux_billing.service import interruptions
 from gpux_billing.service.orders import read_holds
 from gpux_billing.service.settlement import Opening, lease_event, open_leases, settle
 from gpux_billing.service.unit_of_work import BillingUnitOfWork, Staged
@@ -31,6 +34,7 @@ from gpux_contracts.leases import LeaseOpened, LeaseStopRequested
 from gpux_contracts.money import Currency, quantize, to_micros
 from gpux_contracts.offers import BillingGranularity
 from gpux_contracts.orders import TradeExecuted
+from gpux_platform.broker import Outgoing
 
 AS_TRADED = set(LeaseOpened.model_fields) & set(TradeExecuted.model_fields)
 """What ``lease.opened`` tells as its trade has it: the fields both have, by name."""
@@ -100,8 +104,11 @@ async def on_trade(uow: BillingUnitOfWork, event: Envelope[TradeExecuted]) -> No
     staged.leases.append((lease, event))
 
 
-def _opening(uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted]) -> Opening:
-    """How a trade's new lease is settled: its first settlement, its ``lease.opened`` first."""
+def _opening(
+    uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted], notice: Outgoing | None
+) -> Opening:
+    """How a trade's new lease is settled: its first settlement, its ``lease.opened`` first
+    (then the notice of an interruption that came before the trade)."""
     trade = event.payload
     opened = LeaseOpened(
         **trade.model_dump(include=AS_TRADED),
@@ -113,18 +120,27 @@ def _opening(uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted
     message = lease_event(lease.terms, opened, "opened", event, uow.now)
     # Hourly: the first hour at once if the lease has started (the opening event goes out
     # with its charge), else the settlement loop charges it at the start.
-    return Opening(lease, max(uow.now, trade.executed_at), event, message)
+    return Opening(lease, max(uow.now, trade.executed_at), event, message, notice)
 
 
 async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope[Any] | None]:
     """Write the leases the unit's trades opened, set-based: the leases in one insert, the
     hold shares in one update, their first settlement in one ``open_leases``. Returns the
-    wallets it posted to, each with its last cause (``service.flush`` announces them)."""
+    wallets it posted to, each with its last cause (``service.flush`` announces them).
+
+    An interruption the book sent before a trade (kept by ``service.interruptions``) is taken
+    here, one statement: its lease opens interrupted, its notice goes out with its opening,
+    and a lease whose ``interrupt_at`` has passed ends there as it opens."""
     if not staged.leases:
         return {}
-    await uow.leases.add_many([lease for lease, _ in staged.leases])
+    pending = await uow.pending_interruptions.take([lease.id for lease, _ in staged.leases])
+    opened = [
+        (*interruptions.opening(uow, lease, pending.get(lease.id), e), e)
+        for lease, e in staged.leases
+    ]
+    await uow.leases.add_many([lease for lease, _, _ in opened])
     await uow.holds.set_leased_gpus(staged.leased_gpus)
-    return await open_leases(uow, [_opening(uow, lease, e) for lease, e in staged.leases])
+    return await open_leases(uow, [_opening(uow, lease, e, n) for lease, n, e in opened])
 
 
 async def on_stop_requested(uow: BillingUnitOfWork, event: Envelope[LeaseStopRequested]) -> None:

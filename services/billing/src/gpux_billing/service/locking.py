@@ -62,7 +62,14 @@ def stopped(events: Sequence[Envelope[Any]]) -> list[str]:
     return sorted({e.payload.lease_id for e in events if isinstance(e.payload, LEASE_COMMANDS)})
 
 
+def opened(events: Sequence[Envelope[Any]]) -> list[str]:
+    """The leases a batch's trades open, in key order: locked like the leases the book
+    interrupts, so an interruption that comes before its trade is kept where the trade finds
+    it (``service.interruptions``)."""
+    return sorted({e.payload.trade_id for e in events if isinstance(e.payload, TradeExecuted)})
+
+
 async def lock_first(uow: BillingUnitOfWork, events: Sequence[Envelope[Any]]) -> None:
     """Take the batch's leases, then its owners' available balances, each in key order."""
-    await uow.leases.lock(stopped(events))
+    await uow.leases.lock(sorted({*stopped(events), *opened(events)}))
     await uow.ledger.lock_owners(owners(events))

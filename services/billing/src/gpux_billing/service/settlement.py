@@ -404,6 +404,8 @@ class Opening:
     until: datetime
     cause: Envelope[Any]
     opened: Outgoing
+    notice: Outgoing | None = None
+    """The ``lease.interruption_notice`` of an interruption that came before the trade."""
 
 
 async def open_leases(
@@ -419,6 +421,8 @@ async def open_leases(
     run = await _begin(uow, [o.lease for o in openings], None, False)
     for opening in openings:
         run.events.append(opening.opened)
+        if opening.notice is not None:
+            run.events.append(opening.notice)
         _step(run, opening.lease, opening.until, opening.cause, uow)
     await _write(uow, run, None)
     uow.outbox.add(*run.events)

@@ -25,6 +25,7 @@ from gpux_billing.domain.audit import Audit
 from gpux_billing.domain.funding import Funding
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Ask, Hold
+from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.leases import Lease, State, Terms
 from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
 from gpux_billing.domain.posting import Posted
@@ -182,6 +183,18 @@ class Leases(Protocol):
         ...
 
 
+class PendingInterruptions(Protocol):
+    """The book's interruptions of leases billing has not opened yet, by lease id."""
+
+    async def keep(self, pending: Pending) -> bool:
+        """Keep an interruption for its lease; False when one is kept already (it stands)."""
+        ...
+
+    async def take(self, lease_ids: Sequence[str]) -> dict[str, Pending]:
+        """Remove and return the interruptions kept for these leases."""
+        ...
+
+
 class Rates(Protocol):
     """The latest FX rate of each currency into the reference currency."""
 
@@ -258,6 +271,11 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
     @property
     def leases(self) -> Leases:
         """Leases."""
+        ...
+
+    @property
+    def pending_interruptions(self) -> PendingInterruptions:
+        """Interruptions waiting for their leases' trades."""
         ...
 
     @property

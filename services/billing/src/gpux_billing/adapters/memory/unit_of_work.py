@@ -14,12 +14,14 @@ from typing import Any
 
 from gpux_billing.adapters.memory.best_asks import MemoryBestAsks, Quote
 from gpux_billing.adapters.memory.holds import MemoryHolds
+from gpux_billing.adapters.memory.interruptions import MemoryPendingInterruptions
 from gpux_billing.adapters.memory.leases import MemoryLeases, Stored
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.memory.rates import MemoryRates
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Book, Hold
+from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
@@ -39,6 +41,7 @@ class BillingState:
     topups: dict[str, Topup] = field(default_factory=dict)
     holds: dict[str, Hold] = field(default_factory=dict)
     leases: dict[str, Stored] = field(default_factory=dict)
+    pending_interruptions: dict[str, Pending] = field(default_factory=dict)
     rates: dict[Currency, ToReference] = field(default_factory=dict)
     best_asks: dict[Book, Quote] = field(default_factory=dict)
 
@@ -51,6 +54,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
     wallets: MemoryWallets
     holds: MemoryHolds
     leases: MemoryLeases
+    pending_interruptions: MemoryPendingInterruptions
     rates: MemoryRates
     best_asks: MemoryBestAsks
 
@@ -74,6 +78,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.wallets = MemoryWallets(state.topups)
         self.holds = MemoryHolds(state.holds)
         self.leases = MemoryLeases(state.leases)
+        self.pending_interruptions = MemoryPendingInterruptions(state.pending_interruptions)
         self.rates = MemoryRates(state.rates)
         self.best_asks = MemoryBestAsks(state.best_asks)
 

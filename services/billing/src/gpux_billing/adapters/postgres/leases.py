@@ -74,19 +74,23 @@ def _lease(row: asyncpg.Record) -> Lease:
 _INSERT = """
 INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
                             price_micros, currency, wallet_currency, billing, hours,
-                            settle_every_s, started_at, ends_at, held_micros, next_due_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                            settle_every_s, started_at, ends_at, held_micros, next_due_at,
+                            interrupt_at, interruption_cause, interruption_noticed_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+        $19, $20, $21)
 ON CONFLICT (id) DO NOTHING
 RETURNING true
 """
 _ADD_MANY = """
 INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
                             price_micros, currency, wallet_currency, billing, hours,
-                            settle_every_s, started_at, ends_at, held_micros, next_due_at)
+                            settle_every_s, started_at, ends_at, held_micros, next_due_at,
+                            interrupt_at, interruption_cause, interruption_noticed_at)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                      $7::text[], $8::int4[], $9::int8[], $10::text[], $11::text[], $12::text[],
                      $13::int4[], $14::int4[], $15::timestamptz[], $16::timestamptz[],
-                     $17::int8[], $18::timestamptz[])
+                     $17::int8[], $18::timestamptz[], $19::timestamptz[], $20::text[],
+                     $21::timestamptz[])
 ON CONFLICT (id) DO NOTHING
 """
 _SAVE = """
@@ -107,8 +111,10 @@ _SAVE_COLUMNS = 16
 
 
 def _row(lease: Lease) -> tuple[object, ...]:
-    """A new lease as ``_INSERT`` and ``_ADD_MANY`` take it."""
+    """A new lease as ``_INSERT`` and ``_ADD_MANY`` take it (with its interruption, when the
+    book's came before its trade)."""
     t, s = lease.terms, lease.state
+    interruption = s.interruption
     return (
         lease.id,
         lease.order_id,
@@ -128,6 +134,9 @@ def _row(lease: Lease) -> tuple[object, ...]:
         t.ends_at,
         s.held_micros,
         next_due(t, s),
+        None if interruption is None else interruption.at,
+        None if interruption is None else interruption.cause.value,
+        None if interruption is None else interruption.noticed_at,
     )
 
 
@@ -197,8 +206,16 @@ class PostgresLeases:
         return None if row is None else _lease(row)
 
     async def lock(self, lease_ids: Sequence[str]) -> None:
-        """Lock these leases for this transaction, in key order."""
+        """Lock these leases for this transaction, in key order: their ids first (an advisory
+        lock each, so a lease not opened yet is locked too: the book's interruption and the
+        trade that opens the lease then never miss each other), then their rows."""
         if lease_ids:
+            # One row per id in the array's order: the locks are taken in key order.
+            await self.conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('billing.lease:' || id, 0))"
+                " FROM unnest($1::text[]) AS id",
+                sorted(set(lease_ids)),
+            )
             await self.conn.execute(
                 "SELECT 1 FROM billing.leases WHERE id = ANY($1::text[])"
                 ' ORDER BY id COLLATE "C" FOR UPDATE',

@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 
 from gpux_billing.adapters.postgres.best_asks import PostgresBestAsks
 from gpux_billing.adapters.postgres.holds import PostgresHolds
+from gpux_billing.adapters.postgres.interruptions import PostgresPendingInterruptions
 from gpux_billing.adapters.postgres.leases import PostgresLeases
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.adapters.postgres.rates import PostgresRates
@@ -41,6 +42,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
     wallets: PostgresWallets
     holds: PostgresHolds
     leases: PostgresLeases
+    pending_interruptions: PostgresPendingInterruptions
     rates: PostgresRates
     best_asks: PostgresBestAsks
 
@@ -73,6 +75,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.wallets = PostgresWallets(conn)
         self.holds = PostgresHolds(conn)
         self.leases = PostgresLeases(conn)
+        self.pending_interruptions = PostgresPendingInterruptions(conn)
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
 
