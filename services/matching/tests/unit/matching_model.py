@@ -383,13 +383,15 @@ class Model:
             b.filled += n
             out.offers.append(self.offer_update(o))
 
-    def victims(self, b: MBid, bound: int, need: int) -> list[tuple[MOffer, str, int]]:
-        """Interruptible leases an on-demand bid preempts for ``need`` GPUs, in order."""
+    def victims(self, b: MBid, bound: int, need: int, now: int) -> list[tuple[MOffer, str, int]]:
+        """Interruptible leases an on-demand bid preempts for ``need`` GPUs, in order; never
+        of a pool whose window closes before the notice would end."""
         pools = [
             o
             for o in self.offers.values()
             if o.tier == OD
             and o.int_price is not None
+            and (o.until is None or o.until > now + o.notice * MICROS_PER_SECOND)
             and compatible(b, o.gpu, o.seller, o.region, o.min_hours)
             and ref(o.price, self.rates[o.currency]) <= bound
         ]
@@ -442,7 +444,7 @@ class Model:
         assert isinstance(now, int)
         plan = self.bid_plan(b, bound)
         planned = sum(n for _, _, n in plan)
-        victims = self.victims(b, bound, c.gpus - planned) if c.tier == OD else []
+        victims = self.victims(b, bound, c.gpus - planned, now) if c.tier == OD else []
         if c.time_in_force == "fok" and planned + sum(v[2] for v in victims) < c.gpus:
             out.orders.append(
                 OrderUpdate(

@@ -280,6 +280,21 @@ def test_an_on_demand_order_preempts_an_interruptible_lease_with_the_offers_noti
     check_pool(e, "p")
 
 
+def test_a_pool_whose_window_closes_before_the_notice_ends_is_not_preempted() -> None:
+    e = engine()
+    # Offered until 100 s: a 120 s notice from 10 s would end after the window.
+    pool(e, "closing", 2_000_000, 2, interruptible=1_000_000, available_until=100 * S)
+    pool(e, "open", 3_000_000, 2, interruptible=1_000_000, seller="s2")
+    order(e, "spot", 4, 1_000_000, tier=INT, buyer="u1")
+
+    result = order(e, "od", 2, 3_000_000, tier=OD, buyer="u2", now=10 * S)
+
+    assert [i.offer_id for i in result.interruptions] == ["open"]
+    assert [(f.offer_id, f.starts_at_micros) for f in result.fills] == [("open", 130 * S)]
+    check_pool(e, "closing")
+    check_pool(e, "open")
+
+
 def test_preemption_takes_the_cheapest_on_demand_price_then_the_oldest_pool() -> None:
     e = engine()
     pool(e, "dear", 3_000_000, 1, interruptible=1_000_000, seller="s1", now=1)

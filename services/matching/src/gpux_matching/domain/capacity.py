@@ -151,7 +151,7 @@ class Capacity(Pools):
         ``bound``, then preempts interruptible leases for the rest. False: a FOK order that
         cannot fill completely even so (nothing changed)."""
         plan, total = plan_for_bid(bid, book.ask_sides[_ON_DEMAND], bound)
-        victims = self._victims(bid, book, bound, bid.remaining - total)
+        victims = self._victims(bid, book, bound, bid.remaining - total, t)
         if fok and total + sum(v[3] for v in victims) < bid.remaining:
             return False
         if plan:
@@ -160,8 +160,10 @@ class Capacity(Pools):
             self._preempt(bid, victim, t)
         return True
 
-    def _victims(self, bid: BidEntry, book: GpuBook, bound: int, need: int) -> list[Victim]:
-        """The leases ``bid`` preempts for ``need`` GPUs, in order (see the module doc)."""
+    def _victims(self, bid: BidEntry, book: GpuBook, bound: int, need: int, t: int) -> list[Victim]:
+        """The leases ``bid`` preempts for ``need`` GPUs, in order (see the module doc). A
+        pool whose window closes before the notice would end is never preempted: the
+        on-demand lease would start after the seller stopped offering."""
         if need <= 0:
             return []
         rates = self._rates
@@ -179,8 +181,10 @@ class Capacity(Pools):
                 del book.preemptable[pool]
                 continue
             key = reference_price(pool.price_micros, rates[pool.currency])
+            until = pool.available_until
             if (
                 key > bound
+                or (until is not None and until <= t + extra.notice_s * MICROS_PER_SECOND)
                 or pool.seller_id == buyer
                 or pool.min_hours > hours
                 or (region is not None and pool.region != region)
