@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpux_billing.service.locking import owners, stopped
+from gpux_billing.service.locking import opened, owners, stopped
 from gpux_contracts.billing import CreditRequested
 from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.orders import OrderCancelRequested, OrderStatus, OrderStatusChanged
-from gpux_devinfra.testing.payloads import credit_requested, order_status
+from gpux_devinfra.testing.payloads import credit_requested, order_status, trade_executed
 
 pytestmark = pytest.mark.unit
 
@@ -65,3 +65,14 @@ def test_a_batch_locks_the_leases_the_book_interrupts_but_no_owner_for_them() ->
     ]
     assert stopped(batch) == ["l1", "l3"]
     assert owners(batch) == ["b0"]  # an interruption posts nothing: its lease is enough
+
+
+def test_a_batch_of_trades_locks_the_leases_it_opens() -> None:
+    batch = [
+        event(trade_executed(trade_id="t2", buyer_id="b2", price="1", executed_at=T0)),
+        event(trade_executed(trade_id="t1", buyer_id="b1", price="1", executed_at=T0)),
+        event(trade_executed(trade_id="t2", buyer_id="b2", price="1", executed_at=T0)),
+    ]
+    assert opened(batch) == ["t1", "t2"]  # where an interruption before its trade is kept
+    assert stopped(batch) == []
+    assert owners(batch) == ["b1", "b2"]

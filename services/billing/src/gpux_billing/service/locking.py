@@ -1,5 +1,5 @@
-"""The locks a batch takes first: the leases it stops or interrupts, then its wallets' owners,
-in key order.
+"""The locks a batch takes first: the leases it stops, interrupts or opens, then its wallets'
+owners, in key order.
 
 A unit of work applies a batch's records one after the other, and each record's posting
 locks the accounts it touches. Records in arbitrary order would lock owners in arbitrary
