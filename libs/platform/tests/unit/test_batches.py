@@ -99,12 +99,17 @@ async def test_a_type_without_a_handler_is_counted_not_applied() -> None:
     assert (outcome.unhandled, outcome.applied) == (1, 1)
 
 
-async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
+def recording() -> tuple[InMemorySpanExporter, TracerProvider]:
+    """A tracer provider whose finished spans the exporter keeps."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    parents = [f"00-{n:032x}-{n:016x}-01" for n in (1, 2)]
-    events = [
+    return exporter, provider
+
+
+def traced_pings(parents: list[str]) -> list[Envelope[PingSent]]:
+    """One ping per traceparent (``p0``, ``p1``, ...), each created in that trace."""
+    return [
         wrap(
             PingSent(ping_id=f"p{n}"),
             producer="t",
@@ -113,6 +118,11 @@ async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
         )
         for n, parent in enumerate(parents)
     ]
+
+
+async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
+    exporter, provider = recording()
+    events = traced_pings([f"00-{n:032x}-{n:016x}-01" for n in (1, 2)])
     seen: list[int] = []
 
     async def record(uow: Unit, event: Envelope[PingSent]) -> None:
@@ -132,19 +142,8 @@ async def test_each_event_is_handled_in_a_span_of_its_own_trace() -> None:
 
 
 async def test_the_unit_of_a_batch_from_one_trace_is_in_that_trace() -> None:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    parent = f"00-{7:032x}-{7:016x}-01"
-    events = [
-        wrap(
-            PingSent(ping_id=f"p{n}"),
-            producer="t",
-            occurred_at=NOW,
-            trace=TraceContext(traceparent=parent),
-        )
-        for n in range(3)
-    ]
+    exporter, provider = recording()
+    events = traced_pings([f"00-{7:032x}-{7:016x}-01"] * 3)
     unit = Unit()
     batch = BatchHandler(SMOKE_PINGS, {PingSent: on_ping}, lambda: unit)
     await replace(batch, tracer=provider.get_tracer("t")).apply(events)
