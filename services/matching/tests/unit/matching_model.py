@@ -284,6 +284,10 @@ class Model:
         )
         return OrderUpdate(b.id, status, b.gpus, b.filled, b.remaining, 0, None)
 
+    def bid_cancelled(self, b: MBid, reason: Reason) -> OrderUpdate:
+        """``b``'s rest cancelled for ``reason`` (what it filled stays filled)."""
+        return OrderUpdate(b.id, OrderStatus.CANCELLED, b.gpus, b.filled, 0, b.remaining, reason)
+
     def legs_on_book(self) -> list[tuple[MOffer, Leg]]:
         return [(o, leg) for o in self.offers.values() if o.free for leg in o.legs()]
 
@@ -338,17 +342,7 @@ class Model:
         if b is None:
             out.rejection = Reason.UNKNOWN_ORDER
             return
-        out.orders.append(
-            OrderUpdate(
-                b.id,
-                OrderStatus.CANCELLED,
-                b.gpus,
-                b.filled,
-                0,
-                b.remaining,
-                Reason.CANCEL_REQUESTED,
-            )
-        )
+        out.orders.append(self.bid_cancelled(b, Reason.CANCEL_REQUESTED))
 
     # A bid takes offers ---------------------------------------------------------------------
 
@@ -457,17 +451,7 @@ class Model:
         if not b.remaining:
             out.orders.append(self.bid_update(b))
         elif c.order_type == "market" or c.time_in_force == "ioc":
-            out.orders.append(
-                OrderUpdate(
-                    b.id,
-                    OrderStatus.CANCELLED,
-                    b.gpus,
-                    b.filled,
-                    0,
-                    b.remaining,
-                    Reason.UNFILLED_REMAINDER,
-                )
-            )
+            out.orders.append(self.bid_cancelled(b, Reason.UNFILLED_REMAINDER))
         else:
             self.bids[b.id] = b
             out.orders.append(self.bid_update(b))

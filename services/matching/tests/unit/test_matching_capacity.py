@@ -93,6 +93,15 @@ def asks(e: MatchingEngine, tier: str) -> tuple[BookLevel, ...]:
     return e.levels(H100, tier).asks
 
 
+def spot_interruption(
+    gpus: int, cause: InterruptionCause, at: int, interrupt_at: int, taken_by: tuple[str, ...]
+) -> Interruption:
+    """The notice to u1 that its lease ``spot:b1`` of ``gpus`` GPUs of seller's pool p ends."""
+    return Interruption(
+        "spot:b1", "p", "u1", "seller", H100, gpus, cause, at, interrupt_at, taken_by
+    )
+
+
 def view(e: MatchingEngine, offer_id: str) -> PoolView:
     found = e.pool(offer_id)
     assert found is not None
@@ -247,18 +256,7 @@ def test_an_on_demand_order_preempts_an_interruptible_lease_with_the_offers_noti
 
     at = 10 * S + 300 * S
     assert result.interruptions == (
-        Interruption(
-            "spot:b1",
-            "p",
-            "u1",
-            "seller",
-            H100,
-            4,
-            InterruptionCause.PREEMPTED,
-            10 * S,
-            at,
-            ("od:b1",),
-        ),
+        spot_interruption(4, InterruptionCause.PREEMPTED, 10 * S, at, ("od:b1",)),
     )
     (fill,) = result.fills
     assert (fill.trade_id, fill.gpus, fill.tier, fill.price_micros) == ("od:b1", 3, OD, 3_000_000)
@@ -424,18 +422,7 @@ def test_a_reclaim_interrupts_with_notice_and_the_capacity_shrinks_at_release() 
     reclaimed = e.reclaim_lease("p", "spot:b1", now=10)
 
     assert reclaimed.interruptions == (
-        Interruption(
-            "spot:b1",
-            "p",
-            "u1",
-            "seller",
-            H100,
-            2,
-            InterruptionCause.RECLAIMED,
-            10,
-            10 + 600 * S,
-            (),
-        ),
+        spot_interruption(2, InterruptionCause.RECLAIMED, 10, 10 + 600 * S, ()),
     )
     assert (reclaimed.fills, reclaimed.offers, reclaimed.rejection) == ((), (), None)
     assert e.reclaim_lease("p", "spot:b1", now=11).rejection == Reason.NOT_INTERRUPTIBLE
