@@ -12,9 +12,9 @@ import pytest
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import LeaseEndReason
-from gpux_contracts.money import Currency
-from gpux_contracts.orders import OrderFunded, OrderPlaced
+from gpux_contracts.orders import OrderPlaced
 from gpux_contracts.topics import BILLING_LEASES, ORDERS_BOOK, Topic
+from gpux_devinfra.testing.payloads import order_funded
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.rebuy import rebuy_event_id, rebuy_order_id
@@ -203,15 +203,7 @@ async def test_a_market_order_is_bought_again_uncapped_unless_the_buyer_capped_i
     market = {"type": "market", "time_in_force": "ioc", "max_price_per_gpu_hour": None}
     uncapped = await placed(uow, **market)
     capped = await placed(uow, **{**market, "max_price_per_gpu_hour": "2"})
-    funded = [
-        OrderFunded(
-            order=o.model_copy(update={"max_price_per_gpu_hour": Decimal("1.05")}),
-            hold_id=f"h-{o.order_id}",
-            held=Decimal("4.2"),
-            held_currency=Currency.EUR,
-        )
-        for o in (uncapped, capped)
-    ]
+    funded = [order_funded(o, held="4.2", cap="1.05") for o in (uncapped, capped)]
     await apply(uow, ORDERS_BOOK, *map(event, funded))
     assert uow.state.orders[uncapped.order_id].max_price_micros == 1_050_000  # shown: billing's
     leases = [*life(uncapped, "L1"), *life(capped, "L2")]

@@ -21,7 +21,6 @@ from gpux_contracts.offers import (
     OfferWithdrawn,
 )
 from gpux_contracts.orders import (
-    OrderFunded,
     OrderPlaced,
     OrderStatus,
     OrderStatusChanged,
@@ -38,6 +37,7 @@ from gpux_devinfra.testing.payloads import (
     GPU,
     offer_status,
     offer_submitted,
+    order_funded,
     order_placed,
     order_status,
     trade_executed,
@@ -158,15 +158,7 @@ async def test_a_market_order_without_a_cap_shows_the_cap_it_was_funded_at() -> 
     async with uow:
         await uow.orders.add(capped, uow.now)
         await uow.commit()
-    held = [
-        OrderFunded(
-            order=o.model_copy(update={"max_price_per_gpu_hour": Decimal("0.55")}),
-            hold_id=f"h-{o.order_id}",
-            held=Decimal("1.10"),
-            held_currency=Currency.EUR,
-        )
-        for o in (uncapped, capped)
-    ]
+    held = [order_funded(o, held="1.10", cap="0.55") for o in (uncapped, capped)]
     funded = BatchHandler(ORDERS_BOOK, HANDLERS_BY_TOPIC[ORDERS_BOOK], lambda: uow)
     await funded.apply([event(h) for h in held])
     shown = {i: uow.state.orders[i].max_price_micros for i in ("m1", "m2")}

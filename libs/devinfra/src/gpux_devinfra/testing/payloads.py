@@ -59,6 +59,28 @@ def order_placed(
     return orders.OrderPlaced(**(values | fields))
 
 
+def order_funded(
+    placed: orders.OrderPlaced,
+    *,
+    held: Price,
+    cap: Price | None = None,
+    currency: Currency = Currency.EUR,
+    **fields: Any,
+) -> orders.OrderFunded:
+    """Billing's word that it holds ``held`` for ``placed`` (hold ``h-<order id>``); with
+    ``cap``, the order as billing funded it at that cap (a market order's, from the best ask)."""
+    order = placed
+    if cap is not None:
+        order = placed.model_copy(update={"max_price_per_gpu_hour": Decimal(cap)})
+    values: dict[str, Any] = {
+        "order": order,
+        "hold_id": f"h-{placed.order_id}",
+        "held": Decimal(held),
+        "held_currency": currency,
+    }
+    return orders.OrderFunded(**(values | fields))
+
+
 def order_status(
     order_id: str,
     status: orders.OrderStatus,
