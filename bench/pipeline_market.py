@@ -16,6 +16,8 @@ from typing import Any
 
 from pipeline_http import HttpClient, HttpError
 
+from gpux_devinfra.testing.http import offer_body as api_offer_body
+
 RETRY = frozenset({429, 503})
 UNREACHABLE_S = 15.0
 CURRENCY = "EUR"
@@ -142,16 +144,8 @@ async def fund(api: Api, keys: list[str], amount: str = TOPUP, timeout_s: float 
 
 
 def offer_body(gpu: str, gpus: int, price: str) -> dict[str, Any]:
-    """An on-demand, hourly EUR offer."""
-    return {
-        "gpu": gpu,
-        "gpus": gpus,
-        "price_per_gpu_hour": price,
-        "currency": CURRENCY,
-        "tier": "on_demand",
-        "billing": "hour",
-        "region": REGION,
-    }
+    """An on-demand, hourly EUR offer in ``REGION``."""
+    return api_offer_body(price, CURRENCY, gpus, gpu=gpu, region=REGION)
 
 
 def order_body(gpu: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from gpux_contracts.ids import new_id
+from gpux_devinfra.testing.http import offer_body as api_offer_body
 
 TRADED = ("h100-sxm", "l40s")
 """The books the load trades on and re-prices."""
@@ -102,16 +103,8 @@ async def until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: floa
 
 
 def offer_body(gpu: str, gpus: int, price: str) -> dict[str, Any]:
-    """An on-demand, hourly EUR offer."""
-    return {
-        "gpu": gpu,
-        "gpus": gpus,
-        "price_per_gpu_hour": price,
-        "currency": CURRENCY,
-        "tier": TIER,
-        "billing": "hour",
-        "region": "eu-west",
-    }
+    """An on-demand, hourly EUR offer in eu-west."""
+    return api_offer_body(price, CURRENCY, gpus, gpu=gpu, region="eu-west")
 
 
 def price(rng: random.Random, low: str, high: str) -> str:
