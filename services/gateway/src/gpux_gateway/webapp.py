@@ -37,7 +37,7 @@ RESERVED_STEMS = ("/health", "/readyz")
 """Path beginnings the web app never answers (``/healthz``, ``/health/...``, ``/readyz``)."""
 METHODS = frozenset({"GET", "HEAD"})
 INDEX = "index.html"
-APP_ROUTES = re.compile(r"/|/gpus/[a-z0-9][a-z0-9.-]{0,63}/?")
+APP_ROUTES = re.compile(r"/|/guide/?|/gpus/[a-z0-9][a-z0-9.-]{0,63}/?")
 """The paths the client router draws (``web/src/app/router.tsx``): they get the index."""
 ASSETS = "assets"
 """Vite's folder of content-hashed files: their names change with their content."""

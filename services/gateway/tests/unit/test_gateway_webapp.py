@@ -82,7 +82,14 @@ def client(dist: Path) -> Iterator[TestClient]:
 def test_the_root_and_every_route_of_the_app_answer_its_index_with_its_policy(
     client: TestClient,
 ) -> None:
-    for path in ("/", "/gpus/rtx-4090", "/gpus/h100-sxm?tier=interruptible", "/index.html"):
+    for path in (
+        "/",
+        "/guide",
+        "/guide/",
+        "/gpus/rtx-4090",
+        "/gpus/h100-sxm?tier=interruptible",
+        "/index.html",
+    ):
         response = client.get(path)
         assert response.status_code == 200, path
         assert response.text == INDEX
@@ -109,7 +116,7 @@ def test_hashed_assets_are_cached_for_good_and_other_files_revalidated(
 def test_a_path_that_is_no_page_of_the_app_is_the_gateways_404_problem(
     client: TestClient,
 ) -> None:
-    for path in ("/no-such-thing", "/gpus", "/gpus/a/b", "/orders"):
+    for path in ("/no-such-thing", "/gpus", "/gpus/a/b", "/orders", "/guides", "/guide/x"):
         response = client.get(path)
         assert response.status_code == 404, path
         assert response.headers["content-type"] == PROBLEM_MEDIA_TYPE, path
