@@ -17,11 +17,16 @@ export type Candle = Schemas["CandleOut"];
 export type OrderBook = Schemas["OrderBookOut"];
 export type BookLevel = Schemas["BookLevelOut"];
 export type Problem = Schemas["Problem"];
+export type Model = Schemas["ModelOut"];
+export type Method = Schemas["Method"];
+export type Recommendation = Schemas["Recommendation"];
+export type Recommendations = Schemas["RecommendationList"];
 /** The `data` of one `best_ask` event of the price stream (gpux_contracts BestAskChanged). */
 export type Quote = streamComponents["schemas"]["BestAskChanged"];
 
 export const CURRENCIES: readonly Currency[] = ["EUR", "USD", "GBP"];
 export const TIERS: readonly Tier[] = ["on_demand", "interruptible"];
+export const METHODS: readonly Method[] = ["qlora", "lora", "full"];
 export const INTERVALS: readonly Interval[] = ["1m", "1h", "1d"];
 
 /** The stream's path, checked against the document's paths. */

@@ -11,6 +11,7 @@ import { useTitle } from "./title";
 
 // The GPU page and its chart library load when first needed: the market page needs neither.
 const GpuPage = lazy(async () => ({ default: (await import("../gpu/GpuPage")).GpuPage }));
+const GuidePage = lazy(async () => ({ default: (await import("../guide/GuidePage")).GuidePage }));
 
 function Loading() {
   const { t } = useSettings();
@@ -37,6 +38,12 @@ function Page() {
   switch (route.page) {
     case "market":
       return <MarketPage />;
+    case "guide":
+      return (
+        <Suspense fallback={<Loading />}>
+          <GuidePage />
+        </Suspense>
+      );
     case "gpu":
       return (
         <Suspense fallback={<Loading />}>

@@ -5,7 +5,7 @@ import { useId, type ReactNode } from "react";
 import { CURRENCIES, type Currency } from "../api/client";
 import { LANGUAGES, MESSAGES, type Language } from "../i18n/messages";
 import { useStreamState } from "./live";
-import { Link } from "./router";
+import { GUIDE_PATH, Link, usePathname } from "./router";
 import { useSettings } from "./settings";
 
 function Settings() {
@@ -59,6 +59,8 @@ function StreamStatus() {
 
 export function Layout({ children }: { readonly children: ReactNode }) {
   const { t } = useSettings();
+  const pathname = usePathname();
+  const current = (path: string) => (pathname === path || pathname === `${path}/` ? "page" : undefined);
   return (
     <>
       <a className="skip" href="#content">
@@ -73,7 +75,14 @@ export function Layout({ children }: { readonly children: ReactNode }) {
           <nav aria-label={t.navMain}>
             <ul>
               <li>
-                <Link href="/">{t.navMarket}</Link>
+                <Link href="/" aria-current={current("/")}>
+                  {t.navMarket}
+                </Link>
+              </li>
+              <li>
+                <Link href={GUIDE_PATH} aria-current={current(GUIDE_PATH)}>
+                  {t.navGuide}
+                </Link>
               </li>
               <li>
                 <a href="/docs">{t.navApi}</a>

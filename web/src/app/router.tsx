@@ -1,14 +1,22 @@
-// The app's few routes, on the History API: `/` the market, `/gpus/{id}` a GPU. The gateway
+// The app's few routes, on the History API: `/` the market, `/gpus/{id}` a GPU, `/guide` the
+// fine-tuning guide. The gateway
 // answers every such path with index.html, so a reload or a shared link lands on the page.
 import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from "react";
 
-export type Route = { readonly page: "market" } | { readonly page: "gpu"; readonly id: string } | { readonly page: "notFound" };
+export type Route =
+  | { readonly page: "market" }
+  | { readonly page: "guide" }
+  | { readonly page: "gpu"; readonly id: string }
+  | { readonly page: "notFound" };
+
+export const GUIDE_PATH = "/guide";
 
 const NAVIGATED = "gpux:navigated";
 let focusPending = false;
 
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "market" };
+  if (pathname === GUIDE_PATH || pathname === `${GUIDE_PATH}/`) return { page: "guide" };
   const gpu = /^\/gpus\/([a-z0-9][a-z0-9.-]{0,63})\/?$/.exec(pathname);
   if (gpu?.[1] !== undefined) return { page: "gpu", id: gpu[1] };
   return { page: "notFound" };

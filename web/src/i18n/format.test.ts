@@ -27,4 +27,15 @@ describe("formats per locale", () => {
     expect(new Formats("en").money("0.1001", "USD")).toBe("$0.1001");
     expect(new Formats("en").money("99999.9999", "USD")).toBe("$99,999.9999");
   });
+
+  it("writes estimates: hours, GiB and counts", () => {
+    const de = new Formats("de");
+    const en = new Formats("en");
+    expect(de.hours(1.0234)).toBe(`1,02${NBSP}Std.`);
+    expect(en.hours(1.0234)).toBe(`1.02${NBSP}hr`);
+    expect(de.gib(21.83)).toBe(`21,8${NBSP}GiB`);
+    expect(en.gib(149.1)).toBe(`149.1${NBSP}GiB`);
+    expect(de.count(10_240_000)).toBe("10.240.000");
+    expect(en.count(10_240_000)).toBe("10,240,000");
+  });
 });

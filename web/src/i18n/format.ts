@@ -12,6 +12,9 @@ export class Formats {
   private readonly integer: Intl.NumberFormat;
   private readonly compact: Intl.NumberFormat;
   private readonly moneyBy = new Map<Currency, Intl.NumberFormat>();
+  private readonly hourFormat: Intl.NumberFormat;
+  private readonly gibFormat: Intl.NumberFormat;
+  private readonly countFormat: Intl.NumberFormat;
   private readonly when: Intl.DateTimeFormat;
   private readonly time: Intl.DateTimeFormat;
 
@@ -19,6 +22,9 @@ export class Formats {
     this.locale = LOCALE[language];
     this.integer = new Intl.NumberFormat(this.locale, { maximumFractionDigits: 1 });
     this.compact = new Intl.NumberFormat(this.locale, { notation: "compact", compactDisplay: "short" });
+    this.hourFormat = new Intl.NumberFormat(this.locale, { style: "unit", unit: "hour", unitDisplay: "short", maximumFractionDigits: 2 });
+    this.countFormat = new Intl.NumberFormat(this.locale, { maximumFractionDigits: 0 });
+    this.gibFormat = new Intl.NumberFormat(this.locale, { maximumFractionDigits: 1 });
     this.when = new Intl.DateTimeFormat(this.locale, { dateStyle: "medium", timeStyle: "short" });
     this.time = new Intl.DateTimeFormat(this.locale, { timeStyle: "medium" });
   }
@@ -41,6 +47,22 @@ export class Formats {
   /** Billions of parameters, short: 15 Mrd. (de), 15B (en). */
   parameters(billions: number): string {
     return this.compact.format(billions * 1e9);
+  }
+
+  /** Estimated hours, to 0.01 for reading: 1,02 Std. (de), 1.02 hr (en). */
+  hours(value: number): string {
+    // One non-breaking space between number and unit, whichever space the ICU writes.
+    return this.hourFormat.format(value).replace(/\s/gu, "\u00a0");
+  }
+
+  /** An estimate's memory in GiB (2³⁰ bytes, as the estimator computes it): 21,8 GiB. */
+  gib(value: number): string {
+    return `${this.gibFormat.format(value)} GiB`;
+  }
+
+  /** A count in full: 10.240.000 (de), 10,240,000 (en). */
+  count(value: number): string {
+    return this.countFormat.format(value);
   }
 
   /** A decimal amount of money, exact to the exchange's 4 decimals: 0,33 $ (de), $0.33 (en). */

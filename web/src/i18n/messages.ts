@@ -1,5 +1,5 @@
 // Every text the app shows, in German (the reference page's language) and English.
-import type { Tier } from "../api/client";
+import type { Method, Tier } from "../api/client";
 
 export type Language = "de" | "en";
 export const LANGUAGES: readonly Language[] = ["de", "en"];
@@ -41,6 +41,7 @@ const en = {
     bandwidth: "Bandwidth",
     qlora: "QLoRA, base model",
     lora16: "LoRA 16-bit, base model",
+    full: "Full fine-tuning",
     price: "Price/hr",
   },
   from: (price: string) => `from ${price}`,
@@ -99,6 +100,56 @@ const en = {
   bookAsOf: (when: string) => `As of ${when}`,
   bookNever: "Nothing has rested in this book yet.",
   perHour: "per GPU-hour",
+  navGuide: "Fine-tuning guide",
+  guide: {
+    title: "Fine-tuning guide: GPUs for open models",
+    heading: "Which GPU fine-tunes your model",
+    intro:
+      "Fine-tuning with adapters rarely needs a cluster. QLoRA and LoRA leave the base model frozen and train a few small matrices beside it, so what a GPU must hold is mostly the base model itself: in 16 bits with LoRA, in 4 bits with QLoRA, plus room for the training's working memory. The table shows, for every GPU on the exchange, the largest base model each method fits and the best live offer; the finder below ranks the GPUs that hold your job by what the job would cost at the prices on the market now.",
+    tableHeading: "What fits on each GPU",
+    tableNote:
+      "Largest base model in billions of parameters with 80 % of the GPU's memory in use: the catalog's rule of thumb, a cautious estimate. Sequence length, batch size and the framework move the real limit. Prices are the best live offer for one GPU-hour in the chosen tier, excluding taxes.",
+    explainHeading: "What decides the fit",
+    methods: {
+      qlora: {
+        title: "QLoRA: a 4-bit base model",
+        text: "QLoRA compresses the frozen base model to 4 bits per weight and trains small 16-bit adapters on top of it. The stored weights shrink to about half a byte per parameter; counting the embeddings kept in 16 bits, the adapters with their optimizer state and the activations, the rule of thumb allows about one byte per parameter. Every step has to unpack the 4-bit weights it uses, so a QLoRA run takes longer than the same run with LoRA, but a given GPU holds a base model about two and a half times as large.",
+      },
+      lora: {
+        title: "LoRA with a 16-bit base model",
+        text: "LoRA keeps the base model frozen in its 16-bit form and learns a pair of low-rank matrices for each adapted layer. The frozen weights take two bytes per parameter, and the adapters, their gradients, the optimizer and the activations add a little on top: about two and a half bytes per parameter in the table. Without quantisation the steps are faster and the base model is exactly the published one, at the price of more memory than QLoRA.",
+      },
+      full: {
+        title: "Full fine-tuning: every weight trained",
+        text: "When adapters cannot express the change you need, every weight is trained. With mixed precision and the AdamW optimizer each parameter then carries its 16-bit weight and gradient, a 32-bit master copy and two 32-bit optimizer moments: about sixteen bytes per parameter before any activation. One GPU holds only small models this way; larger ones are split over several GPUs, each keeping a share of the weights and optimizer state.",
+      },
+    } satisfies Record<Method, { title: string; text: string }>,
+    memoryTitle: "Why memory decides",
+    memoryText:
+      "A training job either fits in a GPU's memory or it stops with an out-of-memory error: there is no slower mode that spills to the host and keeps going at speed. The base model's weights are most of the bill, which is why the bytes per parameter of each method set the largest model. The rest grows with sequence length and batch size (the activations) or is fixed cost (the CUDA context, fragmentation); the table keeps a fifth of the memory in reserve for it, and gradient checkpointing or smaller micro-batches trade speed for memory when a long context needs more. Once a job fits, bandwidth and tensor throughput decide how fast it runs and the hourly price what it costs, so the cheapest job is not always on the cheapest GPU.",
+    startTitle: "Start small",
+    startText:
+      "A 24 or 32 GB card fine-tunes many 7 to 14 billion parameter models with QLoRA. For LoRA in 16 bits on larger models move to 48 or 80 GB, and for full fine-tuning to several GPUs.",
+    finderHeading: "What fits your job",
+    finderIntro:
+      "Choose a model, a method and your dataset. The exchange estimates the memory the job needs on one GPU (sequence length 2,048, micro-batch 1, LoRA rank 16, gradient checkpointing) and its hours on every GPU that holds it, and prices those hours at the live best asks of the chosen tier.",
+    model: "Model",
+    method: "Method",
+    examples: "Training examples",
+    avgTokens: "Average tokens per example",
+    epochs: "Epochs",
+    find: "Find GPUs",
+    methodNames: { qlora: "QLoRA (4-bit base)", lora: "LoRA (16-bit base)", full: "Full fine-tuning" } satisfies Record<Method, string>,
+    resultHeading: (model: string, method: string) => `${model} with ${method}`,
+    needs: (memory: string, tokens: string) => `Needs about ${memory} per GPU; ${tokens} tokens to train.`,
+    rankedBy: "Cheapest job first at the live best asks; GPUs without an offer follow, fastest first.",
+    noneFits: "No GPU on the exchange holds this job on a single GPU.",
+    col: { rank: "Rank", gpu: "GPU", headroom: "Memory left", hours: "Estimated time", price: "Price/hr", cost: "Job cost" },
+    cheapest: "cheapest",
+    results: "GPUs that fit, ranked",
+    estimateNote:
+      "Time and cost are estimates: the hours follow from the job's training FLOPs and the GPU's dense BF16 throughput at a typical utilisation, and the cost is those GPU-hours at the best live offer, excluding taxes. Buying the job's hours comes with the buyer console.",
+  },
 };
 
 export type Messages = typeof en;
@@ -140,6 +191,7 @@ const de: Messages = {
     bandwidth: "Bandbreite",
     qlora: "QLoRA, Basismodell",
     lora16: "LoRA 16 Bit, Basismodell",
+    full: "Vollständiges Fine-Tuning",
     price: "Preis/Std.",
   },
   from: (price) => `ab ${price}`,
@@ -198,6 +250,56 @@ const de: Messages = {
   bookAsOf: (when) => `Stand ${when}`,
   bookNever: "In diesem Buch lag noch nichts.",
   perHour: "pro GPU-Stunde",
+  navGuide: "Fine-Tuning-Ratgeber",
+  guide: {
+    title: "Fine-Tuning-Ratgeber: GPUs für offene Modelle",
+    heading: "Welche GPU Ihr Modell feinabstimmt",
+    intro:
+      "Fine-Tuning mit Adaptern braucht selten einen Cluster. QLoRA und LoRA lassen das Basismodell unverändert und trainieren daneben wenige kleine Matrizen; eine GPU muss also vor allem das Basismodell selbst aufnehmen: mit LoRA in 16 Bit, mit QLoRA in 4 Bit, dazu Platz für den Arbeitsspeicher des Trainings. Die Tabelle zeigt für jede GPU der Börse das größte Basismodell je Verfahren und das beste Live-Angebot; der Finder darunter ordnet die GPUs, die Ihren Job aufnehmen, nach den Kosten des Jobs zu den Preisen, die jetzt am Markt gelten.",
+    tableHeading: "Was auf welche GPU passt",
+    tableNote:
+      "Größtes Basismodell in Milliarden Parametern bei 80 % belegtem Speicher: die Faustregel des Katalogs, eine vorsichtige Schätzung. Sequenzlänge, Batchgröße und Framework verschieben die tatsächliche Grenze. Die Preise sind das beste Live-Angebot für eine GPU-Stunde im gewählten Tarif, zzgl. Steuern.",
+    explainHeading: "Was über die Passform entscheidet",
+    methods: {
+      qlora: {
+        title: "QLoRA: das Basismodell in 4 Bit",
+        text: "QLoRA komprimiert das eingefrorene Basismodell auf 4 Bit pro Gewicht und trainiert darauf kleine Adapter in 16 Bit. Die gespeicherten Gewichte schrumpfen auf etwa ein halbes Byte pro Parameter; mit den in 16 Bit belassenen Embeddings, den Adaptern samt Optimiererzustand und den Aktivierungen rechnet die Faustregel mit rund einem Byte pro Parameter. Jeder Schritt muss die benötigten 4-Bit-Gewichte entpacken, deshalb dauert ein QLoRA-Lauf länger als derselbe Lauf mit LoRA – dafür passt auf dieselbe GPU ein etwa zweieinhalbmal so großes Basismodell.",
+      },
+      lora: {
+        title: "LoRA mit einem Basismodell in 16 Bit",
+        text: "LoRA lässt das Basismodell eingefroren in seiner 16-Bit-Form und lernt für jede angepasste Schicht ein Paar Matrizen niedrigen Rangs. Die eingefrorenen Gewichte belegen zwei Byte pro Parameter, Adapter, ihre Gradienten, der Optimierer und die Aktivierungen kommen hinzu: in der Tabelle rund zweieinhalb Byte pro Parameter. Ohne Quantisierung sind die Schritte schneller und das Basismodell ist genau das veröffentlichte – um den Preis von mehr Speicher als bei QLoRA.",
+      },
+      full: {
+        title: "Vollständiges Fine-Tuning: alle Gewichte werden trainiert",
+        text: "Wenn Adapter die gewünschte Änderung nicht abbilden können, werden alle Gewichte trainiert. Mit gemischter Genauigkeit und dem Optimierer AdamW trägt dann jeder Parameter sein 16-Bit-Gewicht und seinen Gradienten, eine 32-Bit-Hauptkopie und zwei 32-Bit-Momente des Optimierers: etwa sechzehn Byte pro Parameter, noch ohne Aktivierungen. Eine einzelne GPU nimmt so nur kleine Modelle auf; größere werden auf mehrere GPUs verteilt, von denen jede einen Teil der Gewichte und des Optimiererzustands hält.",
+      },
+    },
+    memoryTitle: "Warum der Speicher entscheidet",
+    memoryText:
+      "Ein Trainingsjob passt entweder in den Speicher der GPU, oder er bricht mit einem Out-of-Memory-Fehler ab: Einen langsameren Modus, der in den Hauptspeicher auslagert und dabei schnell bleibt, gibt es nicht. Die Gewichte des Basismodells machen den größten Teil aus, deshalb bestimmen die Bytes pro Parameter jedes Verfahrens das größte Modell. Der Rest wächst mit Sequenzlänge und Batchgröße (die Aktivierungen) oder ist fest (CUDA-Kontext, Fragmentierung); dafür hält die Tabelle ein Fünftel des Speichers frei, und Gradient Checkpointing oder kleinere Micro-Batches tauschen Geschwindigkeit gegen Speicher, wenn ein langer Kontext mehr braucht. Sobald ein Job passt, entscheiden Bandbreite und Tensor-Durchsatz, wie schnell er läuft, und der Stundenpreis, was er kostet – der günstigste Job liegt daher nicht immer auf der günstigsten GPU.",
+    startTitle: "Klein anfangen",
+    startText:
+      "Eine Karte mit 24 oder 32 GB stimmt viele Modelle mit 7 bis 14 Milliarden Parametern mit QLoRA ab. Für LoRA in 16 Bit auf größeren Modellen wechseln Sie zu 48 oder 80 GB, für vollständiges Fine-Tuning zu mehreren GPUs.",
+    finderHeading: "Was zu Ihrem Job passt",
+    finderIntro:
+      "Wählen Sie ein Modell, ein Verfahren und Ihren Datensatz. Die Börse schätzt den Speicher, den der Job auf einer GPU braucht (Sequenzlänge 2.048, Micro-Batch 1, LoRA-Rang 16, Gradient Checkpointing), und seine Stunden auf jeder GPU, die ihn aufnimmt, und bewertet diese Stunden zu den besten Live-Angeboten des gewählten Tarifs.",
+    model: "Modell",
+    method: "Verfahren",
+    examples: "Trainingsbeispiele",
+    avgTokens: "Tokens pro Beispiel (Durchschnitt)",
+    epochs: "Epochen",
+    find: "GPUs finden",
+    methodNames: { qlora: "QLoRA (Basis in 4 Bit)", lora: "LoRA (Basis in 16 Bit)", full: "Vollständiges Fine-Tuning" },
+    resultHeading: (model, method) => `${model} mit ${method}`,
+    needs: (memory, tokens) => `Braucht etwa ${memory} pro GPU; ${tokens} Tokens zu trainieren.`,
+    rankedBy: "Günstigster Job zuerst, zu den besten Live-Angeboten; GPUs ohne Angebot folgen, die schnellste zuerst.",
+    noneFits: "Keine GPU der Börse nimmt diesen Job auf einer einzelnen GPU auf.",
+    col: { rank: "Rang", gpu: "GPU", headroom: "Freier Speicher", hours: "Geschätzte Dauer", price: "Preis/Std.", cost: "Kosten des Jobs" },
+    cheapest: "am günstigsten",
+    results: "Passende GPUs, geordnet",
+    estimateNote:
+      "Dauer und Kosten sind Schätzungen: Die Stunden folgen aus den Trainings-FLOPs des Jobs und dem dichten BF16-Durchsatz der GPU bei typischer Auslastung, die Kosten sind diese GPU-Stunden zum besten Live-Angebot, zzgl. Steuern. Der Kauf der Stunden kommt mit der Käuferkonsole.",
+  },
 };
 
 export const MESSAGES: Record<Language, Messages> = { de, en };

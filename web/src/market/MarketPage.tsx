@@ -62,26 +62,46 @@ function PriceCell({ row }: { readonly row: Row }) {
   );
 }
 
-function GpuRow({ row }: { readonly row: Row }) {
+function GpuRow({ row, columns }: { readonly row: Row; readonly columns: readonly SortKey[] }) {
   const { t, formats, settings } = useSettings();
   const gpu = row.gpu;
   const parameters = (b: number) => formats.parameters(b);
-  return (
-    <tr data-gpu={gpu.id}>
-      <th scope="row" className="col-gpu">
-        <Link href={gpuPath(gpu.id)}>{gpu.name}</Link>
-        <span className="arch">{gpu.architecture}</span>
-      </th>
-      <td className="num">{formats.memory(gpu.memory_gb)}</td>
-      <td className="num">{formats.bandwidth(gpu.bandwidth_gb_s)}</td>
-      <td className="num">{fitText(t, gpu.fit.qlora_b, parameters)}</td>
-      <td className="num">{fitText(t, gpu.fit.lora16_b, parameters)}</td>
-      <PriceCell key={`${settings.currency}-${settings.tier}`} row={row} />
-    </tr>
-  );
+  const cell = (column: SortKey) => {
+    switch (column) {
+      case "gpu":
+        return (
+          <th key={column} scope="row" className="col-gpu">
+            <Link href={gpuPath(gpu.id)}>{gpu.name}</Link>
+            <span className="arch">{gpu.architecture}</span>
+          </th>
+        );
+      case "memory":
+        return <td key={column} className="num">{formats.memory(gpu.memory_gb)}</td>;
+      case "bandwidth":
+        return <td key={column} className="num">{formats.bandwidth(gpu.bandwidth_gb_s)}</td>;
+      case "qlora":
+        return <td key={column} className="num col-qlora">{fitText(t, gpu.fit.qlora_b, parameters)}</td>;
+      case "lora16":
+        return <td key={column} className="num col-lora16">{fitText(t, gpu.fit.lora16_b, parameters)}</td>;
+      case "full":
+        return <td key={column} className="num col-full">{fitText(t, gpu.fit.full_b, parameters)}</td>;
+      case "price":
+        return <PriceCell key={`${column}-${settings.currency}-${settings.tier}`} row={row} />;
+    }
+  };
+  return <tr data-gpu={gpu.id}>{columns.map(cell)}</tr>;
 }
 
-function MarketTable({ gpus }: { readonly gpus: readonly Gpu[] }) {
+export interface GpuTableProps {
+  readonly gpus: readonly Gpu[];
+  /** The columns, in order (the market's by default). */
+  readonly columns?: readonly SortKey[];
+  readonly heading?: string;
+  readonly note?: string;
+}
+
+/** The table of every GPU model with its live best ask: the market's, and the guide's. */
+export function GpuTable({ gpus, columns = SORT_KEYS, heading, note }: GpuTableProps) {
   const { t, settings, formats } = useSettings();
   const quotes = useQuotes();
   const [sort, setSort] = useState<Sort | null>(null);
@@ -95,7 +115,7 @@ function MarketTable({ gpus }: { readonly gpus: readonly Gpu[] }) {
   );
   return (
     <section aria-labelledby={headingId}>
-      <h2 id={headingId}>{t.tableHeading}</h2>
+      <h2 id={headingId}>{heading ?? t.tableHeading}</h2>
       <p className="hint" id={hintId}>
         {t.swipeHint}
       </p>
@@ -103,31 +123,30 @@ function MarketTable({ gpus }: { readonly gpus: readonly Gpu[] }) {
         <table className="market">
           <thead>
             <tr>
-              {SORT_KEYS.map((key) => (
+              {columns.map((key) => (
                 <SortHeader key={key} column={key} sort={sort} onSort={(column) => setSort(nextSort(sort, column))} />
               ))}
             </tr>
           </thead>
           <tbody>
             {rows.map((row) => (
-              <GpuRow key={row.gpu.id} row={row} />
+              <GpuRow key={row.gpu.id} row={row} columns={columns} />
             ))}
           </tbody>
         </table>
       </div>
-      <p className="note small">{t.tableNote}</p>
+      <p className="note small">{note ?? t.tableNote}</p>
     </section>
   );
 }
 
-export function MarketPage() {
-  const { t, settings, change } = useSettings();
+/** Every book's best ask in the chosen currency into the live market; read again whenever the
+ * stream started afresh (the stream carries every change after it). */
+export function usePriceSnapshot() {
+  const { settings } = useSettings();
   const market = useLiveMarket();
   const generation = useStreamGeneration();
-  useTitle(t.marketTitle);
-  const gpus = useApi((signal) => api.GET("/v1/gpus", { signal }), []);
-  // The best asks in this currency; read again whenever the stream started afresh.
-  const prices = useApi(
+  return useApi(
     async (signal) => {
       const answer = await api.GET("/v1/prices", { params: { query: { currency: settings.currency } }, signal });
       if (answer.data !== undefined) market.snapshot(answer.data.items, "*", settings.currency);
@@ -135,6 +154,13 @@ export function MarketPage() {
     },
     [settings.currency, generation, market],
   );
+}
+
+export function MarketPage() {
+  const { t, settings, change } = useSettings();
+  useTitle(t.marketTitle);
+  const gpus = useApi((signal) => api.GET("/v1/gpus", { signal }), []);
+  const prices = usePriceSnapshot();
   return (
     <>
       <PageHeading>{t.marketHeading}</PageHeading>
@@ -151,7 +177,7 @@ export function MarketPage() {
       </div>
       <LoadStatus load={gpus} />
       {prices.status === "failed" || prices.status === "retrying" ? <LoadStatus load={prices} /> : null}
-      {gpus.data !== undefined ? <MarketTable gpus={gpus.data.items} /> : null}
+      {gpus.data !== undefined ? <GpuTable gpus={gpus.data.items} /> : null}
     </>
   );
 }

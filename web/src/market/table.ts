@@ -2,8 +2,10 @@
 // reference page's) unless a column is chosen; rows without a price always last.
 import type { Gpu } from "../api/client";
 
-export type SortKey = "gpu" | "memory" | "bandwidth" | "qlora" | "lora16" | "price";
+export type SortKey = "gpu" | "memory" | "bandwidth" | "qlora" | "lora16" | "full" | "price";
+/** The market's columns (the reference page's); the guide adds full fine-tuning. */
 export const SORT_KEYS: readonly SortKey[] = ["gpu", "memory", "bandwidth", "qlora", "lora16", "price"];
+export const GUIDE_KEYS: readonly SortKey[] = ["gpu", "memory", "bandwidth", "qlora", "lora16", "full", "price"];
 
 export interface Sort {
   readonly key: SortKey;
@@ -40,6 +42,8 @@ function value(row: Row, key: Exclude<SortKey, "gpu" | "price">): number {
       return row.gpu.fit.qlora_b;
     case "lora16":
       return row.gpu.fit.lora16_b;
+    case "full":
+      return row.gpu.fit.full_b;
   }
 }
 
