@@ -25,68 +25,18 @@ from gpux_matching.domain import (
 )
 
 from ..legacy_book import format_1_offer, format_1_snapshot
+from .engine_calls import EUR, H100
+from .engine_calls import bid as order
+from .engine_calls import offer as pool
 
 pytestmark = pytest.mark.unit
 
-EUR = "EUR"
-H100 = "h100"
 OD, INT, ANY = "on_demand", "interruptible", "any"
 S = 1_000_000  # one second in micros
 
 
 def engine() -> MatchingEngine:
     return MatchingEngine({EUR: 1_000_000})
-
-
-def pool(
-    e: MatchingEngine,
-    offer_id: str,
-    price: int,
-    gpus: int = 4,
-    *,
-    interruptible: int | None = None,
-    seller: str = "seller",
-    tier: str = OD,
-    now: int = 1,
-    **extra: object,
-) -> Result:
-    return e.add_offer(
-        offer_id,
-        seller,
-        H100,
-        tier,
-        price,
-        EUR,
-        gpus,
-        now=now,
-        interruptible_price_micros=interruptible,
-        **extra,  # type: ignore[arg-type]
-    )
-
-
-def order(
-    e: MatchingEngine,
-    order_id: str,
-    gpus: int,
-    price: int | None,
-    *,
-    tier: str = ANY,
-    buyer: str = "buyer",
-    now: int = 2,
-    **extra: object,
-) -> Result:
-    return e.place_order(
-        order_id,
-        buyer,
-        H100,
-        gpus,
-        now=now,
-        currency=EUR,
-        order_type="limit" if price is not None else "market",
-        price_micros=price,
-        tier=tier,
-        **extra,  # type: ignore[arg-type]
-    )
 
 
 def asks(e: MatchingEngine, tier: str) -> tuple[BookLevel, ...]:

@@ -22,55 +22,16 @@ from gpux_matching.domain import (
     epoch_micros,
 )
 
+from .engine_calls import EUR, H100, bid, offer
+
 pytestmark = pytest.mark.unit
 
-EUR, USD, GBP = "EUR", "USD", "GBP"
+USD, GBP = "USD", "GBP"
 RATES = {EUR: 1_000_000, USD: 900_000, GBP: 1_150_000}  # reference micros per unit
-H100 = "h100"
 
 
 def engine() -> MatchingEngine:
     return MatchingEngine(RATES)
-
-
-def offer(
-    e: MatchingEngine,
-    offer_id: str,
-    price: int,
-    gpus: int = 4,
-    *,
-    seller: str = "seller",
-    currency: str = EUR,
-    tier: str = "on_demand",
-    now: int = 1,
-    **extra: object,
-) -> Result:
-    return e.add_offer(offer_id, seller, H100, tier, price, currency, gpus, now=now, **extra)  # type: ignore[arg-type]
-
-
-def bid(
-    e: MatchingEngine,
-    order_id: str,
-    gpus: int,
-    price: int | None,
-    *,
-    buyer: str = "buyer",
-    currency: str = EUR,
-    order_type: str = "limit",
-    now: int = 2,
-    **extra: object,
-) -> Result:
-    return e.place_order(
-        order_id,
-        buyer,
-        H100,
-        gpus,
-        now=now,
-        currency=currency,
-        order_type=order_type,
-        price_micros=price,
-        **extra,  # type: ignore[arg-type]
-    )
 
 
 def test_market_bid_for_8_takes_4_plus_4_from_the_two_cheapest_at_their_prices() -> None:
@@ -464,12 +425,10 @@ def test_capacity_terms_are_checked_on_arrival() -> None:
     assert offer(e, "n1", 2_000_000, notice_s=119).rejection == Reason.INVALID_NOTICE
     assert offer(e, "n2", 2_000_000, notice_s=86_401).rejection == Reason.INVALID_NOTICE
     assert offer(e, "n3", 2_000_000, notice_s=86_400).rejection is None
-    too_dear = offer(e, "p1", 2_000_000, interruptible_price_micros=2_000_001)
+    too_dear = offer(e, "p1", 2_000_000, interruptible=2_000_001)
     assert too_dear.rejection == Reason.INVALID_PRICE
-    assert offer(e, "p2", 2_000_000, interruptible_price_micros=0).rejection == (
-        Reason.INVALID_PRICE
-    )
-    interruptible = offer(e, "p3", 2_000_000, tier="interruptible", interruptible_price_micros=1)
+    assert offer(e, "p2", 2_000_000, interruptible=0).rejection == (Reason.INVALID_PRICE)
+    interruptible = offer(e, "p3", 2_000_000, tier="interruptible", interruptible=1)
     assert interruptible.rejection == Reason.INVALID_PRICE
     assert interruptible.offers[-1].status == OfferStatus.REJECTED
-    assert offer(e, "p4", 2_000_000, interruptible_price_micros=2_000_000).rejection is None
+    assert offer(e, "p4", 2_000_000, interruptible=2_000_000).rejection is None
