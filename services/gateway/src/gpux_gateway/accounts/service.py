@@ -14,7 +14,7 @@ from gpux_gateway.accounts.schemas import AccountOut, SignedUp, SignUp, account_
 from gpux_gateway.domain.access import scopes_for_new_key
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys import service as keys
-from gpux_gateway.service.access import not_found
+from gpux_gateway.service.access import found, not_found
 from gpux_gateway.service.commands import envelope
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -68,8 +68,6 @@ async def get(uow: GatewayUnitOfWork, account_id: str) -> AccountOut:
 
 async def set_status(uow: GatewayUnitOfWork, account_id: str, status: AccountStatus) -> AccountOut:
     """Suspend or reactivate an account and announce it; 404 for an unknown account."""
-    account = await uow.accounts.set_status(account_id, status, uow.now)
-    if account is None:
-        raise not_found("no such account")
+    account = found(await uow.accounts.set_status(account_id, status, uow.now), "account")
     uow.outbox.add(account_changed(account, uow.now))
     return account_out(account)

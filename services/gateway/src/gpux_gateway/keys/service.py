@@ -21,7 +21,7 @@ from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey, key_out
 from gpux_gateway.readmodels.principals import CachedKey, PrincipalCache
-from gpux_gateway.service.access import not_found, problem_from, unauthorized
+from gpux_gateway.service.access import found, problem_from, unauthorized
 from gpux_gateway.service.commands import envelope
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork, UnitOfWorkFactory
@@ -147,7 +147,5 @@ async def of_account(uow: GatewayUnitOfWork, account_id: str) -> list[KeyOut]:
 
 async def revoke(uow: GatewayUnitOfWork, account_id: str, key_id: str) -> None:
     """Revoke one of the account's keys and announce it; 404 for any other key."""
-    revoked = await uow.keys.revoke(account_id, key_id, uow.now)
-    if revoked is None:
-        raise not_found("no such key")
+    revoked = found(await uow.keys.revoke(account_id, key_id, uow.now), "key")
     uow.outbox.add(key_changed(revoked, uow.now))

@@ -29,7 +29,7 @@ from gpux_gateway.leases.schemas import (
     lease_out,
     line_out,
 )
-from gpux_gateway.service.access import not_found
+from gpux_gateway.service.access import found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -58,10 +58,7 @@ async def page(
 
 
 async def _party_to(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseRow:
-    row = await uow.leases.get(account_id, lease_id)
-    if row is None:
-        raise not_found("no such lease")
-    return row
+    return found(await uow.leases.get(account_id, lease_id), "lease")
 
 
 async def get(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseOut:
@@ -118,9 +115,7 @@ async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: On
     event_id = command_id(buyer_id, once.key, f"lease.stop:{lease_id}")
 
     async def make() -> tuple[int, dict[str, Any]]:
-        row = await uow.leases.get(buyer_id, lease_id)
-        if row is None:
-            raise not_found("no such lease")
+        row = await _party_to(uow, buyer_id, lease_id)
         if row.buyer_id != buyer_id:
             raise ProblemError(
                 403, "lease-buyer-only", "Forbidden", "only the lease's buyer may stop it"

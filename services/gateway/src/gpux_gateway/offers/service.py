@@ -23,7 +23,7 @@ from gpux_gateway.offers.schemas import (
     OfferOut,
     offer_out,
 )
-from gpux_gateway.service.access import not_found
+from gpux_gateway.service.access import found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -83,10 +83,7 @@ async def submit_many(
 
 
 async def _own_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:
-    row = await uow.offers.get(seller_id, offer_id)
-    if row is None:
-        raise not_found("no such offer")
-    return row
+    return found(await uow.offers.get(seller_id, offer_id), "offer")
 
 
 async def _own_open_offer(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferRow:

@@ -27,7 +27,7 @@ from gpux_gateway.orders.schemas import (
     fill_out,
     order_out,
 )
-from gpux_gateway.service.access import not_found
+from gpux_gateway.service.access import found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.placing import place_order
@@ -81,10 +81,7 @@ async def _refuse(
 
 
 async def _own_order(uow: GatewayUnitOfWork, buyer_id: str, order_id: str) -> OrderRow:
-    row = await uow.orders.get(buyer_id, order_id)
-    if row is None:
-        raise not_found("no such order")
-    return row
+    return found(await uow.orders.get(buyer_id, order_id), "order")
 
 
 async def cancel(uow: GatewayUnitOfWork, *, buyer_id: str, order_id: str) -> OrderOut:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import AccessError, Principal, Scope
 from gpux_platform.problems import ProblemError
+
+T = TypeVar("T")
 
 
 def problem_from(error: AccessError) -> ProblemError:
@@ -41,3 +45,11 @@ def unauthorized(detail: str) -> ProblemError:
 def not_found(detail: str) -> ProblemError:
     """A 404 problem (another account's resource is answered the same way)."""
     return ProblemError(404, "not-found", "Not found", detail)
+
+
+def found(row: T | None, what: str) -> T:
+    """``row``, or the 404 problem ``no such <what>`` when there is none (or it is another
+    account's: the repositories answer only the caller's)."""
+    if row is None:
+        raise not_found(f"no such {what}")
+    return row
