@@ -61,6 +61,15 @@ async def _party_to(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> L
     return found(await uow.leases.get(account_id, lease_id), "lease")
 
 
+def _only_the(role: str, party_id: str | None, account_id: str, verb: str) -> None:
+    """A 403 problem unless the caller is the lease's ``role`` (the other party may read the
+    lease, not ``verb`` it)."""
+    if party_id != account_id:
+        raise ProblemError(
+            403, f"lease-{role}-only", "Forbidden", f"only the lease's {role} may {verb} it"
+        )
+
+
 async def get(uow: GatewayUnitOfWork, account_id: str, lease_id: str) -> LeaseOut:
     """One lease the account rents or provides; 404 for any other."""
     return lease_out(await _party_to(uow, account_id, lease_id), uow.now)
@@ -86,10 +95,7 @@ async def reclaim(uow: GatewayUnitOfWork, *, seller_id: str, lease_id: str, once
 
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _party_to(uow, seller_id, lease_id)
-        if row.seller_id != seller_id:
-            raise ProblemError(
-                403, "lease-seller-only", "Forbidden", "only the lease's seller may reclaim it"
-            )
+        _only_the("seller", row.seller_id, seller_id, "reclaim")
         shown = lease_out(row, uow.now)
         refusal = reclaim_refusal(tier=row.tier, status=shown.status)
         if refusal is not None:
@@ -116,10 +122,7 @@ async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: On
 
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _party_to(uow, buyer_id, lease_id)
-        if row.buyer_id != buyer_id:
-            raise ProblemError(
-                403, "lease-buyer-only", "Forbidden", "only the lease's buyer may stop it"
-            )
+        _only_the("buyer", row.buyer_id, buyer_id, "stop")
         if row.status == LeaseStatus.ENDED:
             raise ProblemError(409, "lease-ended", "Lease ended", "the lease already ended")
         command = LeaseStopRequested(lease_id=lease_id, buyer_id=buyer_id, requested_at=uow.now)
