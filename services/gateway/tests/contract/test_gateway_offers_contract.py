@@ -52,46 +52,51 @@ async def shown(units: Units, row: OfferRow) -> OfferRow | None:
         return await uow.offers.get(row.seller_id, row.id)
 
 
+async def reported(units: Units, row: OfferRow, *reports: OfferStatusChanged) -> OfferRow:
+    """``row`` as the view shows it once one unit applied the book's ``reports`` in order."""
+    async with units() as uow:
+        for report in reports:
+            await uow.offers.apply_status(report, uow.now)
+        await uow.commit()
+    view = await shown(units, row)
+    assert view is not None
+    return view
+
+
 async def test_reports_read_out_of_order_never_take_the_view_back(
     units: Units, clock: ManualClock
 ) -> None:
     row = await an_offer(units)
     clock.advance(timedelta(seconds=1))
-    async with units() as uow:  # the book's report overtook pricing's
-        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 4), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 2), uow.now)
-        await uow.commit()
-    assert await shown(units, row) == replace(
-        row, status="live", remaining_gpus=2, updated_at=clock.now()
+    # The book's report overtook pricing's.
+    overtaken = await reported(
+        units,
+        row,
+        status(row, OfferStatus.LIVE, 4),
+        status(row, OfferStatus.ACCEPTED, 4),
+        status(row, OfferStatus.LIVE, 2),
     )
-    async with units() as uow:  # a refused change: live stays live, and its reason shows
-        await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4, "too_cheap"), uow.now)
-        await uow.commit()
-    view = await shown(units, row)
-    assert view is not None
+    assert overtaken == replace(row, status="live", remaining_gpus=2, updated_at=clock.now())
+    # A refused change: live stays live, and its reason shows.
+    view = await reported(units, row, status(row, OfferStatus.ACCEPTED, 4, "too_cheap"))
     assert (view.status, view.remaining_gpus, view.reason) == ("live", 2, "too_cheap")
-    async with units() as uow:  # exhausted, then a late accepted: the book's word stays
-        await uow.offers.apply_status(status(row, OfferStatus.EXHAUSTED, 0), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4), uow.now)
-        await uow.commit()
-    view = await shown(units, row)
-    assert view is not None
+    # Exhausted, then a late accepted: the book's word stays.
+    view = await reported(
+        units, row, status(row, OfferStatus.EXHAUSTED, 0), status(row, OfferStatus.ACCEPTED, 4)
+    )
     assert (view.status, view.remaining_gpus) == ("exhausted", 0)
-    async with units() as uow:  # a lease gave GPUs back: live again
-        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 3), uow.now)
-        await uow.commit()
-    view = await shown(units, row)
-    assert view is not None
+    # A lease gave GPUs back: live again.
+    view = await reported(units, row, status(row, OfferStatus.LIVE, 3))
     assert (view.status, view.remaining_gpus) == ("live", 3)
-    async with units() as uow:  # withdrawn, then a late accepted, pending and live: closed stays
-        await uow.offers.apply_status(status(row, OfferStatus.WITHDRAWN, 0), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.ACCEPTED, 4), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.PENDING, 4), uow.now)
-        await uow.offers.apply_status(status(row, OfferStatus.LIVE, 3), uow.now)
-        await uow.commit()
-    view = await shown(units, row)
-    assert view is not None
+    # Withdrawn, then a late accepted, pending and live: closed stays.
+    view = await reported(
+        units,
+        row,
+        status(row, OfferStatus.WITHDRAWN, 0),
+        status(row, OfferStatus.ACCEPTED, 4),
+        status(row, OfferStatus.PENDING, 4),
+        status(row, OfferStatus.LIVE, 3),
+    )
     assert (view.status, view.remaining_gpus) == ("withdrawn", 0)
 
 
