@@ -29,7 +29,7 @@ from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 
 from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
-from .test_gateway_trading_services import located, offer, once
+from .test_gateway_trading_services import located, offer, offered, once
 
 pytestmark = pytest.mark.unit
 
@@ -156,8 +156,7 @@ async def test_an_exhausted_offer_may_still_be_resized_and_is_live_again_when_gp
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
     async with uow:
-        made = await offers.submit(uow, seller_id=SELLER, offer=offer(), once=once(SELLER))
-        offer_id = made.body["id"]
+        offer_id = await offered(uow)
         full = offer_status(
             offer_id, OfferStatus.EXHAUSTED, 0, seller_id=SELLER, capacity_gpus=4, leased_gpus=4
         )

@@ -39,6 +39,12 @@ def once(scope: str, key: str | None = None) -> Once:
     return Once(scope=scope, key=key, fingerprint="f", ttl=timedelta(hours=48))
 
 
+async def offered(uow: MemoryGatewayUnitOfWork, **changes: Any) -> str:
+    """The id of SELLER's new offer (``offer(**changes)``), submitted in the open unit."""
+    made = await offers.submit(uow, seller_id=SELLER, offer=offer(**changes), once=once(SELLER))
+    return str(made.body["id"])
+
+
 def offer(**changes: Any) -> OfferIn:
     body: dict[str, Any] = {
         "gpu": "rtx-4090",
@@ -114,8 +120,7 @@ async def test_only_an_open_offer_of_the_seller_changes_and_a_change_must_change
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
     async with uow:
-        made = await offers.submit(uow, seller_id=SELLER, offer=offer(), once=once(SELLER))
-        offer_id = made.body["id"]
+        offer_id = await offered(uow)
         with pytest.raises(RequestValidationError) as empty:  # a 422 with errors[]
             await offers.change(uow, seller_id=SELLER, offer_id=offer_id, body=OfferChange())
         assert located(empty.value) == [(("body",), "change price, interruptible price or gpus")]
