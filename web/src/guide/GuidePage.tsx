@@ -110,6 +110,7 @@ function Ranking({ answer }: { readonly answer: Recommendations }) {
   const { t, formats, settings } = useSettings();
   const quotes = useQuotes();
   const captionId = useId();
+  const hintId = useId();
   const ranked = useMemo(
     () => rankJobs(answer.items, (gpu) => askIn(quotes, gpu, settings.tier, settings.currency), settings.currency),
     [answer, quotes, settings.tier, settings.currency],
@@ -124,17 +125,20 @@ function Ranking({ answer }: { readonly answer: Recommendations }) {
       ) : (
         <>
           <p className="note small">{t.guide.rankedBy}</p>
-          <div className="scroller" role="region" aria-labelledby={captionId} tabIndex={0}>
+          <p className="hint" id={hintId}>
+            {t.swipeHint}
+          </p>
+          <div className="scroller" role="region" aria-labelledby={captionId} aria-describedby={hintId} tabIndex={0}>
             <table className="finder">
               <caption id={captionId}>{t.guide.results}</caption>
               <thead>
                 <tr>
                   <th scope="col" className="num">{t.guide.col.rank}</th>
                   <th scope="col">{t.guide.col.gpu}</th>
-                  <th scope="col" className="num">{t.guide.col.headroom}</th>
+                  <th scope="col" className="num">{t.guide.col.cost}</th>
                   <th scope="col" className="num">{t.guide.col.hours}</th>
                   <th scope="col" className="num">{t.guide.col.price}</th>
-                  <th scope="col" className="num">{t.guide.col.cost}</th>
+                  <th scope="col" className="num">{t.guide.col.headroom}</th>
                 </tr>
               </thead>
               <tbody>
@@ -145,10 +149,10 @@ function Ranking({ answer }: { readonly answer: Recommendations }) {
                       <Link href={gpuPath(row.item.gpu_id)}>{row.item.gpu_name}</Link>
                       {row.rank === 1 && row.cost !== null ? <span className="badge">{t.guide.cheapest}</span> : null}
                     </th>
-                    <td className="num">{formats.gib(row.item.headroom_gb)}</td>
-                    <td className="num col-hours">{formats.hours(row.item.hours)}</td>
-                    <td className="num">{row.price === null ? t.noOffer : formats.money(row.price, settings.currency)}</td>
                     <td className="num col-cost">{row.cost === null ? "–" : formats.money(row.cost, settings.currency)}</td>
+                    <td className="num col-hours">{formats.hours(row.item.hours)}</td>
+                    <td className="num col-ask">{row.price === null ? t.noOffer : formats.money(row.price, settings.currency)}</td>
+                    <td className="num">{formats.gib(row.item.headroom_gb)}</td>
                   </tr>
                 ))}
               </tbody>
