@@ -33,7 +33,7 @@ from ..lease_events import (
     lease_opened,
 )
 from .conftest import Units
-from .test_gateway_leases_contract import apply
+from .test_gateway_leases_contract import apply, in_order
 from .test_gateway_repositories_contract import account, submitted
 
 pytestmark = pytest.mark.integration
@@ -189,10 +189,7 @@ async def test_an_interruption_notice_in_any_order_gives_the_same_lease(
     events = interrupted_life(lease_id, buyer, seller)
     first = events[next(i for i in order if i in (2, 3))]  # the notice read first
     assert isinstance(first, LeaseInterruptionNoticed)
-    async with units() as uow:
-        for index in order:
-            await apply_any(uow, events[index])
-        await uow.commit()
+    await in_order(units, events, order, apply_any)
     async with units() as uow:
         row = await uow.leases.get(buyer, lease_id)
     assert row is not None

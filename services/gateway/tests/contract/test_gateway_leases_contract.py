@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from decimal import Decimal
 
@@ -78,6 +79,19 @@ async def apply(uow: GatewayUnitOfWork, payload: Payload) -> None:
         await uow.leases.apply_ended(payload, uow.now)
 
 
+Apply = Callable[[GatewayUnitOfWork, Payload], Awaitable[None]]
+
+
+async def in_order(
+    units: Units, events: list[Payload], order: Sequence[int], how: Apply = apply
+) -> None:
+    """Apply ``events`` in ``order`` in one unit (``how`` applies one), then commit."""
+    async with units() as uow:
+        for index in order:
+            await how(uow, events[index])
+        await uow.commit()
+
+
 def final(row: LeaseRow | None) -> tuple[object, ...]:
     assert row is not None
     return (
@@ -131,10 +145,7 @@ async def test_a_leases_events_in_any_order_and_in_one_batch_give_the_same_lease
 ) -> None:
     lease_id, buyer, seller = new_id(), new_id(), new_id()
     events = life(lease_id, buyer, seller, batched=batched)
-    async with units() as uow:
-        for index in order:
-            await apply(uow, events[index])
-        await uow.commit()
+    await in_order(units, events, order)
     async with units() as uow:
         row = await uow.leases.get(buyer, lease_id)
         assert await uow.leases.get(seller, lease_id) == row
