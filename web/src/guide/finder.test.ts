@@ -76,6 +76,13 @@ describe("rankJobs", () => {
     expect(ranked.map((r) => r.item.gpu_id)).toEqual(["c", "a", "b"]);
   });
 
+  it("orders by the unrounded cost, as the estimator does", () => {
+    // 0.0001 h × 0.000015 and × 0.000014: both round to 0 micros, b is still the cheaper
+    const items = [item("a", 0.0001), item("b", 0.0001)];
+    const ranked = rankJobs(items, asks({ a: "0.000015", b: "0.000014" }), "USD");
+    expect(ranked.map((r) => [r.item.gpu_id, r.cost])).toEqual([["b", "0.000000"], ["a", "0.000000"]]);
+  });
+
   it("takes the answered price until the live one is known, and the live one after", () => {
     const items = [
       item("x", 1, { price_per_gpu_hour: "5", cost: "5", currency: "USD" }),

@@ -76,23 +76,32 @@ export function rankJobs(items: readonly Recommendation[], ask: AskOf, currency:
     const answered = item.currency === currency ? (item.price_per_gpu_hour ?? null) : null;
     const price = live === undefined ? answered : live === null ? null : live.price;
     const costMicros = price === null ? null : jobCostMicros(item.gpu_hours, price);
-    return { item, price, costMicros, cost: costMicros === null ? null : fromMicros(costMicros) };
+    // The unrounded cost orders the jobs, as the estimator's Decimal does.
+    const exact = price === null ? null : exactCost(item.gpu_hours, price);
+    return { item, price, costMicros, exact, cost: costMicros === null ? null : fromMicros(costMicros) };
   });
   priced.sort((a, b) => {
-    if ((a.costMicros === null) !== (b.costMicros === null)) return a.costMicros === null ? 1 : -1;
-    if (a.costMicros !== null && b.costMicros !== null && a.costMicros !== b.costMicros) {
-      return a.costMicros < b.costMicros ? -1 : 1;
-    }
+    if ((a.exact === null) !== (b.exact === null)) return a.exact === null ? 1 : -1;
+    const cost = a.exact !== null && b.exact !== null ? compareScaled(a.exact, b.exact) : 0;
+    if (cost !== 0) return cost;
     const hours = compareDecimals(a.item.hours, b.item.hours);
     if (hours !== 0) return hours;
     return a.item.gpu_id < b.item.gpu_id ? -1 : a.item.gpu_id > b.item.gpu_id ? 1 : 0;
   });
-  return priced.map((row, index) => ({ rank: index + 1, ...row }));
+  return priced.map(({ exact: _exact, ...row }, index) => ({ rank: index + 1, ...row }));
+}
+
+/** GPU-hours × price in micro-units, unrounded: digits / 10^scale micro-units. */
+function exactCost(gpuHours: number, price: string): Scaled {
+  const hours = parseDecimal(gpuHours);
+  return { digits: hours.digits * toMicros(price), scale: hours.scale };
 }
 
 function compareDecimals(a: number, b: number): number {
-  const x = parseDecimal(a);
-  const y = parseDecimal(b);
+  return compareScaled(parseDecimal(a), parseDecimal(b));
+}
+
+function compareScaled(x: Scaled, y: Scaled): number {
   const scale = Math.max(x.scale, y.scale);
   const left = x.digits * 10n ** BigInt(scale - x.scale);
   const right = y.digits * 10n ** BigInt(scale - y.scale);
