@@ -68,17 +68,9 @@ async def ranked_rows(page: Page) -> list[dict[str, str]]:
     return rows
 
 
-async def test_the_guide_lists_every_gpu_and_finds_the_cheapest_job(
-    pages: Pages, seller: Api, exchange: str, screenshots: Path
-) -> None:
-    page = await pages.open("/")
-    await page.get_by_role("navigation").get_by_role("link", name="Fine-tuning guide").click()
-    await expect(page).to_have_url(f"{pages.base_url}/guide")
-    await expect(page.get_by_role("heading", level=1)).to_have_text(
-        "Which GPU fine-tunes your model"
-    )
-    await expect(page.get_by_role("heading", level=1)).to_be_focused()
-    # The fit table: every GPU of the catalog, its figures from the catalog, its live ask.
+async def the_fit_table(page: Page, exchange: str) -> None:
+    """Every GPU of the catalog in its order, its figures from the catalog, its live ask; the
+    explanations."""
     catalog = (await Api(exchange).call("GET", "/v1/gpus"))["items"]
     table = page.locator("table.market tbody tr[data-gpu]")
     await expect(table).to_have_count(len(catalog))
@@ -91,50 +83,69 @@ async def test_the_guide_lists_every_gpu_and_finds_the_cheapest_job(
     await expect(rtx_4090.locator("td.col-full")).to_have_text(f"≈{NBSP}1B")
     l4 = page.locator('table.market tr[data-gpu="l4"] td.col-price')
     await expect(l4).to_have_text("from $0.21", timeout=LIVE_S)
-    # The explanations, one per method, and why memory decides.
     explained = ("QLoRA: a 4-bit base model", "LoRA with a 16-bit base model", "Why memory decides")
     for title in explained:
         await expect(page.get_by_role("heading", name=title)).to_be_visible()
 
-    await find(page)
+
+async def the_ranking(page: Page, exchange: str) -> str:
+    """The finder's rows are the gateway's recommendation, cheapest job first, each cost the
+    gateway's; the cheapest GPU's id."""
     expected = await recommendation(exchange)
     first = expected["items"][0]
     rows = page.locator("table.finder tbody tr")
     await expect(rows).to_have_count(len(expected["items"]))
     await expect(rows.first).to_have_attribute("data-gpu", first["gpu_id"], timeout=LIVE_S)
-    shown_rows = await ranked_rows(page)
-    # The cheapest job first, the costs in order, the GPUs without an offer after them.
-    costs = [Decimal(row["cost"]) for row in shown_rows if row["cost"]]
-    assert costs == sorted(costs), shown_rows
-    assert Decimal(shown_rows[0]["cost"]) == Decimal(first["cost"]), (shown_rows[0], first)
-    priced = [row["cost"] != "" for row in shown_rows]
+    shown = await ranked_rows(page)
+    costs = [Decimal(row["cost"]) for row in shown if row["cost"]]
+    assert costs == sorted(costs), shown
+    assert Decimal(shown[0]["cost"]) == Decimal(first["cost"]), (shown[0], first)
+    priced = [row["cost"] != "" for row in shown]
     assert priced == sorted(priced, reverse=True), "a GPU without an offer before one with"
-    assert [row["gpu"] for row in shown_rows] == [item["gpu_id"] for item in expected["items"]]
+    assert [row["gpu"] for row in shown] == [item["gpu_id"] for item in expected["items"]]
     hours = re.compile(rf"^\d[\d,]*(\.\d{{1,2}})?{NBSP}hr$")
     await expect(rows.first.locator("td.col-hours")).to_have_text(hours)
     await expect(rows.first.locator("td.col-cost")).to_have_text(re.compile(r"^\$\d+\.\d{2,4}$"))
-    await assert_basics(page, "Fine-tuning guide: GPUs for open models")
-    await screenshot(page, screenshots / "guide-desktop.png")
+    return str(first["gpu_id"])
 
-    # German: the same ranking in German numbers.
+
+async def in_german(page: Page) -> None:
+    """The language switch: the same page in German numbers (the currency stays dollars)."""
     await page.get_by_label("Language").select_option("de")
     await expect(page.locator("html")).to_have_attribute("lang", "de")
     await expect(page.locator(".finder-result h3")).to_have_text(
         f"{MODEL_NAME} mit LoRA (Basis in 16 Bit)"
     )
+    rtx_4090 = page.locator('table.market tr[data-gpu="rtx-4090"]')
     await expect(rtx_4090.locator("td").nth(1)).to_have_text("1.008 GB/s")
     await expect(rtx_4090.locator("td.col-qlora")).to_have_text(f"≈{NBSP}15{NBSP}Mrd.")
+    l4 = page.locator('table.market tr[data-gpu="l4"] td.col-price')
     await expect(l4).to_have_text(f"ab 0,21{NBSP}$")
+    first = page.locator("table.finder tbody tr").first
     de_hours = re.compile(rf"^\d[\d.]*(,\d{{1,2}})?{NBSP}Std\.$")
-    await expect(rows.first.locator("td.col-hours")).to_have_text(de_hours)
-    await expect(rows.first.locator("td.col-cost")).to_have_text(
-        re.compile(rf"^\d+,\d{{2,4}}{NBSP}\$$")
-    )
+    await expect(first.locator("td.col-hours")).to_have_text(de_hours)
+    await expect(first.locator("td.col-cost")).to_have_text(re.compile(rf"^\d+,\d{{2,4}}{NBSP}\$$"))
     await assert_basics(page, "Fine-Tuning-Ratgeber: GPUs für offene Modelle")
 
+
+async def test_the_guide_lists_every_gpu_and_finds_the_cheapest_job(
+    pages: Pages, seller: Api, exchange: str, screenshots: Path
+) -> None:
+    page = await pages.open("/")
+    await page.get_by_role("navigation").get_by_role("link", name="Fine-tuning guide").click()
+    await expect(page).to_have_url(f"{pages.base_url}/guide")
+    heading = page.get_by_role("heading", level=1)
+    await expect(heading).to_have_text("Which GPU fine-tunes your model")
+    await expect(heading).to_be_focused()
+    await the_fit_table(page, exchange)
+    await find(page)
+    cheapest = await the_ranking(page, exchange)
+    await assert_basics(page, "Fine-tuning guide: GPUs for open models")
+    await screenshot(page, screenshots / "guide-desktop.png")
+    await in_german(page)
     # Each GPU of the ranking links to its page.
-    await rows.first.get_by_role("link").click()
-    await expect(page).to_have_url(f"{pages.base_url}/gpus/{first['gpu_id']}")
+    await page.locator("table.finder tbody tr").first.get_by_role("link").click()
+    await expect(page).to_have_url(f"{pages.base_url}/gpus/{cheapest}")
 
 
 async def test_the_guide_on_a_phone_in_german(pages: Pages, seller: Api, screenshots: Path) -> None:
