@@ -9,11 +9,15 @@ import pytest
 
 from gpux_billing.service.locking import opened, owners, stopped
 from gpux_contracts.billing import CreditRequested
-from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.orders import OrderCancelRequested, OrderStatus, OrderStatusChanged
-from gpux_devinfra.testing.payloads import credit_requested, order_status, trade_executed
+from gpux_devinfra.testing.payloads import (
+    credit_requested,
+    interruption_requested,
+    order_status,
+    trade_executed,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -48,17 +52,7 @@ def test_a_batch_locks_the_owners_it_may_post_for_in_key_order() -> None:
 
 
 def test_a_batch_locks_the_leases_the_book_interrupts_but_no_owner_for_them() -> None:
-    interruption = LeaseInterruptionRequested(
-        lease_id="l3",
-        buyer_id="b7",
-        offer_id="offer",
-        seller_id="s1",
-        gpu="g",
-        gpus=1,
-        cause=InterruptionCause.RECLAIMED,
-        noticed_at=T0,
-        interrupt_at=T0,
-    )
+    interruption = interruption_requested("l3", noticed_at=T0, buyer_id="b7", gpu="g", gpus=1)
     batch = [
         event(interruption),
         event(LeaseStopRequested(lease_id="l1", buyer_id="b0", requested_at=T0)),

@@ -29,7 +29,7 @@ from gpux_contracts.topics import (
     MARKET_TRADES,
     ORDERS_COMMANDS,
 )
-from gpux_devinfra.testing.payloads import GPU, order_placed, trade_executed
+from gpux_devinfra.testing.payloads import GPU, interruption_requested, order_placed, trade_executed
 
 from .billing_desk import Desk
 
@@ -75,16 +75,13 @@ def interruption(
 ) -> Envelope[Any]:
     """The book's interruption of a lease, decided now, as the book publishes it."""
     now = desk.clock.now()
-    request = LeaseInterruptionRequested(
-        lease_id=lease_id,
+    request = interruption_requested(
+        lease_id,
+        noticed_at=now,
+        notice=notice,
         buyer_id=buyer,
         offer_id=f"offer-{lease_id}",
-        seller_id="s1",
-        gpu=GPU,
-        gpus=2,
         cause=InterruptionCause.PREEMPTED,
-        noticed_at=now,
-        interrupt_at=now + notice,
         taken_by=["od-1"],
     )
     return wrap(request, producer="matching", occurred_at=now)

@@ -9,12 +9,13 @@ a default (pydantic validates the result, so a misspelt field fails the test).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from gpux_contracts import orders
 from gpux_contracts.billing import CreditRequested
+from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import (
@@ -165,6 +166,30 @@ def offer_status(
         "remaining_gpus": remaining,
     }
     return OfferStatusChanged(**(values | fields))
+
+
+def interruption_requested(
+    lease_id: str,
+    *,
+    noticed_at: datetime,
+    notice: timedelta = timedelta(0),
+    buyer_id: str = "b1",
+    **fields: Any,
+) -> LeaseInterruptionRequested:
+    """The book's interruption of ``buyer_id``'s lease of 2 GPUs of s1's ``offer``, decided at
+    ``noticed_at`` and ending ``notice`` later; a reclaim, taking the GPUs for no trade."""
+    values: dict[str, Any] = {
+        "lease_id": lease_id,
+        "buyer_id": buyer_id,
+        "offer_id": "offer",
+        "seller_id": "s1",
+        "gpu": GPU,
+        "gpus": 2,
+        "cause": InterruptionCause.RECLAIMED,
+        "noticed_at": noticed_at,
+        "interrupt_at": noticed_at + notice,
+    }
+    return LeaseInterruptionRequested(**(values | fields))
 
 
 def best_ask_changed(
