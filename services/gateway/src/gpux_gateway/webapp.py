@@ -3,11 +3,12 @@
 One route, added after every API route, answers the GETs (and HEADs) that nothing else
 matched: a built file as it is (hashed assets cached for a year, everything else revalidated),
 and ``index.html`` for the app's own routes (``/``, ``/gpus/rtx-4090``: ``APP_ROUTES``, the
-client router's, ``web/src/app/router.tsx``), so they load on a reload or from a link; any
-other path is the gateway's 404 problem, as without the app. It never matches another
-method, nor a path of the API or of the service itself (``/v1``, ``/docs``,
-``/openapi.json``, ``/health*``, ``/metrics``, ...): those answer exactly as they would
-without it, 404 problems included. A missing asset is a 404 too, not the index, so a stale
+client router's, ``web/src/app/router.tsx``), so they load on a reload or from a link. Any
+other path is the app's own "page not found" for a browser (a request that accepts
+``text/html``) and the gateway's 404 problem for everything else, as without the app. It
+never matches another method, nor a path of the API or of the service itself (``/v1``,
+``/docs``, ``/openapi.json``, ``/health*``, ``/metrics``, ...): those answer exactly as they
+would without it, 404 problems included. A missing asset is a 404 too, not the index, so a stale
 page that asks for an old bundle gets an error rather than HTML as JavaScript.
 
 Without a build (``web/dist/index.html`` missing) the gateway runs as before and the app's
@@ -97,6 +98,11 @@ def looks_like_file(path: str) -> bool:
     return "." in PurePosixPath(path).name
 
 
+def wants_html(request: Request) -> bool:
+    """Whether the client asks for a page (a browser's navigation), not for data."""
+    return "text/html" in request.headers.get("accept", "")
+
+
 def serve_from(dist: Path, request: Request) -> Response:
     """The answer for one GET or HEAD of the web app's paths."""
     index = dist / INDEX
@@ -104,7 +110,8 @@ def serve_from(dist: Path, request: Request) -> Response:
         return problem_response(request, 503, "web-app-not-built", "Web app not built", BUILD_HINT)
     path = request.url.path
     found = resolve(dist, path)
-    if found == index or (found is None and APP_ROUTES.fullmatch(path)):
+    page = APP_ROUTES.fullmatch(path) or (not looks_like_file(path) and wants_html(request))
+    if found == index or (found is None and page):
         return FileResponse(index, headers=PAGE_HEADERS)
     if found is None:
         what = f"no file {path}" if looks_like_file(path) else f"no page or endpoint {path}"

@@ -113,13 +113,19 @@ def test_hashed_assets_are_cached_for_good_and_other_files_revalidated(
     assert icon.headers["cache-control"] == REVALIDATE
 
 
-def test_a_path_that_is_no_page_of_the_app_is_the_gateways_404_problem(
+def test_a_path_that_is_no_page_of_the_app_is_a_404_problem_but_a_browser_gets_the_app(
     client: TestClient,
 ) -> None:
     for path in ("/no-such-thing", "/gpus", "/gpus/a/b", "/orders", "/guides", "/guide/x"):
         response = client.get(path)
         assert response.status_code == 404, path
         assert response.headers["content-type"] == PROBLEM_MEDIA_TYPE, path
+        # A browser's navigation: the app draws its own "page not found".
+        page = client.get(path, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+        assert page.status_code == 200, path
+        assert page.text == INDEX, path
+    asset = client.get("/assets/index-old.js", headers={"Accept": "text/html"})
+    assert asset.status_code == 404
 
 
 def test_a_missing_asset_is_a_404_problem_not_the_index(client: TestClient) -> None:
