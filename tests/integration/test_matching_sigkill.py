@@ -29,7 +29,6 @@ from typing import Any, NamedTuple, cast
 
 import asyncpg
 from aiokafka import TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
@@ -42,7 +41,7 @@ from gpux_contracts.orders import (
     TimeInForce,
 )
 from gpux_contracts.topics import MARKET_TRADES, ORDERS_BOOK, PRICING_OFFERS
-from gpux_devinfra.testing.kafka import publish_payloads, records_to_end
+from gpux_devinfra.testing.kafka import committed_offsets, publish_payloads, records_to_end
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_matching.domain import Command, MatchingEngine, apply, partition_of
 from gpux_matching.entrypoints.kafka import BOOK_GROUP
@@ -161,12 +160,7 @@ async def _unpublished(conn: asyncpg.Connection) -> int:
 
 async def _committed(settings: GpuxSettings) -> int:
     """The book group's committed offset of the orders' partition (0: none yet)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        offsets = await admin.list_consumer_group_offsets(settings.group(BOOK_GROUP))
-    finally:
-        await admin.close()
+    offsets = await committed_offsets(settings, BOOK_GROUP)
     partition = partition_of(GPU, ORDERS_BOOK.partitions)
     meta = offsets.get(TopicPartition(settings.topic(ORDERS_BOOK), partition))
     return 0 if meta is None or meta.offset < 0 else int(meta.offset)

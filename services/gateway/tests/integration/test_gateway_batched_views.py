@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 import asyncpg
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
 from opentelemetry.sdk.trace import TracerProvider
 
 from gpux_contracts.accounts import AccountStatus, Role
@@ -18,6 +17,7 @@ from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderPlaced, OrderStatus
 from gpux_contracts.topics import ORDERS_STATUS, REGISTRY
 from gpux_devinfra.testing.database import migrated_pool
+from gpux_devinfra.testing.kafka import committed_offsets
 from gpux_devinfra.testing.payloads import order_placed, order_status
 from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.accounts.repository import AccountRow
@@ -71,12 +71,7 @@ async def placed_orders(pool: asyncpg.Pool, count: int) -> list[OrderPlaced]:
 
 async def committed_offset(settings: GpuxSettings, group: str) -> int:
     """The sum of the group's committed offsets (0 before its first commit)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
-    await admin.start()
-    try:
-        offsets = await admin.list_consumer_group_offsets(settings.group(group))
-    finally:
-        await admin.close()
+    offsets = await committed_offsets(settings, group)
     return sum(max(meta.offset, 0) for meta in offsets.values())
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.structs import OffsetAndMetadata
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, wrap
 from gpux_contracts.ids import new_id
@@ -15,6 +17,22 @@ from gpux_contracts.topics import Topic
 from gpux_platform.broker import Outgoing, make_broker, publish_many
 from gpux_platform.clock import SystemClock
 from gpux_platform.settings import GpuxSettings
+
+
+async def committed_offsets(
+    settings: GpuxSettings, group: str
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    """What consumer group ``group`` (its name before the namespace) has committed, by
+    partition (a negative offset: nothing yet)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        offsets: dict[TopicPartition, OffsetAndMetadata] = await admin.list_consumer_group_offsets(
+            settings.group(group)
+        )
+        return offsets
+    finally:
+        await admin.close()
 
 
 async def publish(
