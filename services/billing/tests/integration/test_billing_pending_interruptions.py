@@ -11,11 +11,17 @@ import asyncpg
 import pytest
 
 from gpux_billing.domain.rules import Rules
-from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
+from gpux_contracts.capacity import LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.ids import new_id
 from gpux_contracts.topics import BILLING_COMMANDS, MARKET_TRADES, ORDERS_COMMANDS
-from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, trade_executed
+from gpux_devinfra.testing.payloads import (
+    GPU,
+    credit_requested,
+    interruption_requested,
+    order_placed,
+    trade_executed,
+)
 from gpux_platform.clock import ManualClock
 
 from .billing_round_trips import NOW, apply, event, units
@@ -26,17 +32,8 @@ pytestmark = pytest.mark.integration
 def request(lease_id: str, buyer: str, notice_s: float) -> Envelope[LeaseInterruptionRequested]:
     """The book's interruption of ``lease_id``, decided 10 s after the trade at ``NOW``."""
     decided = NOW + timedelta(seconds=10)
-    payload = LeaseInterruptionRequested(
-        lease_id=lease_id,
-        buyer_id=buyer,
-        offer_id="offer",
-        seller_id="s1",
-        gpu=GPU,
-        gpus=2,
-        cause=InterruptionCause.RECLAIMED,
-        noticed_at=decided,
-        interrupt_at=decided + timedelta(seconds=notice_s),
-    )
+    notice = timedelta(seconds=notice_s)
+    payload = interruption_requested(lease_id, noticed_at=decided, notice=notice, buyer_id=buyer)
     return wrap(payload, producer="matching", occurred_at=decided)
 
 
