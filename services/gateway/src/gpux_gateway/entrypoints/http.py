@@ -23,6 +23,7 @@ from gpux_gateway.leases.endpoints import router as leases
 from gpux_gateway.market.endpoints import router as market
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
+from gpux_gateway.ssh_keys.endpoints import router as ssh_keys
 from gpux_gateway.streams.endpoints import router as streams
 from gpux_gateway.streams.feed import PriceFeed
 from gpux_gateway.wallets.endpoints import router as wallets
@@ -32,6 +33,7 @@ from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 ROUTERS: tuple[APIRouter, ...] = (
     accounts,
     keys,
+    ssh_keys,
     offers,
     orders,
     admin,

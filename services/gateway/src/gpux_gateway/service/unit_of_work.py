@@ -13,6 +13,7 @@ from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
 from gpux_gateway.offers.repository import OffersRepository
 from gpux_gateway.orders.repository import OrdersRepository
 from gpux_gateway.service.idempotency import IdempotencyRepository
+from gpux_gateway.ssh_keys.repository import SshKeysRepository
 from gpux_platform.unit_of_work import UnitOfWork
 
 
@@ -30,6 +31,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def keys(self) -> KeysRepository:
         """API key digests."""
+        ...
+
+    @property
+    def ssh_keys(self) -> SshKeysRepository:
+        """Buyers' SSH public keys."""
         ...
 
     @property

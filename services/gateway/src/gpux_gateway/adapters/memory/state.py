@@ -13,6 +13,7 @@ from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.ssh_keys.repository import SshKeyRow
 
 
 @dataclass
@@ -21,6 +22,7 @@ class GatewayState:
 
     accounts: dict[str, AccountRow] = field(default_factory=dict)
     keys: dict[str, KeyRow] = field(default_factory=dict)
+    ssh_keys: dict[str, SshKeyRow] = field(default_factory=dict)
     offers: dict[str, OfferRow] = field(default_factory=dict)
     orders: dict[str, OrderRow] = field(default_factory=dict)
     fills: dict[str, FillRow] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
+from gpux_gateway.adapters.memory.ssh_keys import MemorySshKeys
 from gpux_gateway.adapters.memory.state import GatewayState
 from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock, ManualClock
@@ -26,6 +27,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     state: GatewayState
     accounts: MemoryAccounts
     keys: MemoryKeys
+    ssh_keys: MemorySshKeys
     offers: MemoryOffers
     orders: MemoryOrders
     leases: MemoryLeases
@@ -50,6 +52,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         state = self.state
         self.accounts = MemoryAccounts(state)
         self.keys = MemoryKeys(state)
+        self.ssh_keys = MemorySshKeys(state)
         self.offers = MemoryOffers(state)
         self.orders = MemoryOrders(state)
         self.leases = MemoryLeases(state)

@@ -13,6 +13,7 @@ from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
 from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
+from gpux_gateway.adapters.postgres.ssh_keys import PostgresSshKeys
 from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock
 from gpux_platform.unit_of_work import PostgresUnitOfWork
@@ -33,6 +34,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
 
     accounts: PostgresAccounts
     keys: PostgresKeys
+    ssh_keys: PostgresSshKeys
     offers: PostgresOffers
     orders: PostgresOrders
     leases: PostgresLeases
@@ -54,6 +56,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         conn = self.conn
         self.accounts = PostgresAccounts(conn)
         self.keys = PostgresKeys(conn)
+        self.ssh_keys = PostgresSshKeys(conn)
         self.offers = PostgresOffers(conn, self._deferred)
         self.orders = PostgresOrders(conn, self._deferred)
         self.leases = PostgresLeases(conn, self._deferred)

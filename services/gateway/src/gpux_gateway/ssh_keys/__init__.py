@@ -1,0 +1,1 @@
+"""SSH public keys: the keys a buyer registers on its account, for the machines it leases."""
