@@ -90,7 +90,10 @@ class RelayStats:
 
 
 class OutboxRelay:
-    """Publishes a schema's committed outbox rows to Kafka, in order, in batches."""
+    """Publishes a schema's committed outbox rows to Kafka, in order, in batches.
+
+    Several relays may serve one schema (replicas, or the gateway's two roles); they take
+    turns under a transaction-scoped advisory lock, so the rows leave in ``seq`` order."""
 
     def __init__(
         self,
@@ -106,6 +109,7 @@ class OutboxRelay:
         self._broker = broker
         self._settings = settings
         self._schema = schema
+        self._lock = f"gpux.outbox.{schema}"
         self._batch_size = batch_size
         self._idle_wait_s = idle_wait_s
         self._wake = asyncio.Event()
@@ -114,10 +118,13 @@ class OutboxRelay:
     async def publish_pending(self) -> int:
         """Publish one batch of unpublished rows; returns how many were published."""
         async with self._pool.acquire() as conn, conn.transaction():
-            # SKIP LOCKED lets several relays (replicas) share the work without double sends.
+            # One relay of a schema at a time (replicas, or two roles sharing an outbox): the
+            # others wait here. Skipping the rows another relay has locked would publish later
+            # rows first, and a key's events (an order, then its cancel) out of order.
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", self._lock)
             rows = await conn.fetch(
                 f"SELECT seq, topic, key, body, headers FROM {self._schema}.outbox"  # noqa: S608
-                " WHERE published_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED",
+                " WHERE published_at IS NULL ORDER BY seq LIMIT $1",
                 self._batch_size,
             )
             if not rows:

@@ -18,7 +18,15 @@ from gpux_contracts.smoke import PingSent
 from gpux_contracts.topics import Cleanup, Topic
 from gpux_devinfra.testing.database import migrated_pool
 from gpux_devinfra.testing.waiting import eventually
-from gpux_platform.broker import Outgoing, encode, ensure_topics, make_broker, publish_many
+from gpux_platform import outbox
+from gpux_platform.broker import (
+    Outgoing,
+    encode,
+    ensure_topics,
+    kafka_producer,
+    make_broker,
+    publish_many,
+)
 from gpux_platform.compacted import CompactedView, load_end_offsets, view_router
 from gpux_platform.metrics import EVENTS_PUBLISHED
 from gpux_platform.outbox import OutboxRelay
@@ -109,6 +117,78 @@ async def test_the_relay_publishes_committed_rows_in_order_once_woken(
     assert headers["content-type"] == b"application/json"
     assert headers["traceparent"].decode().split("-")[1] == TRACE_ID  # the event's own trace
     assert published(where.name) - before == 5
+
+
+class HeldProducer:
+    """A broker's producer whose sends wait until ``release`` is set: a relay caught mid-batch
+    (its broker slow, or down and coming back)."""
+
+    def __init__(self, producer: Any, release: asyncio.Event) -> None:
+        self._producer = producer
+        self._release = release
+
+    async def send(self, *args: Any, **kwargs: Any) -> Any:
+        await self._release.wait()
+        return await self._producer.send(*args, **kwargs)
+
+
+async def test_a_second_relay_of_the_outbox_never_publishes_past_rows_the_first_holds(
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = topic("relaytest.turns")
+    await ensure_topics(gpux_settings, [where])
+    held, free = make_broker(gpux_settings, "relay-held"), make_broker(gpux_settings, "relay-free")
+    await held.start()
+    await free.start()
+    release = asyncio.Event()
+    real = kafka_producer
+
+    def producer(broker: Any) -> Any:
+        return HeldProducer(real(broker), release) if broker is held else real(broker)
+
+    monkeypatch.setattr(outbox, "kafka_producer", producer)
+    first, then = pings(2)  # one key: an order, then its cancel
+    try:
+        async with PostgresUnitOfWork(pool, SCHEMA) as uow:
+            uow.outbox.add(Outgoing(where, "one key", first))
+            await uow.commit()
+        stuck = asyncio.ensure_future(
+            OutboxRelay(pool, held, gpux_settings, SCHEMA).publish_pending()
+        )
+        await eventually(lambda: _rows_locked(pool), bool, what="the first relay holds its batch")
+        async with PostgresUnitOfWork(pool, SCHEMA) as uow:
+            uow.outbox.add(Outgoing(where, "one key", then))
+            await uow.commit()
+        other = asyncio.ensure_future(
+            OutboxRelay(pool, free, gpux_settings, SCHEMA).publish_pending()
+        )
+        # The second relay either waits its turn or (the defect) publishes the later row now.
+        await eventually(
+            lambda: _waiting_or_done(pool, other), bool, what="the second relay waits or is done"
+        )
+        release.set()
+        assert await stuck == 1
+        assert await other == 1
+    finally:
+        release.set()
+        await held.stop()
+        await free.stop()
+    records = await read_all(gpux_settings, gpux_settings.topic(where), 2)
+    assert [r.value for r in records] == [encode(first), encode(then)]
+
+
+async def _rows_locked(pool: asyncpg.Pool) -> bool:
+    """Whether some transaction holds an advisory lock or a row lock on the outbox."""
+    held: int = await pool.fetchval(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+        " WHERE l.granted AND a.state = 'idle in transaction'"
+    )
+    return held > 0
+
+
+async def _waiting_or_done(pool: asyncpg.Pool, task: asyncio.Future[int]) -> bool:
+    waiting: int = await pool.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted")
+    return task.done() or waiting > 0
 
 
 class Seen(CompactedView):

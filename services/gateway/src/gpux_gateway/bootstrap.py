@@ -89,7 +89,7 @@ async def wire(runtime: Runtime) -> Wiring:
     parts = PARTS[settings.gateway_role]
     if not parts.api:
         # The views place re-buys (order.placed in the outbox): publish them even when no API
-        # process runs; relays share the outbox (SKIP LOCKED), so none is sent twice.
+        # process runs; the relays of one outbox take turns, so rows leave in seq order.
         relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
         return Wiring(routers=[views_router(runtime)], tasks=[relay.run])
     return api_wiring(runtime, make_gateway(runtime), with_views=parts.views)
