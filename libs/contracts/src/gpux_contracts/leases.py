@@ -35,11 +35,34 @@ class LeaseEndReason(StrEnum):
     INTERRUPTED = "interrupted"
     """An interruptible lease reached its ``interrupt_at`` (a ``lease.interruption_notice``
     came first): preempted by an on-demand buyer or reclaimed by the seller."""
+    FAILED = "failed"
+    """It never became ready: the seller reported a failure, or the offer's provisioning
+    timeout passed first (``failure`` says which). Nothing was charged; the whole prepayment
+    was released."""
+
+
+class LeaseFailure(StrEnum):
+    """Why a lease failed before it became ready."""
+
+    SELLER_REPORTED = "seller_reported"
+    """The seller said the machines cannot be delivered (``POST /v1/leases/{id}/failure``)."""
+    PROVISIONING_TIMEOUT = "provisioning_timeout"
+    """No access was posted by the lease's ``provisioning_deadline``."""
 
 
 class LeaseStatus(StrEnum):
-    """Where a lease is in its life."""
+    """Where a lease is in its life.
 
+    ``provisioning`` (the seller is setting the machines up; nothing is charged) -> ``running``
+    from ``ready_at`` (the seller posted access) ... -> ``ended``; or ``provisioning`` ->
+    ``failed``. A lease whose offer has no provisioning timeout is ready at its start.
+    """
+
+    PROVISIONING = "provisioning"
+    """Sold; the seller was notified and has until ``provisioning_deadline`` to post access.
+    Nothing is charged yet."""
+    FAILED = "failed"
+    """Never ready (``lease.ended`` with reason ``failed``): nothing charged, all released."""
     SCHEDULED = "scheduled"
     """Sold, starting at ``started_at``: the GPUs are an interrupted lease's until then."""
     RUNNING = "running"
@@ -103,6 +126,49 @@ class LeaseOpened(Payload):
     hours: int | None = Field(default=None, description="Fixed length; None = until stopped.")
     started_at: AwareDatetime
     ends_at: AwareDatetime | None = None
+    provisioning_deadline: AwareDatetime | None = Field(
+        default=None,
+        description="When the seller must have posted access (`started_at` plus the offer's"
+        " provisioning timeout); None: the lease is ready at `started_at` and charged from"
+        " then. Added to version 1 with a default: older records are ready at their start.",
+    )
+
+
+class LeaseReadyReported(Payload, LeaseKey):
+    """The seller posted a provisioning lease's access details (gateway -> billing, on
+    ``billing.commands``, key: buyer id): billing charges it from ``ready_at``."""
+
+    event_type: ClassVar[str] = "lease.ready_reported"
+    schema_version: ClassVar[int] = 1
+
+    seller_id: str
+    reported_at: AwareDatetime = Field(
+        description="When the seller posted access: the lease is ready then (or at its"
+        " `started_at`, when that is later)."
+    )
+
+
+class LeaseFailureReported(Payload, LeaseKey):
+    """The seller cannot deliver a provisioning lease (gateway -> billing, on
+    ``billing.commands``, key: buyer id): it fails, nothing is charged."""
+
+    event_type: ClassVar[str] = "lease.failure_reported"
+    schema_version: ClassVar[int] = 1
+
+    seller_id: str
+    reported_at: AwareDatetime
+    detail: str = Field(default="", max_length=500, description="The seller's words.")
+
+
+class LeaseReady(Payload, LeaseKey):
+    """A provisioning lease became ready: it runs and is charged from ``ready_at``
+    (per-second leases exactly from then; an hourly lease's first hour starts then)."""
+
+    event_type: ClassVar[str] = "lease.ready"
+    schema_version: ClassVar[int] = 1
+
+    seller_id: str
+    ready_at: AwareDatetime
 
 
 class LeaseCharged(Payload, LeaseKey):
@@ -156,6 +222,10 @@ class LeaseEnded(Payload, LeaseKey):
         description="Delivered time the wallet could not pay (offer currency; written off).",
     )
     totals: LeaseTotals
+    failure: LeaseFailure | None = Field(
+        default=None, description="With reason `failed`: why the lease never became ready."
+    )
+    detail: str = Field(default="", description="With `failed`: the seller's words, if any.")
 
 
 class LedgerLine(BaseModel):

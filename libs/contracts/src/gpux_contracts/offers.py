@@ -25,6 +25,13 @@ DEFAULT_NOTICE_SECONDS = 120
 """An interruptible lease is told at least this long before it is interrupted."""
 MAX_NOTICE_SECONDS = 86_400
 """The longest notice an offer may state."""
+DEFAULT_PROVISIONING_TIMEOUT_SECONDS = 600
+"""How long a seller has to post a lease's access when the offer states nothing (the API's
+default; the event field's own default, 0, keeps older records ready at their start)."""
+MIN_PROVISIONING_TIMEOUT_SECONDS = 60
+"""The shortest provisioning timeout an offer may state (other than 0: ready at the start)."""
+MAX_PROVISIONING_TIMEOUT_SECONDS = 86_400
+"""The longest provisioning timeout an offer may state."""
 
 
 class BillingGranularity(StrEnum):
@@ -84,6 +91,14 @@ class OfferSubmitted(Payload):
         ge=DEFAULT_NOTICE_SECONDS,
         le=MAX_NOTICE_SECONDS,
         description="How long before an interruption its lease is told.",
+    )
+    provisioning_timeout_seconds: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_PROVISIONING_TIMEOUT_SECONDS,
+        description="How long after a lease starts the seller has to post its access details"
+        " before it fails (the API's default is 600). 0: the machines are ready at the start,"
+        " charged from then (also what records from before the delivery issue mean).",
     )
 
 

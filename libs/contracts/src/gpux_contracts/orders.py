@@ -162,3 +162,10 @@ class TradeExecuted(Payload):
         description="When the lease starts: `executed_at` (None), or later when the GPUs are"
         " an interrupted lease's, given to this on-demand order at its `interrupt_at`.",
     )
+    provisioning_timeout_seconds: int = Field(
+        default=0,
+        ge=0,
+        description="The offer's provisioning timeout: the seller must post access within"
+        " this long after the lease starts, or the lease fails. 0 (also older records): the"
+        " machines are ready at the start.",
+    )

@@ -30,8 +30,11 @@ from gpux_contracts.fx import RatePublished
 from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
+    LeaseFailureReported,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
+    LeaseReadyReported,
     LeaseStopRequested,
     LedgerPosted,
 )
@@ -173,13 +176,16 @@ BILLING_COMMANDS = Topic(
     "account id",
     6,
     Cleanup.DELETE,
-    "Commands for billing: credits, top-ups, lease stops (gateway) and interruptions (book).",
+    "Commands for billing: credits, top-ups, lease stops, the seller's ready and failure"
+    " reports (gateway) and interruptions (book).",
     _WEEK_MS,
     payloads=(
         CreditRequested,
         TopupRequested,
         TopupConfirmRequested,
         LeaseStopRequested,
+        LeaseReadyReported,
+        LeaseFailureReported,
         LeaseInterruptionRequested,
     ),
 )
@@ -248,10 +254,11 @@ BILLING_LEASES = Topic(
     "lease id",
     6,
     Cleanup.DELETE,
-    "Lease events: opened, charged, low balance, interruption notice, ended.",
+    "Lease events: opened, ready, charged, low balance, interruption notice, ended.",
     30 * 24 * 3600 * 1000,
     payloads=(
         LeaseOpened,
+        LeaseReady,
         LeaseCharged,
         LeasesSettled,
         LeaseLowBalance,
