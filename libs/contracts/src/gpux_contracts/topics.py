@@ -54,6 +54,12 @@ from gpux_contracts.orders import (
     OrderStatusChanged,
     TradeExecuted,
 )
+from gpux_contracts.payouts import (
+    PayoutConfirmRequested,
+    PayoutRejectRequested,
+    PayoutRequested,
+    PayoutStatusChanged,
+)
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.smoke import PingSent
@@ -187,6 +193,9 @@ BILLING_COMMANDS = Topic(
         LeaseReadyReported,
         LeaseFailureReported,
         LeaseInterruptionRequested,
+        PayoutRequested,
+        PayoutConfirmRequested,
+        PayoutRejectRequested,
     ),
 )
 FX_RATES = Topic(
@@ -275,6 +284,15 @@ BILLING_LEDGER = Topic(
     30 * 24 * 3600 * 1000,
     payloads=(LedgerPosted, LedgerBatchPosted),
 )
+BILLING_PAYOUTS = Topic(
+    "billing.payouts",
+    "seller id",
+    3,
+    Cleanup.DELETE,
+    "Sellers' payouts as billing decides them: pending, paid, rejected.",
+    30 * 24 * 3600 * 1000,
+    payloads=(PayoutStatusChanged,),
+)
 MARKET_BOOK = Topic(
     "market.book",
     "gpu|tier",
@@ -313,6 +331,7 @@ REGISTRY: tuple[Topic, ...] = (
     MARKET_SESSIONS,
     BILLING_LEASES,
     BILLING_LEDGER,
+    BILLING_PAYOUTS,
     MARKET_BOOK,
     SMOKE_PINGS,
 )
