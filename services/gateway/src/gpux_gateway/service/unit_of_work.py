@@ -10,9 +10,11 @@ from typing import Protocol
 from gpux_gateway.accounts.repository import AccountsRepository
 from gpux_gateway.keys.repository import KeysRepository
 from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
+from gpux_gateway.notifications.repository import AccountEventsRepository
 from gpux_gateway.offers.repository import OffersRepository
 from gpux_gateway.orders.repository import OrdersRepository
 from gpux_gateway.service.idempotency import IdempotencyRepository
+from gpux_gateway.sessions.repository import SessionsRepository
 from gpux_gateway.ssh_keys.repository import SshKeysRepository
 from gpux_platform.unit_of_work import UnitOfWork
 
@@ -39,6 +41,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
         ...
 
     @property
+    def sessions(self) -> SessionsRepository:
+        """Browser sessions."""
+        ...
+
+    @property
     def offers(self) -> OffersRepository:
         """The sellers' view of their offers."""
         ...
@@ -61,6 +68,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def idempotency(self) -> IdempotencyRepository:
         """Responses of creating requests, for replays."""
+        ...
+
+    @property
+    def account_events(self) -> AccountEventsRepository:
+        """Each account's own events (with their webhook deliveries), recorded at the commit."""
         ...
 
 

@@ -11,8 +11,10 @@ from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.domain.idempotency import StoredResponse
 from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
+from gpux_gateway.notifications.events import AccountEvent
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.sessions.repository import SessionRow
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
 
@@ -23,6 +25,7 @@ class GatewayState:
     accounts: dict[str, AccountRow] = field(default_factory=dict)
     keys: dict[str, KeyRow] = field(default_factory=dict)
     ssh_keys: dict[str, SshKeyRow] = field(default_factory=dict)
+    sessions: dict[str, SessionRow] = field(default_factory=dict)
     offers: dict[str, OfferRow] = field(default_factory=dict)
     orders: dict[str, OrderRow] = field(default_factory=dict)
     fills: dict[str, FillRow] = field(default_factory=dict)
@@ -30,6 +33,8 @@ class GatewayState:
     ledger: dict[tuple[str, str, str, str], LedgerLineRow] = field(default_factory=dict)
     """By (transfer id, owner, currency, account kind), as the table's unique key."""
     responses: dict[tuple[str, str], tuple[StoredResponse, datetime]] = field(default_factory=dict)
+    account_events: dict[str, AccountEvent] = field(default_factory=dict)
+    """By id, in the order recorded."""
     sequence: int = 0
     """The last ``seq`` given to a fill or a statement line (PostgreSQL's bigserial)."""
 

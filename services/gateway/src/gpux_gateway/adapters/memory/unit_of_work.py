@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from gpux_gateway.adapters.memory.account_events import MemoryAccountEvents
 from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
+from gpux_gateway.adapters.memory.sessions import MemorySessions
 from gpux_gateway.adapters.memory.ssh_keys import MemorySshKeys
 from gpux_gateway.adapters.memory.state import GatewayState
 from gpux_platform.broker import Outgoing
@@ -28,11 +30,13 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     accounts: MemoryAccounts
     keys: MemoryKeys
     ssh_keys: MemorySshKeys
+    sessions: MemorySessions
     offers: MemoryOffers
     orders: MemoryOrders
     leases: MemoryLeases
     ledger: MemoryLedger
     idempotency: MemoryIdempotency
+    account_events: MemoryAccountEvents
 
     def __init__(
         self,
@@ -53,11 +57,13 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.accounts = MemoryAccounts(state)
         self.keys = MemoryKeys(state)
         self.ssh_keys = MemorySshKeys(state)
+        self.sessions = MemorySessions(state)
         self.offers = MemoryOffers(state)
         self.orders = MemoryOrders(state)
         self.leases = MemoryLeases(state)
         self.ledger = MemoryLedger(state)
         self.idempotency = MemoryIdempotency(state)
+        self.account_events = MemoryAccountEvents(state)
 
     async def commit(self) -> None:
         """Keep the state, publish the queued events, and tell ``committed`` of them."""

@@ -7,12 +7,14 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.account_events import PostgresAccountEvents
 from gpux_gateway.adapters.postgres.accounts import PostgresAccounts, PostgresKeys
 from gpux_gateway.adapters.postgres.deferred import Deferred
 from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
 from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
+from gpux_gateway.adapters.postgres.sessions import PostgresSessions
 from gpux_gateway.adapters.postgres.ssh_keys import PostgresSshKeys
 from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock
@@ -35,11 +37,13 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     accounts: PostgresAccounts
     keys: PostgresKeys
     ssh_keys: PostgresSshKeys
+    sessions: PostgresSessions
     offers: PostgresOffers
     orders: PostgresOrders
     leases: PostgresLeases
     ledger: PostgresLedger
     idempotency: PostgresIdempotency
+    account_events: PostgresAccountEvents
 
     def __init__(
         self, pool: asyncpg.Pool, clock: Clock, committed: Committed | None = None
@@ -57,15 +61,18 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         self.accounts = PostgresAccounts(conn)
         self.keys = PostgresKeys(conn)
         self.ssh_keys = PostgresSshKeys(conn)
+        self.sessions = PostgresSessions(conn)
         self.offers = PostgresOffers(conn, self._deferred)
         self.orders = PostgresOrders(conn, self._deferred)
         self.leases = PostgresLeases(conn, self._deferred)
         self.ledger = PostgresLedger(conn, self._deferred)
         self.idempotency = PostgresIdempotency(conn)
+        self.account_events = PostgresAccountEvents(conn)
 
     async def commit(self) -> None:
-        """Write the deferred statements, then the outbox rows, and commit."""
+        """Write the deferred statements, the account events, then the outbox rows, and commit."""
         await self._deferred.run(self.conn)
+        await self.account_events.flush()
         await super().commit()
 
     async def after_commit(self) -> None:
