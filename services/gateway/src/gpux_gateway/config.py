@@ -49,6 +49,9 @@ class GatewaySettings(GpuxSettings):
     rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
     anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
     idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
+    session_ttl_h: int = Field(
+        default=12, ge=1, le=24 * 30, description="How long a browser session lasts."
+    )
     principal_cache_size: int = Field(
         default=100_000, ge=1, description="API keys whose principal is kept in memory."
     )

@@ -76,6 +76,8 @@ class Principal:
     key_id: str | None
     status: AccountStatus = AccountStatus.ACTIVE
     is_admin: bool = False
+    session_id: str | None = None
+    """The browser session the request came with (None: an API key's own request)."""
 
     def require(self, scope: Scope, role: Role | None = None) -> str:
         """The account id, if this principal holds the role and the scope; else AccessError."""

@@ -19,12 +19,14 @@ from typing import Annotated, Any
 from fastapi import Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from gpux_gateway.domain import sessions as session_rules
 from gpux_gateway.domain.access import Principal
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.schemas import problem_responses
 from gpux_gateway.keys import service as keys
 from gpux_gateway.service.access import unauthorized
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_gateway.sessions import service as sessions
 from gpux_platform.problems import ProblemError
 
 bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer gpx_…`")
@@ -52,15 +54,12 @@ async def current_principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     gw: GatewayDep,
 ) -> Principal:
-    """Authenticate, then count the request against the key's limit."""
+    """Authenticate (an API key, else a browser session's cookie and, on a write, its CSRF
+    token), then count the request against the key's limit."""
     if credentials is None:
-        raise unauthorized("send `Authorization: Bearer <API key>`")
-    token = credentials.credentials
-    admin = gw.settings.admin_key
-    if admin is not None and hmac.compare_digest(token.encode(), admin.get_secret_value().encode()):
-        principal = _ADMIN
+        principal = await _session_principal(request, gw)
     else:
-        principal = await keys.authenticate(gw.views.principals, gw.unit_of_work, gw.pepper, token)
+        principal = await _key_principal(credentials.credentials, gw)
     verdict = await gw.limiter.hit(principal.key_id or "admin")
     if not verdict.allowed:
         raise ProblemError(
@@ -68,6 +67,34 @@ async def current_principal(
         )
     response.headers.update(verdict.headers)
     setattr(request.state, RATE_LIMIT_HEADERS, verdict.headers)
+    return principal
+
+
+async def _key_principal(token: str, gw: Gateway) -> Principal:
+    admin = gw.settings.admin_key
+    if admin is not None and hmac.compare_digest(token.encode(), admin.get_secret_value().encode()):
+        return _ADMIN
+    return await keys.authenticate(gw.views.principals, gw.unit_of_work, gw.pepper, token)
+
+
+async def _session_principal(request: Request, gw: Gateway) -> Principal:
+    cookie = request.cookies.get(session_rules.SESSION_COOKIE)
+    if cookie is None:
+        raise unauthorized("send `Authorization: Bearer <API key>` (or sign in: POST /v1/sessions)")
+    principal, session = await sessions.authenticate(
+        gw.views.principals, gw.unit_of_work, gw.pepper, cookie
+    )
+    presented = request.headers.get(session_rules.CSRF_HEADER)
+    if request.method not in session_rules.SAFE_METHODS and not session_rules.csrf_ok(
+        gw.pepper, session.secret, presented
+    ):
+        raise ProblemError(
+            403,
+            "csrf-failed",
+            "CSRF check failed",
+            f"a write made with the session cookie must send its CSRF token as"
+            f" `{session_rules.CSRF_HEADER}` (the `{session_rules.CSRF_COOKIE}` cookie)",
+        )
     return principal
 
 

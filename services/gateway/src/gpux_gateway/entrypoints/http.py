@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gpux_gateway.accounts.endpoints import router as accounts
 from gpux_gateway.admin.endpoints import router as admin
 from gpux_gateway.catalog.endpoints import router as catalog
+from gpux_gateway.domain.sessions import CSRF_HEADER
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.write_door import WriteDoor
 from gpux_gateway.keys.endpoints import router as keys
@@ -23,6 +24,7 @@ from gpux_gateway.leases.endpoints import router as leases
 from gpux_gateway.market.endpoints import router as market
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
+from gpux_gateway.sessions.endpoints import router as sessions
 from gpux_gateway.ssh_keys.endpoints import router as ssh_keys
 from gpux_gateway.streams.endpoints import router as streams
 from gpux_gateway.streams.feed import PriceFeed
@@ -32,6 +34,7 @@ from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 
 ROUTERS: tuple[APIRouter, ...] = (
     accounts,
+    sessions,
     keys,
     ssh_keys,
     offers,
@@ -60,7 +63,13 @@ def configure(app: FastAPI, gw: Gateway, prices: PriceFeed) -> None:
             CORSMiddleware,
             allow_origins=gw.settings.cors_origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Idempotency-Key",
+                "Last-Event-ID",
+                CSRF_HEADER,
+            ],
             expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
         )
     mount_web_app(app)  # last: it answers only the GETs no API route matched

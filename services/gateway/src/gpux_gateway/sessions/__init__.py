@@ -1,0 +1,1 @@
+"""Browser sessions: an HttpOnly cookie that stands for an API key."""
