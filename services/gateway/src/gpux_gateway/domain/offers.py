@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpux_contracts.offers import MAX_PROVISIONING_TIMEOUT_SECONDS, MIN_PROVISIONING_TIMEOUT_SECONDS
+
 CLOSED = frozenset({"rejected", "withdrawn", "expired"})
 """Offer statuses that never change again: such an offer can be neither changed nor withdrawn."""
 
@@ -52,6 +54,20 @@ def interruptible_price_problem(
     if price_per_gpu_hour is not None and interruptible_price_per_gpu_hour > price_per_gpu_hour:
         return "must be at most price_per_gpu_hour"
     return None
+
+
+def provisioning_timeout_problem(seconds: int) -> str | None:
+    """Why an offer cannot state this provisioning timeout, or None: 0 (the machines are
+    ready at the lease's start) or a timeout within the contract's bounds."""
+    if (
+        seconds == 0
+        or MIN_PROVISIONING_TIMEOUT_SECONDS <= seconds <= MAX_PROVISIONING_TIMEOUT_SECONDS
+    ):
+        return None
+    return (
+        f"must be 0 (ready at the start) or {MIN_PROVISIONING_TIMEOUT_SECONDS}"
+        f" to {MAX_PROVISIONING_TIMEOUT_SECONDS} seconds"
+    )
 
 
 @dataclass(frozen=True, slots=True)

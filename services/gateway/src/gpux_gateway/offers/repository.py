@@ -41,6 +41,8 @@ class OfferRow:
     """With tier on_demand: the price of the same GPUs sold as interruptible leases."""
     interruption_notice_seconds: int = DEFAULT_NOTICE_SECONDS
     """How long before an interruption its lease is told."""
+    provisioning_timeout_seconds: int = 0
+    """How long after a lease starts its seller has to post access (0: ready at the start)."""
     capacity_gpus: int | None = None
     """The offer's GPUs as the book last reported them (None until it does)."""
     leased_gpus: int | None = None

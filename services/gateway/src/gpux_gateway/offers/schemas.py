@@ -9,7 +9,10 @@ from pydantic import AwareDatetime, BaseModel, Field
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import (
     DEFAULT_NOTICE_SECONDS,
+    DEFAULT_PROVISIONING_TIMEOUT_SECONDS,
     MAX_NOTICE_SECONDS,
+    MAX_PROVISIONING_TIMEOUT_SECONDS,
+    MIN_PROVISIONING_TIMEOUT_SECONDS,
     BillingGranularity,
     Tier,
 )
@@ -41,6 +44,15 @@ class OfferIn(Strict):
         ge=DEFAULT_NOTICE_SECONDS,
         le=MAX_NOTICE_SECONDS,
         description="How long before an interruption its lease is told (120 s to 1 day).",
+    )
+    provisioning_timeout_seconds: int = Field(
+        default=DEFAULT_PROVISIONING_TIMEOUT_SECONDS,
+        ge=0,
+        le=MAX_PROVISIONING_TIMEOUT_SECONDS,
+        description="How long after a lease starts the seller has to post its access details"
+        " before the lease fails, charged nothing (docs/DELIVERY.md): 0 means the machines are"
+        f" ready at the lease's start (charged from then), else {MIN_PROVISIONING_TIMEOUT_SECONDS}"
+        f" s to 1 day; {DEFAULT_PROVISIONING_TIMEOUT_SECONDS} s unless stated.",
     )
 
 
@@ -95,6 +107,10 @@ class OfferOut(BaseModel):
     )
     interruption_notice_seconds: int = Field(
         description="How long before an interruption its lease is told."
+    )
+    provisioning_timeout_seconds: int = Field(
+        description="How long after a lease starts the seller has to post its access (0: the"
+        " machines are ready at the start)."
     )
     currency: Currency
     tier: Tier

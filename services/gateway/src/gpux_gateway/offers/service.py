@@ -11,7 +11,12 @@ from gpux_contracts.ids import new_id
 from gpux_contracts.offers import OfferChangeRequested, OfferSubmitted, OfferWithdrawalRequested
 from gpux_contracts.topics import OFFERS_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
-from gpux_gateway.domain.offers import change_problem, interruptible_price_problem, is_closed
+from gpux_gateway.domain.offers import (
+    change_problem,
+    interruptible_price_problem,
+    is_closed,
+    provisioning_timeout_problem,
+)
 from gpux_gateway.domain.windows import window_problem
 from gpux_gateway.entrypoints.schemas import Page, field_error, id_page
 from gpux_gateway.offers.repository import OfferRow
@@ -42,7 +47,8 @@ async def _submit(
 
 def _check(offer: OfferIn, at: tuple[str | int, ...], now: datetime) -> None:
     """Refuse, as a 422 naming the field under ``at``, what no schema states of an offer: its
-    window (``domain.windows``) and its interruptible price (``domain.offers``)."""
+    window (``domain.windows``), its interruptible price and its provisioning timeout
+    (``domain.offers``)."""
     problem = window_problem(offer.available_until, now)
     if problem:
         raise field_error((*at, "available_until"), problem)
@@ -51,6 +57,9 @@ def _check(offer: OfferIn, at: tuple[str | int, ...], now: datetime) -> None:
     )
     if problem:
         raise field_error((*at, "interruptible_price_per_gpu_hour"), problem)
+    problem = provisioning_timeout_problem(offer.provisioning_timeout_seconds)
+    if problem:
+        raise field_error((*at, "provisioning_timeout_seconds"), problem)
 
 
 async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once: Once) -> Outcome:

@@ -55,6 +55,7 @@ class MemoryOffers:
             interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
             interruption_notice_seconds=offer.interruption_notice_seconds,
         )
+            provisioning_timeout_seconds=offer.provisioning_timeout_seconds,
         self._state.offers[row.id] = row
         return row
 

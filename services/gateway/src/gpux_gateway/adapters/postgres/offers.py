@@ -43,9 +43,10 @@ class PostgresOffers(DeferredRepository):
         row = await self._conn.fetchrow(
             "INSERT INTO gateway.offers (id, seller_id, gpu, gpus, remaining_gpus, price_micros,"
             " currency, tier, billing, region, min_hours, available_until, status, created_at,"
-            " updated_at, interruptible_price_micros, interruption_notice_seconds)"
+            " updated_at, interruptible_price_micros, interruption_notice_seconds,"
+            " provisioning_timeout_seconds)"
             " VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12,"
-            " $13, $14) RETURNING *",
+            " $13, $14, $15) RETURNING *",
             offer.offer_id,
             offer.seller_id,
             offer.gpu,
@@ -60,6 +61,7 @@ class PostgresOffers(DeferredRepository):
             now,
             _micros(offer.interruptible_price_per_gpu_hour),
             offer.interruption_notice_seconds,
+            offer.provisioning_timeout_seconds,
         )
         assert row is not None
         return OfferRow(**dict(row))
