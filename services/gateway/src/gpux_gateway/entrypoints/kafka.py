@@ -18,6 +18,7 @@ from opentelemetry.trace import TracerProvider
 
 from gpux_contracts.topics import (
     ACCOUNTS,
+    BILLING_BALANCES,
     BILLING_LEASES,
     BILLING_LEDGER,
     CATALOG_GPUS,
@@ -51,6 +52,7 @@ GROUPS: Mapping[Topic, str] = {
     MARKET_TRADES: "gateway.order-fills",
     BILLING_LEASES: "gateway.leases",
     BILLING_LEDGER: "gateway.ledger",
+    BILLING_BALANCES: "gateway.balances",
 }
 """The consumer group of each topic whose events keep a PostgreSQL view."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpux_contracts.billing import BalanceChanged
 from gpux_contracts.capacity import LeaseInterruptionNoticed
 from gpux_contracts.events import Payload
 from gpux_contracts.leases import (
@@ -29,6 +30,7 @@ from gpux_contracts.orders import (
 )
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import (
+    BILLING_BALANCES,
     BILLING_LEASES,
     BILLING_LEDGER,
     MARKET_TRADES,
@@ -38,7 +40,7 @@ from gpux_contracts.topics import (
     PRICING_OFFERS,
     Topic,
 )
-from gpux_gateway.service import leases, ledger, offers, orders
+from gpux_gateway.service import balances, leases, ledger, offers, orders
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.batches import Handler
 
@@ -57,4 +59,5 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
         LeaseEnded: leases.on_ended,
     },
     BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},
+    BILLING_BALANCES: {BalanceChanged: balances.on_changed},
 }

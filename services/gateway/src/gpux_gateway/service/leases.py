@@ -19,13 +19,18 @@ from gpux_contracts.leases import (
     LeaseOpened,
 )
 from gpux_contracts.settlement import LeasesSettled
+from gpux_gateway.notifications.types import AccountEventType
 from gpux_gateway.service import rebuy
+from gpux_gateway.service.account_events import tell
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
 async def on_opened(uow: GatewayUnitOfWork, event: Envelope[LeaseOpened]) -> None:
-    """Record what the lease is: from now on its parties see it."""
+    """Record what the lease is: from now on its parties see it, and both hear of it
+    (``lease.opened``)."""
     await uow.leases.apply_opened(event.payload, uow.now)
+    lease = event.payload
+    await tell(uow, event, AccountEventType.LEASE_OPENED, lease.buyer_id, lease.seller_id)
 
 
 async def on_charged(uow: GatewayUnitOfWork, event: Envelope[LeaseCharged]) -> None:
@@ -39,20 +44,30 @@ async def on_settled(uow: GatewayUnitOfWork, event: Envelope[LeasesSettled]) -> 
 
 
 async def on_low_balance(uow: GatewayUnitOfWork, event: Envelope[LeaseLowBalance]) -> None:
-    """Note when the buyer's funds first ran low for the lease."""
+    """Note when the buyer's funds first ran low for the lease; the buyer hears of it
+    (``lease.low_balance``)."""
     await uow.leases.apply_low_balance(event.payload, uow.now)
+    await tell(uow, event, AccountEventType.LEASE_LOW_BALANCE, event.payload.buyer_id)
 
 
 async def on_interruption_noticed(
     uow: GatewayUnitOfWork, event: Envelope[LeaseInterruptionNoticed]
 ) -> None:
-    """Show that the lease is interrupting: when it ends, why, and when that was decided."""
+    """Show that the lease is interrupting: when it ends, why, and when that was decided; both
+    parties hear of it (``lease.interruption_notice``)."""
     await uow.leases.apply_notice(event.payload, uow.now)
+    notice = event.payload
+    await tell(
+        uow, event, AccountEventType.LEASE_INTERRUPTION_NOTICE, notice.buyer_id, notice.seller_id
+    )
 
 
 async def on_ended(uow: GatewayUnitOfWork, event: Envelope[LeaseEnded]) -> None:
     """End the lease for good with its final totals; an interrupted one's order may ask to be
-    bought again."""
+    bought again. Both parties hear of it (``lease.ended``, whatever the reason, ``failed``
+    included)."""
     await uow.leases.apply_ended(event.payload, uow.now)
+    ended = event.payload
+    await tell(uow, event, AccountEventType.LEASE_ENDED, ended.buyer_id, ended.seller_id)
     if event.payload.reason is LeaseEndReason.INTERRUPTED:
         await rebuy.after_interruption(uow, event.payload.lease_id)

@@ -12,17 +12,22 @@ from gpux_contracts.orders import (
     OrderType,
     TradeExecuted,
 )
+from gpux_gateway.notifications.types import AccountEventType
+from gpux_gateway.service.account_events import tell
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 
 async def on_status_changed(uow: GatewayUnitOfWork, event: Envelope[OrderStatusChanged]) -> None:
-    """Show the order's status and fills, unless the report is older than what is shown."""
+    """Show the order's status and fills, unless the report is older than what is shown; the
+    buyer hears of it (``order.updated``)."""
     await uow.orders.apply_status(event.payload, uow.now)
+    await tell(uow, event, AccountEventType.ORDER_UPDATED, event.payload.buyer_id)
 
 
 async def on_trade_executed(uow: GatewayUnitOfWork, event: Envelope[TradeExecuted]) -> None:
-    """Keep the trade as a fill of the buyer's order."""
+    """Keep the trade as a fill of the buyer's order; the buyer hears of it (``order.filled``)."""
     await uow.orders.add_fill(event.payload)
+    await tell(uow, event, AccountEventType.ORDER_FILLED, event.payload.buyer_id)
 
 
 async def on_funded(uow: GatewayUnitOfWork, event: Envelope[OrderFunded]) -> None:
