@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import Field
@@ -10,6 +11,8 @@ from pydantic import Field
 from gpux_billing.domain.holds import HoldPolicy
 from gpux_billing.domain.leases import Policy
 from gpux_billing.domain.rules import Rules
+from gpux_contracts.money import quantize, to_micros
+from gpux_contracts.payouts import DEFAULT_MINIMUM
 from gpux_platform.settings import GpuxSettings
 
 
@@ -23,6 +26,12 @@ class BillingSettings(GpuxSettings):
     )
     fee_bps: int = Field(
         default=1000, ge=0, le=10_000, description="Platform fee per charge, in basis points."
+    )
+    payout_minimum: Decimal = Field(
+        default=Decimal(DEFAULT_MINIMUM),
+        ge=0,
+        le=Decimal(1_000_000_000),
+        description="The smallest payout a seller may ask for, the same number in every currency.",
     )
     runway_s: int = Field(
         default=3600,
@@ -73,4 +82,5 @@ class BillingSettings(GpuxSettings):
             hold=HoldPolicy(self.market_slippage_bps, timedelta(seconds=self.fx_max_age_s)),
             settle_every_s=self.settle_every_s,
             dev_topups=self.dev_topups,
+            payout_minimum_micros=to_micros(quantize(self.payout_minimum)),
         )

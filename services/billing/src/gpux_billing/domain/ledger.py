@@ -68,6 +68,12 @@ class AccountKind(StrEnum):
     """The platform's currency desk, one per currency (owner ``platform``); may be negative."""
     TOPUP_CLEARING = "topup_clearing"
     """Money that came in from outside, one per currency (owner ``platform``); negative."""
+    PAYOUTS_IN_TRANSIT = "payouts_in_transit"
+    """A seller's payouts on their way (taken from its payable, not yet confirmed paid);
+    never below zero."""
+    PAID_OUT = "paid_out"
+    """Money paid out of gpux to sellers, one per currency (owner ``platform``); never below
+    zero."""
 
     @property
     def platform_owned(self) -> bool:
@@ -77,12 +83,13 @@ class AccountKind(StrEnum):
     @property
     def floored(self) -> bool:
         """Whether the balance may never go below zero."""
-        return self not in _PLATFORM_KINDS
+        return self not in _UNFLOORED_KINDS
 
 
-_PLATFORM_KINDS = frozenset(
+_UNFLOORED_KINDS = frozenset(
     {AccountKind.PLATFORM_REVENUE, AccountKind.FX_HOUSE, AccountKind.TOPUP_CLEARING}
 )
+_PLATFORM_KINDS = _UNFLOORED_KINDS | {AccountKind.PAID_OUT}
 
 
 class TransferKind(StrEnum):
@@ -99,7 +106,9 @@ class TransferKind(StrEnum):
     FEE = "fee"
     """A platform fee booked on its own (not part of a charge)."""
     PAYOUT = "payout"
-    """A seller's payable paid out of the platform."""
+    """A seller's payout requested: its payable to its payouts in transit."""
+    PAYOUT_PAID = "payout_paid"
+    """A seller's payout confirmed paid: its payouts in transit to the platform's paid out."""
     FX = "fx"
     """A currency exchange through the FX house accounts."""
     CORRECTION = "correction"

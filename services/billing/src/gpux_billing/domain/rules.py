@@ -20,3 +20,5 @@ class Rules:
     """The settlement period of per-second leases."""
     dev_topups: bool = False
     """Whether the ``dev`` top-up provider books at once (local demos only)."""
+    payout_minimum_micros: int = 10_000_000
+    """The smallest payout a seller may ask for, in micro-units of any currency."""

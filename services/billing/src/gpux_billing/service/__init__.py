@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpux_billing.service import interruptions, leases, market, orders, wallets
+from gpux_billing.service import interruptions, leases, market, orders, payouts, wallets
 from gpux_billing.service.ledger import announce
 from gpux_billing.service.locking import lock_first
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
@@ -27,6 +27,11 @@ from gpux_contracts.orders import (
     OrderPlaced,
     OrderStatusChanged,
     TradeExecuted,
+)
+from gpux_contracts.payouts import (
+    PayoutConfirmRequested,
+    PayoutRejectRequested,
+    PayoutRequested,
 )
 from gpux_contracts.prices import BestAskChanged
 from gpux_contracts.topics import (
@@ -49,6 +54,9 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
         TopupConfirmRequested: wallets.on_topup_confirm_requested,
         LeaseStopRequested: leases.on_stop_requested,
         LeaseInterruptionRequested: interruptions.on_interruption_requested,
+        PayoutRequested: payouts.on_payout_requested,
+        PayoutConfirmRequested: payouts.on_payout_confirm_requested,
+        PayoutRejectRequested: payouts.on_payout_reject_requested,
     },
     ORDERS_COMMANDS: {
         OrderPlaced: orders.on_placed,

@@ -28,6 +28,7 @@ from gpux_billing.domain.holds import Ask, Hold
 from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.leases import Lease, State, Terms
 from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
+from gpux_billing.domain.payouts import Payout
 from gpux_billing.domain.posting import Posted
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.statements import Balance, StatementPage
@@ -195,6 +196,22 @@ class PendingInterruptions(Protocol):
         ...
 
 
+class Payouts(Protocol):
+    """Sellers' payouts, by payout id."""
+
+    async def get(self, payout_id: str) -> Payout | None:
+        """A payout, locked for this unit, or None."""
+        ...
+
+    async def add(self, payout: Payout) -> bool:
+        """Store a decided payout; False when one with its id is stored already (it stands)."""
+        ...
+
+    async def save(self, payout: Payout) -> None:
+        """Write a payout's new status (its reason, reference, who decided, when)."""
+        ...
+
+
 class Rates(Protocol):
     """The latest FX rate of each currency into the reference currency."""
 
@@ -276,6 +293,11 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
     @property
     def pending_interruptions(self) -> PendingInterruptions:
         """Interruptions waiting for their leases' trades."""
+        ...
+
+    @property
+    def payouts(self) -> Payouts:
+        """Sellers' payouts."""
         ...
 
     @property

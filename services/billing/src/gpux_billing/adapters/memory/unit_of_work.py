@@ -17,12 +17,14 @@ from gpux_billing.adapters.memory.holds import MemoryHolds
 from gpux_billing.adapters.memory.interruptions import MemoryPendingInterruptions
 from gpux_billing.adapters.memory.leases import MemoryLeases, Stored
 from gpux_billing.adapters.memory.ledger import MemoryLedger
+from gpux_billing.adapters.memory.payouts import MemoryPayouts
 from gpux_billing.adapters.memory.rates import MemoryRates
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Book, Hold
 from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.ledger import Wallet
+from gpux_billing.domain.payouts import Payout
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
 from gpux_billing.service import flush, prepare
@@ -44,6 +46,7 @@ class BillingState:
     pending_interruptions: dict[str, Pending] = field(default_factory=dict)
     rates: dict[Currency, ToReference] = field(default_factory=dict)
     best_asks: dict[Book, Quote] = field(default_factory=dict)
+    payouts: dict[str, Payout] = field(default_factory=dict)
 
 
 class MemoryBillingUnitOfWork(MemoryUnitOfWork):
@@ -57,6 +60,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
     pending_interruptions: MemoryPendingInterruptions
     rates: MemoryRates
     best_asks: MemoryBestAsks
+    payouts: MemoryPayouts
 
     def __init__(self, *, clock: Clock, rules: Rules | None = None) -> None:
         super().__init__(BillingState())
@@ -81,6 +85,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.pending_interruptions = MemoryPendingInterruptions(state.pending_interruptions)
         self.rates = MemoryRates(state.rates)
         self.best_asks = MemoryBestAsks(state.best_asks)
+        self.payouts = MemoryPayouts(state.payouts)
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
         """Claim the events, then prepare them (locks, order funding, trades) as the

@@ -186,7 +186,7 @@ SELECT t.id FROM billing.transfers t
 """
 _BELOW_FLOOR = """
 SELECT owner, currency, kind FROM billing.accounts
- WHERE kind IN ('available', 'held', 'seller_payable') AND balance_micros < 0
+ WHERE kind NOT IN ('platform_revenue', 'fx_house', 'topup_clearing') AND balance_micros < 0
 """
 _TOTALS = "SELECT currency, sum(amount_micros) AS total FROM billing.entries GROUP BY 1"
 

@@ -20,6 +20,7 @@ from gpux_billing.adapters.postgres.holds import PostgresHolds
 from gpux_billing.adapters.postgres.interruptions import PostgresPendingInterruptions
 from gpux_billing.adapters.postgres.leases import PostgresLeases
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_billing.adapters.postgres.payouts import PostgresPayouts
 from gpux_billing.adapters.postgres.rates import PostgresRates
 from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
@@ -45,6 +46,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
     pending_interruptions: PostgresPendingInterruptions
     rates: PostgresRates
     best_asks: PostgresBestAsks
+    payouts: PostgresPayouts
 
     def __init__(
         self,
@@ -78,6 +80,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.pending_interruptions = PostgresPendingInterruptions(conn)
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
+        self.payouts = PostgresPayouts(conn)
 
     async def commit(self) -> None:
         """Write what the handlers staged (``service.flush``), then the outbox; commit."""
