@@ -323,3 +323,23 @@ async def test_an_offer_with_an_interruptible_price_is_held_in_both_of_its_books
         await uow.commit()
     async with units() as uow:
         assert await uow.offers.on_book("h100-sxm", "interruptible") == [(two, 1), (both, 4)]
+
+
+async def test_an_offer_keeps_its_provisioning_timeout_through_its_revisions(
+    units: Units,
+) -> None:
+    slow = offer("o1").model_copy(update={"provisioning_timeout_seconds": 900})
+    async with units() as uow:
+        await uow.offers.save(slow, Decision(1, OfferStatus.ACCEPTED), AT)
+        await uow.commit()
+    repriced = slow.model_copy(update={"price_per_gpu_hour": Decimal("0.35")})
+    async with units() as uow:
+        known = await uow.offers.get("o1")
+        assert known is not None
+        assert known.offer.provisioning_timeout_seconds == 900
+        await uow.offers.save(repriced, Decision(2, OfferStatus.ACCEPTED), AT)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.offers.get("o1") == KnownOffer(repriced, 2, OfferStatus.ACCEPTED)
+        assert await uow.offers.set_book_state("o1", OfferStatus.LIVE, 4, AT) == repriced
+        await uow.commit()

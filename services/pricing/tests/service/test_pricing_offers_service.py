@@ -338,3 +338,16 @@ async def test_an_exhausted_offer_may_still_be_changed_and_withdrawn(
     assert sent(unit, PRICING_OFFERS)[-1] == OfferWithdrawn(
         offer_id="o1", seller_id="s1", gpu="rtx-4090"
     )
+
+
+async def test_an_offers_provisioning_timeout_goes_to_the_book_unchanged_through_a_change(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    submitted = offer_submitted("o1", price="0.40", provisioning_timeout_seconds=900)
+    ready = offer_submitted("o2", price="0.40")  # none stated: ready at the lease's start
+    await apply(unit, OFFERS_COMMANDS, command(submitted, clock), command(ready, clock))
+    await apply(unit, OFFERS_COMMANDS, command(change(price_per_gpu_hour=Decimal("0.35")), clock))
+    accepted: list[OfferAccepted] = sent(unit, PRICING_OFFERS)
+    assert [(a.offer.offer_id, a.revision) for a in accepted] == [("o1", 1), ("o2", 1), ("o1", 2)]
+    assert [a.offer.provisioning_timeout_seconds for a in accepted] == [900, 0, 900]
+    assert accepted[-1].offer.price_per_gpu_hour == Decimal("0.35")

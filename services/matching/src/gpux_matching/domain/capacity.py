@@ -228,6 +228,7 @@ class Capacity(Pools):
                 _SIDE_BID,
                 t,
                 at,
+                extra.provisioning_s,
             )
         )
         pool.leases[trade_id] = (take, _ON_DEMAND, bid.buyer_id)

@@ -39,6 +39,9 @@ class AddOffer(NamedTuple):
     """With tier on_demand: the same GPUs are also sold as interruptible at this price."""
     notice_s: int = 120
     """How long before an interruption its lease is told (120 s to 86,400 s)."""
+    provisioning_s: int = 0
+    """The offer's provisioning timeout (0: ready at the lease's start; a command logged
+    before the delivery issue has none and means that)."""
 
 
 class ChangeOffer(NamedTuple):

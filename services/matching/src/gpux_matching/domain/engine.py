@@ -123,11 +123,13 @@ class MatchingEngine(Capacity):
         available_until: Instant | None = None,
         interruptible_price_micros: int | None = None,
         notice_s: int = 120,
+        provisioning_s: int = 0,
     ) -> Result:
         """A seller's offer arrives: it fills resting bids that pay its price, then rests.
 
         ``price_micros`` is the price of ``tier``; an on-demand offer with
         ``interruptible_price_micros`` also sells the same GPUs as interruptible at that price.
+        ``provisioning_s`` (0: ready at the start) goes onto each of the offer's trades.
         """
         t = now if type(now) is int else epoch_micros(now)
         busy = bool(self._expiry) and self._expiry[0][0] <= t
@@ -145,10 +147,13 @@ class MatchingEngine(Capacity):
             or until is not None
             or interruptible_price_micros is not None
             or notice_s != DEFAULT_NOTICE_S
+            or provisioning_s
         ):  # the common case above is surely valid; anything else gets the full check
             reason = offer_shape_problem(
                 offer_id in self._offers, tier, gpus, price_micros, interruptible_price_micros
-            ) or offer_terms_problem(currency, rates, min_hours, notice_s, until, t)
+            ) or offer_terms_problem(
+                currency, rates, min_hours, notice_s, until, t, provisioning_s=provisioning_s
+            )
             if reason is not None:
                 self._offer_out.append(OfferUpdate(offer_id, _OFFER_REJECTED, gpus, 0, 0, reason))
                 return self._finish(reason)
@@ -167,8 +172,8 @@ class MatchingEngine(Capacity):
         )
         offer.level = self._levels.get(offer.level) or self._canonical(offer.level)
         book = self._books.get(gpu) or self._book(gpu)
-        if notice_s != DEFAULT_NOTICE_S or interruptible_price_micros is not None:
-            offer.extra = PoolExtra(notice_s)
+        if notice_s != DEFAULT_NOTICE_S or interruptible_price_micros is not None or provisioning_s:
+            offer.extra = PoolExtra(notice_s, provisioning_s=provisioning_s)
             if interruptible_price_micros is not None:  # two legs (rare)
                 self._add_two_legs(offer, interruptible_price_micros, t)
                 if until is not None:

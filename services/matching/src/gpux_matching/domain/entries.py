@@ -59,6 +59,9 @@ class PoolExtra:
     """Preempting trades whose lease is still running: trade id -> that lease's id."""
     gone: set[str] = field(default_factory=set)
     """Leases released while ``legacy`` is above 0: a repeated release changes nothing."""
+    provisioning_s: int = 0
+    """The offer's provisioning timeout, copied onto each of its trades (0: ready at the
+    lease's start, also what a pool without rare state means)."""
 
 
 # eq=False: entries are dict keys of their level's queue, by identity. init=False: the

@@ -6,7 +6,8 @@ bookkeeping, status updates and taking entries off the book: they run once per f
 hottest code in the engine. ``_fill_from_offers`` / ``_fill_from_bids`` apply a plan made
 beforehand (FOK, takers that meet two sides at once, re-priced offers, FX moves).
 
-Every fill registers its lease (trade id -> GPUs, tier, buyer) in the offer's pool. A fill on
+Every fill registers its lease (trade id -> GPUs, tier, buyer) in the offer's pool and carries
+the pool's provisioning timeout (``PoolExtra``: 0 when the pool has no rare state). A fill on
 one leg of a two-leg pool takes the same GPUs from the other leg: ``_mirror`` copies the
 counts and keeps the other leg's level (or takes it off the book when no GPU is free).
 """
@@ -77,6 +78,7 @@ class Filling(EngineState):
                 offer_id = offer.offer_id
                 trade_id = f"{order_id}:b{taken}"
                 tier = offer.tier
+                extra = offer.extra
                 fills.append(
                     _new(
                         Fill,
@@ -96,6 +98,7 @@ class Filling(EngineState):
                             _SIDE_BID,
                             t,
                             t,
+                            0 if extra is None else extra.provisioning_s,
                         ),
                     )
                 )
@@ -150,6 +153,7 @@ class Filling(EngineState):
         offer_id, seller_id, taken = offer.offer_id, offer.seller_id, offer.taken
         gpu, tier, billing = offer.gpu, offer.tier, offer.billing
         region, min_hours, leases = offer.region, offer.min_hours, offer.leases
+        provisioning_s = 0 if offer.extra is None else offer.extra.provisioning_s
         need = wanted = offer.remaining
         i = len(keys)
         while i:
@@ -192,6 +196,7 @@ class Filling(EngineState):
                             _SIDE_ASK,
                             t,
                             t,
+                            provisioning_s,
                         ),
                     )
                 )
@@ -249,6 +254,7 @@ class Filling(EngineState):
             total += n
             offer_id = offer.offer_id
             trade_id = f"{order_id}:b{taken}"
+            extra = offer.extra
             fills.append(
                 _new(
                     Fill,
@@ -268,6 +274,7 @@ class Filling(EngineState):
                         _SIDE_BID,
                         t,
                         t,
+                        0 if extra is None else extra.provisioning_s,
                     ),
                 )
             )
@@ -300,6 +307,7 @@ class Filling(EngineState):
         fills, out, depth, touched = self._fills, self._order_out, self._depth, self._touched
         offer_id, seller_id, taken = offer.offer_id, offer.seller_id, offer.taken
         gpu, tier, billing, leases = offer.gpu, offer.tier, offer.billing, offer.leases
+        provisioning_s = 0 if offer.extra is None else offer.extra.provisioning_s
         total = 0
         for bid, n in plan:
             taken += 1
@@ -325,6 +333,7 @@ class Filling(EngineState):
                         _SIDE_ASK,
                         t,
                         t,
+                        provisioning_s,
                     ),
                 )
             )

@@ -36,6 +36,8 @@ class Fill(NamedTuple):
     starts_at_micros: int
     """When the lease starts: ``at_micros``, except for a trade that preempted an
     interruptible lease, which starts when that lease's notice ends (its ``interrupt_at``)."""
+    provisioning_s: int = 0
+    """The offer's provisioning timeout (seconds; 0: the machines are ready at the start)."""
 
 
 class Interruption(NamedTuple):

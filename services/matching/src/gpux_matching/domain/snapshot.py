@@ -7,6 +7,8 @@ writes a capture's JSON in slices, so a big book can be encoded a piece at a tim
 Format 2 (capacity) keeps every offer's pool, exhausted ones included: its legs, leases,
 interruptions and pending claims. Format 1 (before capacity) is still read: its offers were
 live, each in its own tier; what they had sold becomes the pool's "legacy" leased GPUs.
+A pool's ``provisioning_s`` came later within format 2: a snapshot without it reads as 0
+(ready at the lease's start, what every offer was before).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ POOL_FIELDS = (
     "legacy",
     "notices",
     "gone",
+    "provisioning_s",
 )
 """What follows them in a capture's row: the twin leg, the leases and the rare state."""
 BID_FIELDS = (
@@ -93,7 +96,7 @@ _BID_ARGS = itemgetter(*(f.name for f in fields(BidEntry) if f.init))
 """A bid's constructor arguments, in order, out of its plain data."""
 _COUNTERS = ("remaining", "seq", "taken")
 """What an entry counts as it trades and rests (besides ``sold`` / ``filled``)."""
-_NO_EXTRA = (120, 0, 0, (), ())
+_NO_EXTRA = (120, 0, 0, (), (), 0)
 """The rare state of a pool that has none (``PoolExtra``'s defaults)."""
 
 
@@ -107,7 +110,14 @@ def offer_row(offer: OfferEntry) -> tuple[Any, ...]:
             (lease_id, n.interrupt_at, n.cause, tuple(n.claims.items()))
             for lease_id, n in extra.notices.items()
         )
-        rare = (extra.notice_s, extra.cut, extra.legacy, notices, tuple(sorted(extra.gone)))
+        rare = (
+            extra.notice_s,
+            extra.cut,
+            extra.legacy,
+            notices,
+            tuple(sorted(extra.gone)),
+            extra.provisioning_s,
+        )
     return (
         *_leg_row(offer),
         None if twin is None else twin.price_micros,
@@ -136,9 +146,16 @@ def offer_from_plain(data: Plain, *, legacy: bool = False) -> OfferEntry:
         return offer
     offer.born = data["born"]
     offer.leases = {i: (gpus, tier, buyer) for i, gpus, tier, buyer in data["leases"]}
+    provisioning_s = data.get("provisioning_s", 0)  # absent: taken before the delivery issue
     rare = (data["notice_s"], data["cut"], data["legacy"], data["notices"], data["gone"])
-    if rare != (120, 0, 0, [], []) or data["interruptible_price_micros"] is not None:
-        extra = offer.extra = PoolExtra(data["notice_s"], data["cut"], data["legacy"])
+    if (
+        rare != (120, 0, 0, [], [])
+        or provisioning_s
+        or data["interruptible_price_micros"] is not None
+    ):
+        extra = offer.extra = PoolExtra(
+            data["notice_s"], data["cut"], data["legacy"], provisioning_s=provisioning_s
+        )
         for lease_id, interrupt_at, cause, claims in data["notices"]:
             taken = dict(claims)
             extra.notices[lease_id] = Notice(interrupt_at, InterruptionCause(cause), taken)

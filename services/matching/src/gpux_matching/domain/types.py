@@ -86,6 +86,8 @@ class Reason(StrEnum):
     """Rental hours or minimum hours below 1."""
     INVALID_NOTICE = "invalid_notice"
     """An interruption notice below 120 s or above 86,400 s."""
+    INVALID_PROVISIONING_TIMEOUT = "invalid_provisioning_timeout"
+    """A provisioning timeout other than 0 below 60 s or above 86,400 s."""
     MISSING_EXPIRY = "missing_expiry"
     """A GTD order without ``expires_at``."""
     EXPIRED_ON_ARRIVAL = "expired_on_arrival"

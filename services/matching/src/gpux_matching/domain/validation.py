@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpux_contracts.offers import DEFAULT_NOTICE_SECONDS, MAX_NOTICE_SECONDS
+from gpux_contracts.offers import (
+    DEFAULT_NOTICE_SECONDS,
+    MAX_NOTICE_SECONDS,
+    MAX_PROVISIONING_TIMEOUT_SECONDS,
+    MIN_PROVISIONING_TIMEOUT_SECONDS,
+)
 from gpux_contracts.offers import Tier as OfferTier
 from gpux_matching.domain.types import OrderType, Reason, Tier, TimeInForce
 from gpux_matching.domain.units import Rate
@@ -28,6 +33,7 @@ _MISSING_EXPIRY = Reason.MISSING_EXPIRY
 _MISSING_PRICE = Reason.MISSING_PRICE
 _UNKNOWN_CURRENCY = Reason.UNKNOWN_CURRENCY
 _INVALID_NOTICE = Reason.INVALID_NOTICE
+_INVALID_PROVISIONING_TIMEOUT = Reason.INVALID_PROVISIONING_TIMEOUT
 _ON_DEMAND = OfferTier.ON_DEMAND
 
 DEFAULT_NOTICE_S = DEFAULT_NOTICE_SECONDS
@@ -83,14 +89,21 @@ def offer_terms_problem(  # noqa: PLR0917 - one argument per rule checked
     notice_s: int,
     available_until: int | None,
     now: int,
+    *,
+    provisioning_s: int = 0,
 ) -> Reason | None:
-    """The first of a new offer's later rejections (currency, minimum hours, notice, expiry)."""
+    """The first of a new offer's later rejections (currency, minimum hours, notice,
+    provisioning timeout, expiry)."""
     if currency not in rates:
         return _UNKNOWN_CURRENCY
     if min_hours is not None and min_hours < 1:
         return _INVALID_HOURS
     if not DEFAULT_NOTICE_S <= notice_s <= MAX_NOTICE_S:
         return _INVALID_NOTICE
+    if provisioning_s and not (
+        MIN_PROVISIONING_TIMEOUT_SECONDS <= provisioning_s <= MAX_PROVISIONING_TIMEOUT_SECONDS
+    ):
+        return _INVALID_PROVISIONING_TIMEOUT
     if available_until is not None and available_until <= now:
         return _EXPIRED_ON_ARRIVAL
     return None

@@ -76,6 +76,7 @@ def add_command(offer: OfferSubmitted, now: int) -> AddOffer:
         ),
         interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
         notice_s=offer.interruption_notice_seconds,
+        provisioning_s=offer.provisioning_timeout_seconds,
     )
 
 

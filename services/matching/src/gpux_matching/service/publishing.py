@@ -152,6 +152,7 @@ def trade(fill: Fill) -> TradeExecuted:
         hours=fill.hours,
         executed_at=instant(fill.at_micros),
         starts_at=None if starts == fill.at_micros else instant(starts),
+        provisioning_timeout_seconds=fill.provisioning_s,
     )
 
 
