@@ -169,6 +169,10 @@ class LeaseReady(Payload, LeaseKey):
 
     seller_id: str
     ready_at: AwareDatetime
+    ends_at: AwareDatetime | None = Field(
+        default=None,
+        description="A fixed-length lease's end, `hours` after `ready_at` (None: until stopped).",
+    )
 
 
 class LeaseCharged(Payload, LeaseKey):

@@ -20,6 +20,14 @@ wallet cannot pay the next period (``insufficient_funds``), after a low-balance 
 the funds last less than the runway. A lease never ends before its start: one stopped (or
 found unable to pay) before it ends at its start, having cost nothing. Nothing here reads a
 clock: instants come in as arguments.
+
+A lease whose offer has a provisioning timeout opens ``provisioning`` (``State.
+provisioning_deadline`` set): nothing is charged and its prepayment stays held until it is
+ready (``domain.provisioning.ready`` restarts its terms at ``ready_at``, so it is charged from
+then exactly as a lease starting at ``ready_at``). While it provisions, settlement only ends
+it: a seller's failure report or its deadline (``failed``), a stop (``stopped``), an
+interruption (``interrupted``), whichever comes first, charging nothing and releasing the
+whole prepayment.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from decimal import Decimal
 
 from gpux_billing.domain.amounts import convert, fee_split
 from gpux_contracts.capacity import InterruptionCause
-from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.leases import LeaseEndReason, LeaseFailure
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity
 
@@ -112,11 +120,31 @@ class State:
     end_reason: LeaseEndReason | None = None
     interruption: Interruption | None = None
     """Set once, when the book interrupts the lease; it ends at ``interruption.at``."""
+    provisioning_deadline: datetime | None = None
+    """While the lease provisions (and once it failed): when it fails unless ready first.
+    None: ready, charged from ``Terms.started_at``."""
+    failure: LeaseFailure | None = None
+    """Why a lease that ended ``failed`` never became ready."""
+    failure_detail: str = ""
+    """The seller's words, when it reported the failure."""
 
     @property
     def ended(self) -> bool:
         """Whether the lease has ended."""
         return self.ended_at is not None
+
+    @property
+    def provisioning(self) -> bool:
+        """Whether the lease waits for its seller's access (nothing is charged meanwhile)."""
+        return self.provisioning_deadline is not None and not self.ended
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A seller's report that a provisioning lease cannot be delivered."""
+
+    at: datetime
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +239,9 @@ def next_due(terms: Terms, state: State) -> datetime | None:
     whichever comes first (None: ended)."""
     if state.ended:
         return None
+    if state.provisioning_deadline is not None:
+        due = state.provisioning_deadline
+        return due if state.interruption is None else min(due, state.interruption.at)
     k = state.period + 1
     start, end = terms.period_bounds(k)
     if terms.ends_at is not None and start >= terms.ends_at:
@@ -331,6 +362,7 @@ def settle(
     *,
     policy: Policy,
     stop_at: datetime | None = None,
+    failed: Failed | None = None,
 ) -> Outcome:
     """Charge every period due by ``until``, then end the lease if it must end.
 
@@ -339,8 +371,14 @@ def settle(
     the same currency). ``stop_at`` stops the lease then (a per-second lease: or at its
     last settled instant if that is later; charged time is never taken back). A
     fixed-length lease ends at ``ends_at``, and an interrupted one at its interruption's
-    ``at`` (as a stop then would), once ``until`` reaches it.
+    ``at`` (as a stop then would), once ``until`` reaches it. A provisioning lease is charged
+    nothing: it only ends (``_end_provisioning``), ``failed`` by a seller's report or its
+    deadline, stopped or interrupted; no rate is needed for it.
     """
+    if state.provisioning:
+        return _end_provisioning(
+            terms, state, available_micros, until, stop_at=stop_at, failed=failed
+        )
     if (terms.currency is terms.wallet_currency) != (rate is None):
         raise ValueError("a rate is needed exactly when the currencies differ")
     step = _Step(terms, state, available_micros, policy)
@@ -449,6 +487,48 @@ def _finish(
     if interruption is not None and interruption.at <= until:
         candidates.append((effective(interruption.at), LeaseEndReason.INTERRUPTED))
     return min(candidates, key=lambda c: c[0]) if candidates else None
+
+
+def _end_provisioning(
+    terms: Terms,
+    state: State,
+    available_micros: int,
+    until: datetime,
+    *,
+    stop_at: datetime | None,
+    failed: Failed | None,
+) -> Outcome:
+    """End a provisioning lease if anything ends it by ``until``, the earliest first (a tie
+    goes to the first: a stop, the seller's report, the deadline, an interruption), never
+    before its start; nothing is charged and its whole prepayment is released."""
+    start = terms.started_at
+    deadline = state.provisioning_deadline
+    assert deadline is not None
+    candidates: list[tuple[datetime, LeaseEndReason, LeaseFailure | None, str]] = []
+    if stop_at is not None:
+        candidates.append((max(stop_at, start), LeaseEndReason.STOPPED, None, ""))
+    if failed is not None:
+        reported = (max(failed.at, start), LeaseEndReason.FAILED, LeaseFailure.SELLER_REPORTED)
+        candidates.append((*reported, failed.detail))
+    if deadline <= until:
+        timeout = (deadline, LeaseEndReason.FAILED, LeaseFailure.PROVISIONING_TIMEOUT)
+        candidates.append((*timeout, ""))
+    if state.interruption is not None and state.interruption.at <= until:
+        at = max(state.interruption.at, start)
+        candidates.append((at, LeaseEndReason.INTERRUPTED, None, ""))
+    if not candidates:
+        return Outcome(state, (), available_micros)
+    at, reason, failure, detail = min(candidates, key=lambda c: c[0])
+    released = state.held_micros
+    ended = replace(
+        state,
+        held_micros=0,
+        ended_at=at,
+        end_reason=reason,
+        failure=failure,
+        failure_detail=detail,
+    )
+    return Outcome(ended, (Ended(at, reason, released),), available_micros)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpux_billing.service import interruptions, leases, market, orders, payouts, wallets
+from gpux_billing.service import (
+    interruptions,
+    leases,
+    market,
+    orders,
+    payouts,
+    provisioning,
+    wallets,
+)
 from gpux_billing.service.ledger import announce
 from gpux_billing.service.locking import lock_first
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
@@ -21,7 +29,11 @@ from gpux_contracts.billing import CreditRequested, TopupConfirmRequested, Topup
 from gpux_contracts.capacity import LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.fx import RatePublished
-from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.leases import (
+    LeaseFailureReported,
+    LeaseReadyReported,
+    LeaseStopRequested,
+)
 from gpux_contracts.orders import (
     OrderCancelRequested,
     OrderPlaced,
@@ -54,6 +66,8 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Handlers] = {
         TopupConfirmRequested: wallets.on_topup_confirm_requested,
         LeaseStopRequested: leases.on_stop_requested,
         LeaseInterruptionRequested: interruptions.on_interruption_requested,
+        LeaseReadyReported: provisioning.on_ready_reported,
+        LeaseFailureReported: provisioning.on_failure_reported,
         PayoutRequested: payouts.on_payout_requested,
         PayoutConfirmRequested: payouts.on_payout_confirm_requested,
         PayoutRejectRequested: payouts.on_payout_reject_requested,

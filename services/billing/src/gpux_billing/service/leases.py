@@ -15,6 +15,11 @@ the leases in one insert, the leased GPUs in one update, and one ``settlement.op
 over them all (one lock, one rate read, one post, one write), in the trades' order. A lease
 the book interrupted before its trade came opens with that interruption
 (``service.interruptions.opening``).
+
+A trade with a provisioning timeout opens its lease ``provisioning`` (``provisioning_deadline``
+on ``lease.opened``): nothing is charged, an hourly lease's first hour included, until the
+seller reports it ready (``service.provisioning``); a report that came before the trade is
+taken as the lease opens (``service.provisioning.opening``).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from typing import Any
 
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
 from gpux_billing.domain.ledger import Wallet
-from gpux_billing.service import interruptions
+from gpux_billing.domain.provisioning import PendingReport, provisioning_deadline
+from gpux_billing.service import interruptions, provisioning
 from gpux_billing.service.orders import read_holds
 from gpux_billing.service.settlement import Opening, lease_event, open_leases, settle
 from gpux_billing.service.unit_of_work import BillingUnitOfWork, Staged
@@ -70,7 +76,10 @@ def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_
         price,
         trade.hours,
         terms,
-        State(held_micros=held),
+        State(
+            held_micros=held,
+            provisioning_deadline=provisioning_deadline(start, trade.provisioning_timeout_seconds),
+        ),
     )
 
 
@@ -105,10 +114,15 @@ async def on_trade(uow: BillingUnitOfWork, event: Envelope[TradeExecuted]) -> No
 
 
 def _opening(
-    uow: BillingUnitOfWork, lease: Lease, event: Envelope[TradeExecuted], notice: Outgoing | None
+    uow: BillingUnitOfWork,
+    lease: Lease,
+    event: Envelope[TradeExecuted],
+    notice: Outgoing | None,
+    report: PendingReport | None,
 ) -> Opening:
     """How a trade's new lease is settled: its first settlement, its ``lease.opened`` first
-    (then the notice of an interruption that came before the trade)."""
+    (then the notice of an interruption and the ``lease.ready`` of a report that came before
+    the trade)."""
     trade = event.payload
     opened = LeaseOpened(
         **trade.model_dump(include=AS_TRADED),
@@ -116,11 +130,15 @@ def _opening(
         wallet_currency=lease.terms.wallet_currency,
         started_at=lease.terms.started_at,
         ends_at=lease.terms.ends_at,
+        provisioning_deadline=lease.state.provisioning_deadline,
     )
     message = lease_event(lease.terms, opened, "opened", event, uow.now)
+    made, ready, failed = provisioning.opening(uow, lease, report, event)
     # Hourly: the first hour at once if the lease has started (the opening event goes out
-    # with its charge), else the settlement loop charges it at the start.
-    return Opening(lease, max(uow.now, trade.executed_at), event, message, notice)
+    # with its charge), else the settlement loop charges it at the start; a provisioning
+    # lease pays nothing before it is ready.
+    until = max(uow.now, trade.executed_at)
+    return Opening(made, until, event, message, notice, ready, failed)
 
 
 async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope[Any] | None]:
@@ -130,17 +148,26 @@ async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope
 
     An interruption the book sent before a trade (kept by ``service.interruptions``) is taken
     here, one statement: its lease opens interrupted, its notice goes out with its opening,
-    and a lease whose ``interrupt_at`` has passed ends there as it opens."""
+    and a lease whose ``interrupt_at`` has passed ends there as it opens. So are the sellers'
+    reports kept by ``service.provisioning`` for its provisioning leases (one statement, none
+    when the batch has no lease with a timeout): the lease is stored provisioning, then
+    written back ready (one statement for those) or fails as it opens."""
     if not staged.leases:
         return {}
-    pending = await uow.pending_interruptions.take([lease.id for lease, _ in staged.leases])
+    ids = [lease.id for lease, _ in staged.leases]
+    pending = await uow.pending_interruptions.take(ids)
+    provisioning_ids = [lease.id for lease, _ in staged.leases if lease.state.provisioning]
+    reports = await uow.pending_reports.take(provisioning_ids)
     opened = [
         (*interruptions.opening(uow, lease, pending.get(lease.id), e), e)
         for lease, e in staged.leases
     ]
     await uow.leases.add_many([lease for lease, _, _ in opened])
     await uow.holds.set_leased_gpus(staged.leased_gpus)
-    return await open_leases(uow, [_opening(uow, lease, e, n) for lease, n, e in opened])
+    openings = [_opening(uow, lease, e, n, reports.get(lease.id)) for lease, n, e in opened]
+    made_ready = [(o.lease.terms, o.lease.state) for o in openings if o.ready is not None]
+    await uow.leases.save(made_ready)
+    return await open_leases(uow, openings)
 
 
 async def on_stop_requested(uow: BillingUnitOfWork, event: Envelope[LeaseStopRequested]) -> None:

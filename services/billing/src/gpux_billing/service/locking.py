@@ -23,7 +23,7 @@ from gpux_billing.service.unit_of_work import BillingUnitOfWork
 from gpux_contracts.billing import CreditRequested, TopupRequested
 from gpux_contracts.capacity import LeaseInterruptionRequested
 from gpux_contracts.events import Envelope, Payload
-from gpux_contracts.leases import LeaseStopRequested
+from gpux_contracts.leases import LeaseFailureReported, LeaseReadyReported, LeaseStopRequested
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
 
 
@@ -35,6 +35,8 @@ OWNER: Mapping[type[Payload], Callable[[Any], str | None]] = {
     CreditRequested: lambda p: p.account_id,
     TopupRequested: lambda p: p.account_id,
     LeaseStopRequested: lambda p: p.buyer_id,
+    LeaseReadyReported: lambda p: p.buyer_id,
+    LeaseFailureReported: lambda p: p.buyer_id,
     OrderPlaced: lambda p: p.buyer_id,
     OrderStatusChanged: _releasing,
     TradeExecuted: lambda p: p.buyer_id,
@@ -53,12 +55,18 @@ def owners(events: Sequence[Envelope[Any]]) -> list[str]:
     return sorted(found)
 
 
-LEASE_COMMANDS = (LeaseStopRequested, LeaseInterruptionRequested)
-"""The commands that change a lease: the batch locks their leases first."""
+LEASE_COMMANDS = (
+    LeaseStopRequested,
+    LeaseInterruptionRequested,
+    LeaseReadyReported,
+    LeaseFailureReported,
+)
+"""The commands that change a lease: the batch locks their leases first (ids too, so a
+report or an interruption kept before its trade is where the trade finds it)."""
 
 
 def stopped(events: Sequence[Envelope[Any]]) -> list[str]:
-    """The leases a batch stops or interrupts, in key order."""
+    """The leases a batch stops, interrupts or reports on, in key order."""
     return sorted({e.payload.lease_id for e in events if isinstance(e.payload, LEASE_COMMANDS)})
 
 

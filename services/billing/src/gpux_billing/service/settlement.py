@@ -19,6 +19,10 @@ per-lease events, as does a loop configured ``per_lease``. ``lease.opened``,
 lease or wallet in every form. So is ``lease.released`` (``capacity.commands``, key: the GPU
 id): every lease that ends, whatever the reason and whichever path ended it, gives its GPUs
 back to the book in the same transaction as its ``lease.ended``.
+
+A provisioning lease is charged nothing and needs no rate: settling it only ends it (its
+deadline passed: ``failed``; a seller's failure report, ``failures``; a stop; an
+interruption), releasing its whole prepayment (``domain.leases.settle``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from gpux_billing.domain.leases import (
     Action,
     Charge,
     Ended,
+    Failed,
     Lease,
     LowBalance,
     State,
@@ -244,6 +249,8 @@ def _ended_event(
         ended_at=state.ended_at,
         unpaid=money(state.unpaid_micros),
         totals=LeaseTotals(**_totals(state, terms.started_at)),
+        failure=state.failure,
+        detail=state.failure_detail,
     )
     return lease_event(terms, payload, "ended", cause, now)
 
@@ -274,6 +281,8 @@ class _Run:
     rates: Mapping[Currency, ToReference]
     available: dict[Wallet, int]
     stops: Mapping[str, datetime]
+    failures: Mapping[str, Failed]
+    """Sellers' failure reports of provisioning leases, by lease id."""
     batched: bool
     """Announce charges and transfers aggregated (the settlement loop's batches)."""
     quotes: dict[tuple[Currency, Currency], FxQuote | None] = field(default_factory=dict)
@@ -288,8 +297,11 @@ class _Run:
     """``leases.settled`` items, when ``batched``."""
 
     def quote(self, lease: Lease) -> FxQuote | None:
-        """The lease's FX quote; ``NoRate`` when a rate is missing (a stop then waits)."""
+        """The lease's FX quote; ``NoRate`` when a rate is missing (a stop then waits). A
+        provisioning lease is charged nothing: it needs none."""
         terms = lease.terms
+        if lease.state.provisioning:
+            return None
         pair = (terms.currency, terms.wallet_currency)
         try:
             if pair not in self.quotes:
@@ -320,6 +332,7 @@ def _step(
         None if fx is None else fx.rate,
         policy=uow.rules.lease,
         stop_at=run.stops.get(lease.id),
+        failed=run.failures.get(lease.id),
     )
     # What an end gives back of the prepayment is available to the wallet's next lease, as it
     # would be to a settlement after this one's posting.
@@ -345,11 +358,12 @@ async def _begin(
     leases: Sequence[Lease],
     stops: Mapping[str, datetime] | None,
     batched: bool,
+    failures: Mapping[str, Failed] | None = None,
 ) -> _Run:
     """A run over these leases: their buyers' available balances locked (key order), the rates."""
     buyers = [(lease.terms.buyer_id, lease.terms.wallet_currency) for lease in leases]
     available = await uow.ledger.lock_available(buyers)
-    return _Run(await uow.rates.all(), available, stops or {}, batched)
+    return _Run(await uow.rates.all(), available, stops or {}, failures or {}, batched)
 
 
 async def _write(uow: BillingUnitOfWork, run: _Run, cause: Envelope[Any] | None) -> None:
@@ -373,8 +387,10 @@ async def settle(
     *,
     stops: Mapping[str, datetime] | None = None,
     batched: bool = False,
+    failures: Mapping[str, Failed] | None = None,
 ) -> None:
-    """Settle leases up to ``until`` (stopping those in ``stops``).
+    """Settle leases up to ``until`` (stopping those in ``stops``, failing the provisioning
+    ones in ``failures``).
 
     A lease across currencies without a rate waits: it is left as it is and due again one
     settlement period later; a stop for it raises ``WaitingForRate`` (a ``RetryLater``: its
@@ -384,7 +400,7 @@ async def settle(
     """
     if not leases:
         return
-    run = await _begin(uow, leases, stops, batched)
+    run = await _begin(uow, leases, stops, batched, failures)
     ordered = sorted(
         leases, key=lambda x: settlement_order(x.terms.buyer_id, x.terms.started_at, x.id)
     )
@@ -406,6 +422,11 @@ class Opening:
     opened: Outgoing
     notice: Outgoing | None = None
     """The ``lease.interruption_notice`` of an interruption that came before the trade."""
+    ready: Outgoing | None = None
+    """The ``lease.ready`` of a seller's ready report that came before the trade (``lease``
+    is then ready already)."""
+    failed: Failed | None = None
+    """A seller's failure report that came before the trade: the lease fails as it opens."""
 
 
 async def open_leases(
@@ -418,11 +439,11 @@ async def open_leases(
     of its unit's."""
     if not openings:
         return {}
-    run = await _begin(uow, [o.lease for o in openings], None, False)
+    failures = {o.lease.id: o.failed for o in openings if o.failed is not None}
+    run = await _begin(uow, [o.lease for o in openings], None, False, failures)
     for opening in openings:
         run.events.append(opening.opened)
-        if opening.notice is not None:
-            run.events.append(opening.notice)
+        run.events += [e for e in (opening.notice, opening.ready) if e is not None]
         _step(run, opening.lease, opening.until, opening.cause, uow)
     await _write(uow, run, None)
     uow.outbox.add(*run.events)

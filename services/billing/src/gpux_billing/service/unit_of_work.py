@@ -30,6 +30,7 @@ from gpux_billing.domain.leases import Lease, State, Terms
 from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
 from gpux_billing.domain.payouts import Payout
 from gpux_billing.domain.posting import Posted
+from gpux_billing.domain.provisioning import PendingReport
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.statements import Balance, StatementPage
 from gpux_billing.domain.topups import Topup
@@ -176,7 +177,8 @@ class Leases(Protocol):
         ...
 
     async def save(self, changed: Sequence[tuple[Terms, State]]) -> None:
-        """Write the states of settled leases back (and when each is next due)."""
+        """Write the states of settled leases back (and when each is next due); of a lease
+        made ready, its terms' new start (``ready_at``) and end too."""
         ...
 
     async def postpone(self, lease_ids: Sequence[str], until: datetime) -> None:
@@ -193,6 +195,18 @@ class PendingInterruptions(Protocol):
 
     async def take(self, lease_ids: Sequence[str]) -> dict[str, Pending]:
         """Remove and return the interruptions kept for these leases."""
+        ...
+
+
+class PendingReports(Protocol):
+    """Sellers' reports (ready, failed) of leases billing has not opened yet, by lease id."""
+
+    async def keep(self, report: PendingReport) -> bool:
+        """Keep a report for its lease; False when one is kept already (the first stands)."""
+        ...
+
+    async def take(self, lease_ids: Sequence[str]) -> dict[str, PendingReport]:
+        """Remove and return the reports kept for these leases."""
         ...
 
 
@@ -293,6 +307,11 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
     @property
     def pending_interruptions(self) -> PendingInterruptions:
         """Interruptions waiting for their leases' trades."""
+        ...
+
+    @property
+    def pending_reports(self) -> PendingReports:
+        """Sellers' reports waiting for their leases' trades."""
         ...
 
     @property

@@ -57,12 +57,12 @@ class MemoryLeases:
         return [lease for _, _, lease in due[:limit]]
 
     async def save(self, changed: Sequence[tuple[Terms, State]]) -> None:
-        """Write the states of settled leases back."""
+        """Write the states of settled leases back (and the terms of one become ready)."""
         for terms, state in changed:
             found = self._leases.get(terms.lease_id)
             if found is not None:
                 self._leases[terms.lease_id] = Stored(
-                    replace(found.lease, state=state), next_due(found.lease.terms, state)
+                    replace(found.lease, terms=terms, state=state), next_due(terms, state)
                 )
 
     async def postpone(self, lease_ids: Sequence[str], until: datetime) -> None:

@@ -19,12 +19,14 @@ from gpux_billing.adapters.memory.leases import MemoryLeases, Stored
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.memory.payouts import MemoryPayouts
 from gpux_billing.adapters.memory.rates import MemoryRates
+from gpux_billing.adapters.memory.reports import MemoryPendingReports
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.domain.fx import ToReference
 from gpux_billing.domain.holds import Book, Hold
 from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.payouts import Payout
+from gpux_billing.domain.provisioning import PendingReport
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.topups import Topup
 from gpux_billing.service import flush, prepare
@@ -44,6 +46,7 @@ class BillingState:
     holds: dict[str, Hold] = field(default_factory=dict)
     leases: dict[str, Stored] = field(default_factory=dict)
     pending_interruptions: dict[str, Pending] = field(default_factory=dict)
+    pending_reports: dict[str, PendingReport] = field(default_factory=dict)
     rates: dict[Currency, ToReference] = field(default_factory=dict)
     best_asks: dict[Book, Quote] = field(default_factory=dict)
     payouts: dict[str, Payout] = field(default_factory=dict)
@@ -58,6 +61,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
     holds: MemoryHolds
     leases: MemoryLeases
     pending_interruptions: MemoryPendingInterruptions
+    pending_reports: MemoryPendingReports
     rates: MemoryRates
     best_asks: MemoryBestAsks
     payouts: MemoryPayouts
@@ -83,6 +87,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.holds = MemoryHolds(state.holds)
         self.leases = MemoryLeases(state.leases)
         self.pending_interruptions = MemoryPendingInterruptions(state.pending_interruptions)
+        self.pending_reports = MemoryPendingReports(state.pending_reports)
         self.rates = MemoryRates(state.rates)
         self.best_asks = MemoryBestAsks(state.best_asks)
         self.payouts = MemoryPayouts(state.payouts)

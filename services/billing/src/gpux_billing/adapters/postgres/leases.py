@@ -3,6 +3,10 @@
 Settlement reads due leases with ``FOR UPDATE SKIP LOCKED`` (several billing instances share
 the work) and writes every changed lease back in one statement, its interruption (if the
 book sent one) with the rest of its state.
+
+A provisioning lease has its ``provisioning_deadline`` and no ``ready_at``; once ready, its
+``ready_at`` is where its terms start (``Terms.started_at``; the row's ``started_at`` stays
+the trade's) and its fixed length ends ``hours`` after it (``ends_at`` is written back).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import asyncpg
 
 from gpux_billing.domain.leases import Interruption, Lease, State, Terms, next_due
 from gpux_contracts.capacity import InterruptionCause
-from gpux_contracts.leases import LeaseEndReason
+from gpux_contracts.leases import LeaseEndReason, LeaseFailure
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
 
@@ -39,7 +43,7 @@ def _lease(row: asyncpg.Record) -> Lease:
         _CURRENCIES[row["wallet_currency"]],
         row["price_micros"] * row["gpus"],
         _BILLING[row["billing"]],
-        row["started_at"],
+        row["ready_at"] or row["started_at"],
         row["ends_at"],
         row["settle_every_s"],
     )
@@ -56,6 +60,9 @@ def _lease(row: asyncpg.Record) -> Lease:
         row["ended_at"],
         None if row["end_reason"] is None else LeaseEndReason(row["end_reason"]),
         _interruption(row),
+        provisioning_deadline=None if row["ready_at"] else row["provisioning_deadline"],
+        failure=None if row["failure"] is None else LeaseFailure(row["failure"]),
+        failure_detail=row["failure_detail"],
     )
     return Lease(
         row["id"],
@@ -75,9 +82,10 @@ _INSERT = """
 INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
                             price_micros, currency, wallet_currency, billing, hours,
                             settle_every_s, started_at, ends_at, held_micros, next_due_at,
-                            interrupt_at, interruption_cause, interruption_noticed_at)
+                            interrupt_at, interruption_cause, interruption_noticed_at,
+                            provisioning_deadline, ready_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-        $19, $20, $21)
+        $19, $20, $21, $22, $23)
 ON CONFLICT (id) DO NOTHING
 RETURNING true
 """
@@ -85,12 +93,13 @@ _ADD_MANY = """
 INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
                             price_micros, currency, wallet_currency, billing, hours,
                             settle_every_s, started_at, ends_at, held_micros, next_due_at,
-                            interrupt_at, interruption_cause, interruption_noticed_at)
+                            interrupt_at, interruption_cause, interruption_noticed_at,
+                            provisioning_deadline, ready_at)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                      $7::text[], $8::int4[], $9::int8[], $10::text[], $11::text[], $12::text[],
                      $13::int4[], $14::int4[], $15::timestamptz[], $16::timestamptz[],
                      $17::int8[], $18::timestamptz[], $19::timestamptz[], $20::text[],
-                     $21::timestamptz[])
+                     $21::timestamptz[], $22::timestamptz[], $23::timestamptz[])
 ON CONFLICT (id) DO NOTHING
 """
 _SAVE = """
@@ -99,15 +108,24 @@ UPDATE billing.leases l SET period = u.period, charged_through = u.charged_throu
        seller_micros = u.seller, held_micros = u.held, unpaid_micros = u.unpaid,
        warned = u.warned, ended_at = u.ended_at, end_reason = u.end_reason,
        next_due_at = u.next_due_at, interrupt_at = u.interrupt_at,
-       interruption_cause = u.cause, interruption_noticed_at = u.noticed_at
+       interruption_cause = u.cause, interruption_noticed_at = u.noticed_at,
+       ends_at = u.ends_at, ready_at = u.ready_at, failure = u.failure,
+       failure_detail = u.failure_detail
   FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int8[], $5::int8[], $6::int8[],
               $7::int8[], $8::int8[], $9::int8[], $10::bool[], $11::timestamptz[], $12::text[],
-              $13::timestamptz[], $14::timestamptz[], $15::text[], $16::timestamptz[])
+              $13::timestamptz[], $14::timestamptz[], $15::text[], $16::timestamptz[],
+              $17::timestamptz[], $18::timestamptz[], $19::text[], $20::text[])
        AS u (id, period, charged_through, charged, paid, fee, seller, held, unpaid, warned,
-             ended_at, end_reason, next_due_at, interrupt_at, cause, noticed_at)
+             ended_at, end_reason, next_due_at, interrupt_at, cause, noticed_at, ends_at,
+             ready_at, failure, failure_detail)
  WHERE l.id = u.id
 """
-_SAVE_COLUMNS = 16
+_SAVE_COLUMNS = 20
+
+
+def _ready_at(terms: Terms, state: State) -> datetime | None:
+    """When the lease became ready: where its terms start (None: it never was)."""
+    return terms.started_at if state.provisioning_deadline is None else None
 
 
 def _row(lease: Lease) -> tuple[object, ...]:
@@ -137,6 +155,8 @@ def _row(lease: Lease) -> tuple[object, ...]:
         None if interruption is None else interruption.at,
         None if interruption is None else interruption.cause.value,
         None if interruption is None else interruption.noticed_at,
+        s.provisioning_deadline,
+        _ready_at(t, s),
     )
 
 
@@ -159,6 +179,10 @@ def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
         None if interruption is None else interruption.at,
         None if interruption is None else interruption.cause.value,
         None if interruption is None else interruption.noticed_at,
+        terms.ends_at,
+        _ready_at(terms, s),
+        None if s.failure is None else s.failure.value,
+        s.failure_detail,
     )
 
 

@@ -22,6 +22,7 @@ from gpux_billing.adapters.postgres.leases import PostgresLeases
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.adapters.postgres.payouts import PostgresPayouts
 from gpux_billing.adapters.postgres.rates import PostgresRates
+from gpux_billing.adapters.postgres.reports import PostgresPendingReports
 from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
 from gpux_billing.domain.ledger import Wallet
@@ -44,6 +45,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
     holds: PostgresHolds
     leases: PostgresLeases
     pending_interruptions: PostgresPendingInterruptions
+    pending_reports: PostgresPendingReports
     rates: PostgresRates
     best_asks: PostgresBestAsks
     payouts: PostgresPayouts
@@ -78,6 +80,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.holds = PostgresHolds(conn)
         self.leases = PostgresLeases(conn)
         self.pending_interruptions = PostgresPendingInterruptions(conn)
+        self.pending_reports = PostgresPendingReports(conn)
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
         self.payouts = PostgresPayouts(conn)
