@@ -50,6 +50,7 @@ class Api:
             "currency": "USD",
             "tier": tier,
             "billing": "hour",
+            "provisioning_timeout_seconds": 0,  # ready at the start: charged from the trade
         }
         offer_id: str = (await self.call("POST", "/v1/offers", json=body))["id"]
         await self.until(f"/v1/offers/{offer_id}", lambda o: o["status"] in ("live", "exhausted"))

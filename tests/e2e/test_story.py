@@ -149,7 +149,8 @@ def micros(text: str) -> int:
 
 
 async def push_offer(seller: Api, **offer: Any) -> str:
-    body = {"gpu": GPU, **offer}
+    # Ready at the lease's start (charged from the trade) unless the story says otherwise.
+    body = {"gpu": GPU, "provisioning_timeout_seconds": 0, **offer}
     created = await seller.call("POST", "/v1/offers", json=body)
     offer_id: str = created["id"]
     # Live on the book, or taken at once by a resting bid.

@@ -109,6 +109,7 @@ async def test_an_on_demand_order_preempts_and_returned_gpus_sell_again(
     body = {
         "gpu": GPU, "gpus": 8, "price_per_gpu_hour": "3.00", "currency": "EUR",
         "tier": "on_demand", "billing": "second", "interruptible_price_per_gpu_hour": "1.00",
+        "provisioning_timeout_seconds": 0,
     }  # fmt: skip
     made = await client.post("/v1/offers", json=body, headers=auth(seller))
     assert made.status_code == 202, made.text

@@ -13,7 +13,13 @@ from rich.console import Group
 from rich.live import Live
 from rich.table import Table
 
-from gpux_contracts.offers import BillingGranularity, Tier
+from gpux_contracts.offers import (
+    DEFAULT_PROVISIONING_TIMEOUT_SECONDS,
+    MAX_PROVISIONING_TIMEOUT_SECONDS,
+    MIN_PROVISIONING_TIMEOUT_SECONDS,
+    BillingGranularity,
+    Tier,
+)
 from gpux_contracts.orders import OrderTier
 from gpux_devinfra import cli_demo, cli_leases, infra
 from gpux_devinfra.api_client import DEFAULT_API_URL
@@ -159,6 +165,20 @@ def _currency(value: str) -> str:
     return value.strip().upper()
 
 
+def _provisioning_timeout(seconds: int) -> int:
+    """An offer's provisioning timeout as the API takes it: 0 (ready at the lease's start) or
+    within the contract's bounds."""
+    if seconds and not (
+        MIN_PROVISIONING_TIMEOUT_SECONDS <= seconds <= MAX_PROVISIONING_TIMEOUT_SECONDS
+    ):
+        raise typer.BadParameter(
+            f"0 (ready at the start) or {MIN_PROVISIONING_TIMEOUT_SECONDS} to"
+            f" {MAX_PROVISIONING_TIMEOUT_SECONDS} seconds",
+            param_hint="--provisioning-timeout",
+        )
+    return seconds
+
+
 @app.command("prices")
 def prices_command(
     *,
@@ -186,8 +206,10 @@ def prices_command(
 
 
 @dataclasses.dataclass(frozen=True)
-class Interruptible:
-    """An on-demand offer's second price: `--interruptible-price PRICE [--notice SECONDS]`."""
+class OfferTerms:
+    """An offer's optional terms: an on-demand offer's second price (`--interruptible-price
+    PRICE [--notice SECONDS]`) and how long its seller has to post a lease's access
+    (`--provisioning-timeout SECONDS`, the API's default unless given)."""
 
     interruptible_price: Annotated[
         str | None,
@@ -197,10 +219,20 @@ class Interruptible:
         int | None,
         typer.Option(min=120, max=86_400, help="Seconds of notice before an interruption."),
     ] = None
+    provisioning_timeout: Annotated[
+        int,
+        typer.Option(
+            "--provisioning-timeout",
+            metavar="SECONDS",
+            callback=_provisioning_timeout,
+            help="Seconds after a lease starts to post its access before it fails; 0: the"
+            " machines are ready at the start (charged from then).",
+        ),
+    ] = DEFAULT_PROVISIONING_TIMEOUT_SECONDS
 
     def fields(self) -> dict[str, Any]:
-        """The offer's interruptible price and notice, those given."""
-        chosen: dict[str, Any] = {}
+        """The offer's provisioning timeout, and its interruptible price and notice if given."""
+        chosen: dict[str, Any] = {"provisioning_timeout_seconds": self.provisioning_timeout}
         if self.interruptible_price is not None:
             price = _amount(self.interruptible_price, "--interruptible-price")
             chosen["interruptible_price_per_gpu_hour"] = price
@@ -219,7 +251,7 @@ def offer_push(
     currency: CurrencyOpt,
     tier: Annotated[Tier, typer.Option(help="on_demand or interruptible.")],
     billing: Annotated[BillingGranularity, typer.Option(help="hour or second.")],
-    interruptible: Interruptible,
+    terms: OfferTerms,
     caller: Caller,
 ) -> None:
     """Offer GPU-hours (POST /v1/offers); the offer starts `pending`."""
@@ -231,7 +263,7 @@ def offer_push(
         "tier": tier.value,
         "billing": billing.value,
     }
-    body.update(interruptible.fields())
+    body.update(terms.fields())
     caller.show(caller.ask(lambda client: client.push_offer(body)), lambda o: offers_table([o]))
 
 

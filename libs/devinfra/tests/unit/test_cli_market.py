@@ -176,6 +176,7 @@ def test_offer_push_sends_the_offer_with_the_key(fake: FakeGateway) -> None:
         "currency": "USD",
         "tier": "on_demand",
         "billing": "hour",
+        "provisioning_timeout_seconds": 600,  # the API's default, sent as such
     }
     row = line_with(result.stdout, "01OFFER")
     assert "0.40 USD" in row
@@ -192,6 +193,22 @@ def test_offer_push_with_an_interruptible_price_and_a_notice(fake: FakeGateway) 
     assert body["interruption_notice_seconds"] == 300
     short = run(*args, "--notice", "30")
     assert short.exit_code == 2
+
+
+def test_offer_push_with_a_provisioning_timeout(fake: FakeGateway) -> None:
+    args = ["offer", "push", "--gpu", "rtx-4090", "--gpus", "8", "--price", "0.40"]
+    args += ["--currency", "USD", "--tier", "on_demand", "--billing", "hour", "--key", KEY]
+    ready = run(*args, "--provisioning-timeout", "0")
+    assert ready.exit_code == 0, ready.output
+    assert fake.body()["provisioning_timeout_seconds"] == 0
+    slow = run(*args, "--provisioning-timeout", "1800")
+    assert slow.exit_code == 0, slow.output
+    assert fake.body()["provisioning_timeout_seconds"] == 1800
+    sent = fake.body()
+    for seconds in ("30", "86401", "-1"):
+        refused = run(*args, "--provisioning-timeout", seconds)
+        assert refused.exit_code == 2, refused.output
+    assert fake.body() == sent  # nothing sent for a refused timeout
 
 
 def test_offer_list_shows_capacity_free_leased_and_both_prices(fake: FakeGateway) -> None:

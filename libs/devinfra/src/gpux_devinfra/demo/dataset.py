@@ -50,6 +50,7 @@ class DemoOffer:
             "tier": self.tier.value,
             "billing": self.billing.value,
             "region": region,
+            "provisioning_timeout_seconds": 0,  # the demo's machines are ready at the start
         }
         if self.interruptible_price is not None:
             body["interruptible_price_per_gpu_hour"] = self.interruptible_price

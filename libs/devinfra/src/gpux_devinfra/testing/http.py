@@ -80,8 +80,9 @@ THREE_CURRENCIES_IN_EUR = [("0.35", 2), ("0.354", 8), ("0.368", 4)]
 def offer_body(
     price: str, currency: str, gpus: int, *, gpu: str = "rtx-4090", **extra: Any
 ) -> dict[str, Any]:
-    """A ``POST /v1/offers`` body: on-demand and billed by the hour unless ``extra`` says
-    otherwise."""
+    """A ``POST /v1/offers`` body: on-demand, billed by the hour and ready at the lease's start
+    (provisioning timeout 0: charged from the trade, as before the delivery issue) unless
+    ``extra`` says otherwise."""
     return {
         "gpu": gpu,
         "gpus": gpus,
@@ -89,6 +90,7 @@ def offer_body(
         "currency": currency,
         "tier": "on_demand",
         "billing": "hour",
+        "provisioning_timeout_seconds": 0,
         **extra,
     }
 

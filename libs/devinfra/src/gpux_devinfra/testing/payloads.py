@@ -150,6 +150,7 @@ def offer_submitted(
         "currency": currency,
         "tier": Tier.ON_DEMAND,
         "billing": BillingGranularity.HOUR,
+        "provisioning_timeout_seconds": 0,  # ready at the lease's start
     }
     return OfferSubmitted(**(values | fields))
 
