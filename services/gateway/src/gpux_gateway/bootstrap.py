@@ -16,6 +16,7 @@ from pathlib import Path
 
 from faststream.kafka import KafkaRouter
 
+from gpux_gateway.adapters.postgres.account_events import PostgresAccountEventsLog
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.adapters.redis.balances import Balances
 from gpux_gateway.adapters.redis.market_data import MarketData
@@ -26,6 +27,8 @@ from gpux_gateway.entrypoints import http, kafka
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop, purge_loop
+from gpux_gateway.notifications import retention
+from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.streams.feed import PriceFeed
 from gpux_platform.compacted import load_end_offsets
 from gpux_platform.outbox import OutboxRelay
@@ -111,10 +114,13 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
 
     The door of writes follows the views' lag: this process's gauge when they run here, the
     view groups' committed offsets in Kafka when they run in ``views`` processes. The price
-    stream has one reader per process, which runs while a client listens.
+    stream has one reader per process, which runs while a client listens; so do the account
+    event streams (one ``LISTEN``), whose old events a timer deletes.
     """
     relay = OutboxRelay(runtime.pool, runtime.broker, runtime.settings, "gateway")
     prices = PriceFeed(MarketData(runtime.redis, runtime.settings))
+    account_events = AccountEventsFeed(PostgresAccountEventsLog(runtime.pool))
+    retention_s = gw.settings.account_events_retention_s
     views = gw.views
     routers = kafka.memory_view_routers(views)
     follow: Callable[[], Awaitable[None]]
@@ -126,13 +132,18 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
     return Wiring(
         routers=routers,
         http=list(http.ROUTERS),
-        tasks=[relay.run, lambda: purge_loop(gw), follow],
+        tasks=[
+            relay.run,
+            lambda: purge_loop(gw),
+            lambda: retention.purge_loop(gw.unit_of_work, retention_s),
+            follow,
+        ],
         on_started=[
             lambda: load_end_offsets(runtime.settings, views.catalog),
             lambda: load_end_offsets(runtime.settings, views.sessions),
             lambda: load_end_offsets(runtime.settings, views.books),
         ],
-        configure_app=lambda app: http.configure(app, gw, prices),
+        configure_app=lambda app: http.configure(app, gw, prices, account_events),
     )
 
 

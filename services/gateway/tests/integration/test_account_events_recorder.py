@@ -5,8 +5,10 @@ the streams are notified at the commit."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import pytest
@@ -29,6 +31,7 @@ pytestmark = pytest.mark.integration
 
 FILLED = AccountEventType.ORDER_FILLED
 UPDATED = AccountEventType.ORDER_UPDATED
+LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +154,33 @@ async def test_a_commit_that_recorded_events_notifies_the_streams(pool: asyncpg.
             assert await asyncio.wait_for(heard.get(), timeout=10) == CHANNEL
         finally:
             await listener.remove_listener(CHANNEL, listen)
+
+
+async def test_the_purge_keeps_recent_events_and_those_with_a_pending_delivery(
+    pool: asyncpg.Pool,
+) -> None:
+    alice = await an_account(pool)
+    endpoint = await an_endpoint(pool, alice, ["*"])
+    # Long before any other test's events: the purge takes no one else's.
+    old, pending, recent = (
+        dataclasses.replace(an_event(alice), created_at=LONG_AGO) for _ in "abc"
+    )
+    await record(pool, old, pending)
+    await pool.execute(
+        "UPDATE gateway.webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL"
+        " WHERE event_id = $1",
+        old.id,
+    )
+    await record(pool, dataclasses.replace(recent, created_at=LONG_AGO + timedelta(days=2)))
+    async with unit(pool) as uow:
+        removed = await uow.account_events.purge(LONG_AGO + timedelta(days=1), 100_000)
+        await uow.commit()
+    assert removed >= 1
+    kept = await pool.fetch(
+        "SELECT id FROM gateway.account_events WHERE account_id = $1 ORDER BY seq", alice
+    )
+    assert [r["id"] for r in kept] == [pending.id, recent.id]
+    deliveries = await pool.fetch(
+        "SELECT event_id FROM gateway.webhook_deliveries WHERE endpoint_id = $1", endpoint
+    )
+    assert sorted(r["event_id"] for r in deliveries) == sorted([pending.id, recent.id])

@@ -22,6 +22,8 @@ from gpux_gateway.entrypoints.write_door import WriteDoor
 from gpux_gateway.keys.endpoints import router as keys
 from gpux_gateway.leases.endpoints import router as leases
 from gpux_gateway.market.endpoints import router as market
+from gpux_gateway.notifications.endpoints import router as account_events
+from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
 from gpux_gateway.sessions.endpoints import router as sessions
@@ -41,6 +43,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     orders,
     admin,
     streams,
+    account_events,
     catalog,
     market,
     wallets,
@@ -49,11 +52,14 @@ ROUTERS: tuple[APIRouter, ...] = (
 """Every resource's routes, in the order the OpenAPI document lists them."""
 
 
-def configure(app: FastAPI, gw: Gateway, prices: PriceFeed) -> None:
-    """Keep the gateway and the price feed on the app; middleware: the door of writes, body
-    size limit, CORS for browser frontends."""
+def configure(
+    app: FastAPI, gw: Gateway, prices: PriceFeed, account_events: AccountEventsFeed
+) -> None:
+    """Keep the gateway, the price feed and the account events' feed on the app; middleware:
+    the door of writes, body size limit, CORS for browser frontends."""
     app.state.gateway = gw
     app.state.price_feed = prices
+    app.state.account_events = account_events
     # Innermost of these three: a write refused for overload is answered before its body
     # is read, with CORS headers still added by the outer middleware.
     app.add_middleware(WriteDoor, gate=gw.writes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Protocol
 
 from gpux_gateway.notifications.events import AccountEvent
@@ -17,4 +18,9 @@ class AccountEventsRepository(Protocol):
         Written when the unit of work commits, after the views, all of the unit's events in
         one statement; nothing in the same unit reads them back.
         """
+        ...
+
+    async def purge(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` events created before ``before`` whose deliveries are all
+        finished (with those deliveries); returns how many events."""
         ...

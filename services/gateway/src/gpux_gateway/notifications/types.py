@@ -1,34 +1,30 @@
 """The public account event types: the one list the stream, the webhooks and the API's
 validation of an endpoint's ``event_types`` take.
 
-Each type names what an account hears of, whose account hears it and what ``data`` holds
-(money as decimal strings, instants as ISO 8601 UTC, as the API shows them):
+Each type names what an account hears of and whose account hears it; ``data`` is the source
+event's payload as the API's JSON (``model_dump(mode="json")``: money as decimal strings,
+instants ISO 8601 UTC), so its fields are the contract's:
 
-- ``order.updated`` (buyer): an order's status changed. ``data``: ``order_id``, ``status``,
-  ``filled_gpus``, ``remaining_gpus``, ``reason``, ``shortfall``, ``shortfall_currency``.
-- ``order.filled`` (buyer): one fill of an order (a trade). ``data``: ``order_id``,
-  ``trade_id``, ``offer_id``, ``gpu``, ``tier``, ``gpus``, ``price_per_gpu_hour``,
-  ``currency``, ``billing``, ``hours``, ``executed_at``, ``starts_at``.
-- ``offer.updated`` (seller): an offer's status changed. ``data``: ``offer_id``, ``status``,
-  ``reason``, ``available_gpus``.
-- ``lease.opened`` (buyer and seller): a lease began. ``data``: the lease (``lease_id``,
-  ``order_id``, ``offer_id``, ``trade_id``, ``buyer_id``, ``seller_id``, ``gpu``, ``tier``,
-  ``gpus``, ``price_per_gpu_hour``, ``currency``, ``billing``, ``hours``, ``started_at``,
-  ``status``, ``provisioning_deadline``).
-- ``lease.provisioning`` (seller): a lease waits for the seller's access details; ``data``:
-  the lease, its deadline and the buyer's public keys.
+- ``order.updated`` (buyer): an order's status changed (``orders.status``'s
+  ``order.status_changed``: ``order_id``, ``buyer_id``, ``gpu``, ``status``, ``filled_gpus``,
+  ``remaining_gpus``, ``reason``, ``shortfall``, ``shortfall_currency``).
+- ``order.filled`` (buyer): one fill of an order (``trade.executed``: ``trade_id``,
+  ``order_id``, ``offer_id``, ``gpus``, ``price_per_gpu_hour``, ``currency``, ...).
+- ``offer.updated`` (seller): an offer's status or free GPUs changed
+  (``offer.status_changed``: ``offer_id``, ``status``, ``remaining_gpus``, ``reason``, ...).
+- ``lease.opened`` (buyer and seller): a lease began (``lease.opened``).
+- ``lease.provisioning`` (seller): a lease waits for the seller's access details (its
+  deadline, the buyer's public keys).
 - ``lease.ready`` (buyer and seller): the seller posted access; charging starts.
-- ``lease.failed`` (buyer and seller): the lease could not be delivered; nothing charged.
-- ``lease.low_balance`` (buyer): the buyer's funds ran low for a lease. ``data``:
-  ``lease_id``, ``currency``, ``available``, ``noticed_at``.
-- ``lease.interruption_notice`` (buyer and seller): an interruptible lease will be
-  interrupted. ``data``: ``lease_id``, ``interrupt_at``, ``reason``, ``noticed_at``.
-- ``lease.ended`` (buyer and seller): a lease ended for good. ``data``: ``lease_id``,
-  ``reason``, ``ended_at``, ``charged_seconds``, ``total_cost``, ``currency``, ``failure``,
-  ``detail``.
-- ``balance.updated`` (the wallet's account): a wallet's balance changed. ``data``:
-  ``currency``, ``available``, ``held``, ``as_of``.
-- ``payout.updated`` (seller): a payout was requested or its status changed.
+- ``lease.failed`` (buyer and seller): the lease was never delivered; nothing charged.
+- ``lease.low_balance`` (buyer): the wallet covers little of a lease (``lease.low_balance``).
+- ``lease.interruption_notice`` (buyer and seller): an interruptible lease will end
+  (``lease.interruption_notice``: ``interrupt_at``, ``cause``, ...).
+- ``lease.ended`` (buyer and seller): a lease ended for good, whatever the reason
+  (``lease.ended``: ``reason``, ``ended_at``, final ``totals``, ``failure``, ...).
+- ``balance.updated`` (the wallet's account): a wallet's balance changed
+  (``balance.changed``: ``currency``, ``available``, ``held``, ``as_of``).
+- ``payout.updated`` (seller): a payout was requested or decided.
 
 Charges (``lease.charged``, ``leases.settled``) are not account events: too many.
 """

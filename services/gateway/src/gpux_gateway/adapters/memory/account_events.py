@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from gpux_gateway.adapters.memory.state import GatewayState
 from gpux_gateway.notifications.events import AccountEvent
 
@@ -17,3 +19,13 @@ class MemoryAccountEvents:
         """Record each event whose id is not recorded yet."""
         for event in events:
             self._state.account_events.setdefault(event.id, event)
+
+    async def purge(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` events created before ``before``, oldest first."""
+        old = sorted(
+            (e for e in self._state.account_events.values() if e.created_at < before),
+            key=lambda e: e.created_at,
+        )[:limit]
+        for event in old:
+            del self._state.account_events[event.id]
+        return len(old)
