@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 
 from pydantic import Field, SecretStr, model_validator
 
+from gpux_contracts.payouts import DEFAULT_MINIMUM
 from gpux_platform.settings import Environment, GpuxSettings
 
 DEV_PEPPER = "gpux-dev-pepper-change-me-in-production"
@@ -49,6 +51,12 @@ class GatewaySettings(GpuxSettings):
     rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
     anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
     idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
+    payout_minimum: Decimal = Field(
+        default=Decimal(DEFAULT_MINIMUM),
+        ge=0,
+        description="The smallest payout a seller may ask for, the same number in every"
+        " currency (billing's `GPUX_PAYOUT_MINIMUM` too: set both alike).",
+    )
     account_events_retention_s: int = Field(
         default=7 * 86_400,
         ge=3600,

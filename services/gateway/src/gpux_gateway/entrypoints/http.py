@@ -26,6 +26,7 @@ from gpux_gateway.notifications.endpoints import router as account_events
 from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.offers.endpoints import router as offers
 from gpux_gateway.orders.endpoints import router as orders
+from gpux_gateway.payouts.endpoints import router as payouts
 from gpux_gateway.sessions.endpoints import router as sessions
 from gpux_gateway.ssh_keys.endpoints import router as ssh_keys
 from gpux_gateway.streams.endpoints import router as streams
@@ -48,6 +49,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     market,
     wallets,
     leases,
+    payouts,
 )
 """Every resource's routes, in the order the OpenAPI document lists them."""
 

@@ -21,6 +21,7 @@ from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_LEASES,
     BILLING_LEDGER,
+    BILLING_PAYOUTS,
     CATALOG_GPUS,
     CATALOG_MODELS,
     KEYS,
@@ -53,6 +54,7 @@ GROUPS: Mapping[Topic, str] = {
     BILLING_LEASES: "gateway.leases",
     BILLING_LEDGER: "gateway.ledger",
     BILLING_BALANCES: "gateway.balances",
+    BILLING_PAYOUTS: "gateway.payouts",
 }
 """The consumer group of each topic whose events keep a PostgreSQL view."""
 

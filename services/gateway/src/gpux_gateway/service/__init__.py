@@ -28,11 +28,13 @@ from gpux_contracts.orders import (
     OrderStatusChanged,
     TradeExecuted,
 )
+from gpux_contracts.payouts import PayoutStatusChanged
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_LEASES,
     BILLING_LEDGER,
+    BILLING_PAYOUTS,
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_BOOK,
@@ -40,7 +42,7 @@ from gpux_contracts.topics import (
     PRICING_OFFERS,
     Topic,
 )
-from gpux_gateway.service import balances, leases, ledger, offers, orders
+from gpux_gateway.service import balances, leases, ledger, offers, orders, payouts
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.batches import Handler
 
@@ -60,4 +62,5 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
     },
     BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},
     BILLING_BALANCES: {BalanceChanged: balances.on_changed},
+    BILLING_PAYOUTS: {PayoutStatusChanged: payouts.on_status_changed},
 }

@@ -13,6 +13,7 @@ from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
 from gpux_gateway.notifications.repository import AccountEventsRepository
 from gpux_gateway.offers.repository import OffersRepository
 from gpux_gateway.orders.repository import OrdersRepository
+from gpux_gateway.payouts.repository import PayoutsRepository
 from gpux_gateway.service.idempotency import IdempotencyRepository
 from gpux_gateway.sessions.repository import SessionsRepository
 from gpux_gateway.ssh_keys.repository import SshKeysRepository
@@ -63,6 +64,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def ledger(self) -> LedgerRepository:
         """Accounts' statement lines."""
+        ...
+
+    @property
+    def payouts(self) -> PayoutsRepository:
+        """Sellers' payouts."""
         ...
 
     @property

@@ -14,6 +14,7 @@ from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
 from gpux_gateway.notifications.events import AccountEvent
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.payouts.repository import PayoutRow
 from gpux_gateway.sessions.repository import SessionRow
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
@@ -32,6 +33,7 @@ class GatewayState:
     leases: dict[str, LeaseRow] = field(default_factory=dict)
     ledger: dict[tuple[str, str, str, str], LedgerLineRow] = field(default_factory=dict)
     """By (transfer id, owner, currency, account kind), as the table's unique key."""
+    payouts: dict[str, PayoutRow] = field(default_factory=dict)
     responses: dict[tuple[str, str], tuple[StoredResponse, datetime]] = field(default_factory=dict)
     account_events: dict[str, AccountEvent] = field(default_factory=dict)
     """By id, in the order recorded."""

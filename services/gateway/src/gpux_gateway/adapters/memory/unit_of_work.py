@@ -9,6 +9,7 @@ from gpux_gateway.adapters.memory.account_events import MemoryAccountEvents
 from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
+from gpux_gateway.adapters.memory.payouts import MemoryPayouts
 from gpux_gateway.adapters.memory.sessions import MemorySessions
 from gpux_gateway.adapters.memory.ssh_keys import MemorySshKeys
 from gpux_gateway.adapters.memory.state import GatewayState
@@ -35,6 +36,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     orders: MemoryOrders
     leases: MemoryLeases
     ledger: MemoryLedger
+    payouts: MemoryPayouts
     idempotency: MemoryIdempotency
     account_events: MemoryAccountEvents
 
@@ -62,6 +64,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.orders = MemoryOrders(state)
         self.leases = MemoryLeases(state)
         self.ledger = MemoryLedger(state)
+        self.payouts = MemoryPayouts(state)
         self.idempotency = MemoryIdempotency(state)
         self.account_events = MemoryAccountEvents(state)
 

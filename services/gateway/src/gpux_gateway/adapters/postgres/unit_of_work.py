@@ -14,6 +14,7 @@ from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
 from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
+from gpux_gateway.adapters.postgres.payouts import PostgresPayouts
 from gpux_gateway.adapters.postgres.sessions import PostgresSessions
 from gpux_gateway.adapters.postgres.ssh_keys import PostgresSshKeys
 from gpux_platform.broker import Outgoing
@@ -42,6 +43,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     orders: PostgresOrders
     leases: PostgresLeases
     ledger: PostgresLedger
+    payouts: PostgresPayouts
     idempotency: PostgresIdempotency
     account_events: PostgresAccountEvents
 
@@ -66,6 +68,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         self.orders = PostgresOrders(conn, self._deferred)
         self.leases = PostgresLeases(conn, self._deferred)
         self.ledger = PostgresLedger(conn, self._deferred)
+        self.payouts = PostgresPayouts(conn, self._deferred)
         self.idempotency = PostgresIdempotency(conn)
         self.account_events = PostgresAccountEvents(conn)
 
