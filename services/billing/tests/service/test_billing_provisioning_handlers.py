@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gpux_billing.service import settlement
+from gpux_billing.service import locking, settlement
 from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.events import Envelope, wrap
 from gpux_contracts.leases import LeaseFailureReported, LeaseReadyReported, LeaseStopRequested
@@ -27,7 +27,7 @@ from gpux_contracts.topics import (
 )
 from gpux_devinfra.testing.payloads import interruption_requested, order_placed, trade_executed
 
-from .billing_desk import T0, Desk
+from .billing_desk import T0, Desk, batch_and_alone
 
 pytestmark = pytest.mark.unit
 
@@ -361,3 +361,47 @@ async def test_a_report_before_a_trade_without_a_timeout_changes_nothing(desk: D
     assert desk.published("lease.ended") == []
     assert desk.published("lease.ready") == []
     assert len(desk.charged()) == 1
+
+
+# Batches --------------------------------------------------------------------------------------
+
+
+def test_a_batch_locks_the_leases_its_reports_change_and_their_buyers() -> None:
+    reports: list[Envelope[Any]] = [
+        wrap(
+            LeaseFailureReported(lease_id="l2", buyer_id="b2", seller_id="s1", reported_at=T0),
+            producer="gateway",
+            occurred_at=T0,
+        ),
+        wrap(
+            LeaseReadyReported(lease_id="l1", buyer_id="b1", seller_id="s1", reported_at=T0),
+            producer="gateway",
+            occurred_at=T0,
+        ),
+    ]
+    assert locking.stopped(reports) == ["l1", "l2"]
+    assert locking.owners(reports) == ["b1", "b2"]
+
+
+async def test_reports_in_one_batch_end_as_they_would_one_by_one() -> None:
+    batch, alone = Desk(), Desk()
+    for desk in (batch, alone):
+        await leased(desk, "L1")
+        await leased(desk, "L2", billing="second")
+        desk.clock.advance(timedelta(seconds=30))
+    events = [
+        ready(batch, "L1"),
+        failure(batch, "L2"),
+        ready(batch, "L1"),  # not provisioning any more
+        failure(batch, "L3"),  # not opened yet: kept
+    ]
+
+    async def state(desk: Desk) -> Any:
+        leases = [await desk.uow.leases.get(i) for i in ("L1", "L2")]
+        return leases, await desk.funds("b1"), desk.uow.state.pending_reports
+
+    await batch_and_alone(batch, alone, BILLING_COMMANDS, events, state)
+    assert [e["lease_id"] for e in batch.published("lease.ready")] == ["L1"]
+    assert [(e["lease_id"], e["reason"]) for e in batch.published("lease.ended")] == [
+        ("L2", "failed")
+    ]

@@ -1,0 +1,132 @@
+"""The lease's delivery lifecycle on the real stack: billing runs in-process (its clock 30
+times the wall clock's), trades and the seller's reports go in through Kafka, and the lease's
+events come out on ``billing.leases`` and ``capacity.commands``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+import pytest
+
+from gpux_billing.bootstrap import SPEC
+from gpux_billing.domain.ledger import AccountKind
+from gpux_contracts.ids import new_id
+from gpux_contracts.leases import LeaseReadyReported
+from gpux_contracts.money import Currency
+from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.topics import (
+    BILLING_BALANCES,
+    BILLING_COMMANDS,
+    CAPACITY_COMMANDS,
+    MARKET_TRADES,
+    ORDERS_BOOK,
+    ORDERS_COMMANDS,
+)
+from gpux_devinfra.testing.kafka import published
+from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, trade_executed
+from gpux_devinfra.testing.services import running
+from gpux_platform.settings import GpuxSettings
+
+from .lease_feed import balance, lease_events, of_type, send
+
+pytestmark = pytest.mark.integration
+
+SPEED = 30
+
+
+@pytest.fixture(scope="module")
+async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
+    async with running(
+        SPEC,
+        module_settings,
+        dev_topups=True,
+        clock_speed=SPEED,
+        clock_epoch=datetime.now(UTC),
+        settle_every_s=60,
+        settle_tick_s=0.2,
+    ) as (_, settings):
+        yield settings
+
+
+async def leased(settings: GpuxSettings, timeout_s: int) -> TradeExecuted:
+    """A new buyer with 10 USD, an order of 2 GPUs funded at 2.00 (4.00 held), and the trade
+    of an hourly lease at 1.80 whose offer gives ``timeout_s`` to provision."""
+    buyer = f"b{new_id()}"
+    await send(settings, BILLING_COMMANDS, buyer, credit_requested(buyer, "10", credit_id=new_id()))
+    booked = await published(
+        settings, BILLING_BALANCES, lambda b: b["payload"]["account_id"] == buyer, 0.2, 30
+    )
+    assert booked, "billing did not book the credit"
+    order = order_placed(buyer_id=buyer, gpus=2, price="2.00")
+    await send(settings, ORDERS_COMMANDS, GPU, order)
+
+    def funded(body: dict[str, Any]) -> bool:
+        payload = body["payload"]
+        return bool(
+            body["event_type"] == "order.funded" and payload["order"]["order_id"] == order.order_id
+        )
+
+    assert await published(settings, ORDERS_BOOK, funded, settle_s=0.2), "not funded"
+    executed = trade_executed(
+        order_id=order.order_id,
+        offer_id=new_id(),
+        buyer_id=buyer,
+        seller_id=f"s{new_id()}",
+        gpus=2,
+        price="1.80",
+        executed_at=settings.clock().now(),
+        provisioning_timeout_seconds=timeout_s,
+    )
+    await send(settings, MARKET_TRADES, GPU, executed, "matching")
+    return executed
+
+
+async def test_a_ready_report_through_kafka_makes_the_lease_ready_then_charged(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    executed = await leased(billing, 3600)
+    events = await lease_events(billing, executed.trade_id, "lease.opened")
+    (opened,) = of_type(events, "lease.opened")
+    deadline = executed.executed_at + timedelta(hours=1)
+    assert datetime.fromisoformat(opened["provisioning_deadline"]) == deadline
+    assert of_type(events, "lease.charged") == []
+    report = LeaseReadyReported(
+        lease_id=executed.trade_id,
+        buyer_id=executed.buyer_id,
+        seller_id=executed.seller_id,
+        reported_at=billing.clock().now(),
+    )
+    await send(billing, BILLING_COMMANDS, executed.buyer_id, report)
+    events = await lease_events(billing, executed.trade_id, "lease.charged")
+    kinds = [e["event_type"] for e in events]
+    assert kinds == ["lease.opened", "lease.ready", "lease.charged"], kinds
+    (ready,) = of_type(events, "lease.ready")
+    (charge,) = of_type(events, "lease.charged")
+    assert charge["period_start"] == ready["ready_at"]
+    assert Decimal(charge["amount"]) == Decimal("3.6")
+    held = await balance(pool, executed.buyer_id, Currency.USD, AccountKind.HELD)
+    assert held == 400_000  # 4.00 held, 3.60 of it paid the first hour
+
+
+async def test_a_lease_not_ready_by_its_deadline_fails_and_gives_its_gpus_back(
+    billing: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    executed = await leased(billing, 60)  # two wall-clock seconds
+    events = await lease_events(billing, executed.trade_id, "lease.ended")
+    (ended,) = of_type(events, "lease.ended")
+    assert (ended["reason"], ended["failure"]) == ("failed", "provisioning_timeout")
+    assert Decimal(ended["totals"]["total_charged"]) == 0
+    assert of_type(events, "lease.charged") + of_type(events, "leases.settled") == []
+
+    def release(body: dict[str, Any]) -> bool:
+        return bool(body["payload"]["lease_id"] == executed.trade_id)
+
+    (record,) = await published(billing, CAPACITY_COMMANDS, release, 0.2, 30)
+    assert record.body["payload"]["reason"] == "failed"
+    buyer = executed.buyer_id
+    assert await balance(pool, buyer, Currency.USD, AccountKind.AVAILABLE) == 10_000_000
+    assert await balance(pool, buyer, Currency.USD, AccountKind.HELD) == 0
