@@ -211,6 +211,19 @@ class ApiClient:
         items: list[dict[str, Any]] = self._call("GET", "/v1/accounts/me/earnings")["items"]
         return items
 
+    def request_payout(
+        self, body: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Ask for a payout of the seller's payable earnings (POST /v1/payouts)."""
+        answer: dict[str, Any] = self._call(
+            "POST", "/v1/payouts", json=body, headers=_idempotent(idempotency_key)
+        )
+        return answer
+
+    def payouts(self) -> list[dict[str, Any]]:
+        """Every payout of the seller, oldest first (GET /v1/payouts, all pages)."""
+        return self._pages("/v1/payouts")
+
 
 def _problem_type(response: httpx.Response) -> str:
     """The ``type`` of a problem+json answer ("" for anything else)."""

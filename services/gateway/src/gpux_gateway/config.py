@@ -51,6 +51,12 @@ class GatewaySettings(GpuxSettings):
     rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
     anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
     idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
+    account_events_retention_s: int = Field(
+        default=7 * 86_400,
+        ge=3600,
+        description="How long account events are kept (for streams resuming and webhooks'"
+        " logs); one with a webhook delivery still pending is kept until it is finished.",
+    )
     payout_minimum: Decimal = Field(
         default=Decimal(DEFAULT_MINIMUM),
         ge=0,
