@@ -90,6 +90,29 @@ class GatewaySettings(GpuxSettings):
         default=1, ge=1, le=60, description="`Retry-After` of a write refused for overload."
     )
     cors_origins: list[str] = Field(default_factory=list)
+    webhooks_allow_private: bool = Field(
+        default=False,
+        description="Webhook endpoints may be http and target private, loopback or other"
+        " non-public addresses (development and tests only).",
+    )
+    webhooks_retry_base_s: float = Field(
+        default=30.0, gt=0, description="A failed delivery's first retry delay (doubling)."
+    )
+    webhooks_retry_cap_s: float = Field(
+        default=6 * 3600.0, gt=0, description="The longest delay between a delivery's attempts."
+    )
+    webhooks_retry_for_s: float = Field(
+        default=72 * 3600.0,
+        gt=0,
+        description="How long after its first attempt a delivery is retried; an endpoint"
+        " failing that long without a success is disabled.",
+    )
+    webhooks_poll_s: float = Field(
+        default=1.0, gt=0, description="How often the dispatcher looks for due deliveries."
+    )
+    webhooks_parallel: int = Field(
+        default=16, ge=1, description="Deliveries the dispatcher sends at once (per process)."
+    )
 
     @model_validator(mode="after")
     def _views_port(self) -> GatewaySettings:

@@ -33,6 +33,7 @@ from gpux_gateway.streams.endpoints import router as streams
 from gpux_gateway.streams.feed import PriceFeed
 from gpux_gateway.wallets.endpoints import router as wallets
 from gpux_gateway.webapp import mount as mount_web_app
+from gpux_gateway.webhooks.endpoints import router as webhooks
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -50,6 +51,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     wallets,
     leases,
     payouts,
+    webhooks,
 )
 """Every resource's routes, in the order the OpenAPI document lists them."""
 

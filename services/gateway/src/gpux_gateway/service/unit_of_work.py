@@ -17,6 +17,7 @@ from gpux_gateway.payouts.repository import PayoutsRepository
 from gpux_gateway.service.idempotency import IdempotencyRepository
 from gpux_gateway.sessions.repository import SessionsRepository
 from gpux_gateway.ssh_keys.repository import SshKeysRepository
+from gpux_gateway.webhooks.repository import WebhooksRepository
 from gpux_platform.unit_of_work import UnitOfWork
 
 
@@ -79,6 +80,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def account_events(self) -> AccountEventsRepository:
         """Each account's own events (with their webhook deliveries), recorded at the commit."""
+        ...
+
+    @property
+    def webhooks(self) -> WebhooksRepository:
+        """Accounts' webhook endpoints, their deliveries and attempts."""
         ...
 
 

@@ -17,6 +17,7 @@ from gpux_gateway.orders.repository import FillRow, OrderRow
 from gpux_gateway.payouts.repository import PayoutRow
 from gpux_gateway.sessions.repository import SessionRow
 from gpux_gateway.ssh_keys.repository import SshKeyRow
+from gpux_gateway.webhooks.repository import AttemptRow, DeliveryRow, EndpointRow, WebhookEvent
 
 
 @dataclass
@@ -37,6 +38,12 @@ class GatewayState:
     responses: dict[tuple[str, str], tuple[StoredResponse, datetime]] = field(default_factory=dict)
     account_events: dict[str, AccountEvent] = field(default_factory=dict)
     """By id, in the order recorded."""
+    webhook_endpoints: dict[str, EndpointRow] = field(default_factory=dict)
+    webhook_deliveries: dict[str, DeliveryRow] = field(default_factory=dict)
+    webhook_attempts: dict[str, list[AttemptRow]] = field(default_factory=dict)
+    """By delivery id, oldest first."""
+    webhook_events: dict[str, WebhookEvent] = field(default_factory=dict)
+    """The events of the deliveries ``MemoryWebhooks.enqueue`` queued."""
     sequence: int = 0
     """The last ``seq`` given to a fill or a statement line (PostgreSQL's bigserial)."""
 

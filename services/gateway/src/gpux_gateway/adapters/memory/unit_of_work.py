@@ -13,6 +13,7 @@ from gpux_gateway.adapters.memory.payouts import MemoryPayouts
 from gpux_gateway.adapters.memory.sessions import MemorySessions
 from gpux_gateway.adapters.memory.ssh_keys import MemorySshKeys
 from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.webhooks import MemoryWebhooks
 from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock, ManualClock
 from gpux_platform.unit_of_work import MemoryUnitOfWork
@@ -39,6 +40,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     payouts: MemoryPayouts
     idempotency: MemoryIdempotency
     account_events: MemoryAccountEvents
+    webhooks: MemoryWebhooks
 
     def __init__(
         self,
@@ -67,6 +69,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.payouts = MemoryPayouts(state)
         self.idempotency = MemoryIdempotency(state)
         self.account_events = MemoryAccountEvents(state)
+        self.webhooks = MemoryWebhooks(state)
 
     async def commit(self) -> None:
         """Keep the state, publish the queued events, and tell ``committed`` of them."""

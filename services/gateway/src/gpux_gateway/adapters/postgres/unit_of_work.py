@@ -17,6 +17,7 @@ from gpux_gateway.adapters.postgres.orders import PostgresOrders
 from gpux_gateway.adapters.postgres.payouts import PostgresPayouts
 from gpux_gateway.adapters.postgres.sessions import PostgresSessions
 from gpux_gateway.adapters.postgres.ssh_keys import PostgresSshKeys
+from gpux_gateway.adapters.postgres.webhooks import PostgresWebhooks
 from gpux_platform.broker import Outgoing
 from gpux_platform.clock import Clock
 from gpux_platform.unit_of_work import PostgresUnitOfWork
@@ -46,6 +47,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     payouts: PostgresPayouts
     idempotency: PostgresIdempotency
     account_events: PostgresAccountEvents
+    webhooks: PostgresWebhooks
 
     def __init__(
         self, pool: asyncpg.Pool, clock: Clock, committed: Committed | None = None
@@ -71,6 +73,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         self.payouts = PostgresPayouts(conn, self._deferred)
         self.idempotency = PostgresIdempotency(conn)
         self.account_events = PostgresAccountEvents(conn)
+        self.webhooks = PostgresWebhooks(conn)
 
     async def commit(self) -> None:
         """Write the deferred statements, the account events, then the outbox rows, and commit."""
