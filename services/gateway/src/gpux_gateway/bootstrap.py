@@ -27,6 +27,7 @@ from gpux_gateway.entrypoints import http, kafka
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop, purge_loop
+from gpux_gateway.entrypoints.webhooks import dispatch_loop
 from gpux_gateway.notifications import retention
 from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.streams.feed import PriceFeed
@@ -137,6 +138,7 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
             lambda: purge_loop(gw),
             lambda: retention.purge_loop(gw.unit_of_work, retention_s),
             follow,
+            lambda: dispatch_loop(gw, runtime.pool),
         ],
         on_started=[
             lambda: load_end_offsets(runtime.settings, views.catalog),

@@ -1,0 +1,163 @@
+"""Routes under /v1/webhook-endpoints: the calling account's webhook endpoints and their
+delivery logs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from gpux_gateway.adapters.webhook_sender import WebhookTargets
+from gpux_gateway.domain import webhooks as rules
+from gpux_gateway.domain.access import Principal, Scope
+from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
+from gpux_gateway.entrypoints.idempotency import IdempotencyDep
+from gpux_gateway.entrypoints.schemas import (
+    Cursor,
+    Page,
+    ResourceId,
+    field_error,
+    problem_responses,
+)
+from gpux_gateway.notifications.types import ACCOUNT_EVENT_TYPES
+from gpux_gateway.service.access import account_id_for
+from gpux_gateway.webhooks import service
+from gpux_gateway.webhooks.schemas import (
+    NewWebhookEndpoint,
+    WebhookDeliveryOut,
+    WebhookEndpointChange,
+    WebhookEndpointOut,
+    WebhookEndpointWithSecret,
+)
+
+router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
+Limit = Annotated[int, Query(ge=1, le=100)]
+
+
+def _manager(who: Principal) -> str:
+    return account_id_for(who, Scope.KEYS_MANAGE)
+
+
+def _reader(who: Principal) -> str:
+    return account_id_for(who, Scope.READ)
+
+
+async def _url(gw: GatewayDep, url: str) -> str:
+    refusal = await WebhookTargets(allow_private=gw.settings.webhooks_allow_private).refusal(url)
+    if refusal is not None:
+        raise field_error(("body", "url"), refusal)
+    return url
+
+
+def _types(types: list[str]) -> tuple[str, ...]:
+    error = rules.event_types_error(types, ACCOUNT_EVENT_TYPES)
+    if error is not None:
+        raise field_error(("body", "event_types"), error)
+    return rules.subscription(types)
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=WebhookEndpointWithSecret,
+    summary="Add a webhook endpoint (its secret is shown once)",
+)
+async def create_endpoint(
+    *,
+    body: NewWebhookEndpoint,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+    idem: IdempotencyDep,
+) -> JSONResponse:
+    account_id = _manager(who)
+    types = _types(body.event_types)
+    once = idem.once(body, scope=account_id)
+    url = await _url(gw, body.url)
+    outcome = await service.create(
+        uow, account_id, url=url, event_types=types, description=body.description, once=once
+    )
+    created = outcome.body.get("id") if 200 <= outcome.status_code < 300 else None
+    shown = await service.secret(uow, account_id, created) if created else None
+    return idem.answer(outcome, reveal={"secret": shown} if shown else None)
+
+
+@router.get("", response_model=Page[WebhookEndpointOut], summary="The account's webhook endpoints")
+async def list_endpoints(
+    who: PrincipalDep, uow: UnitOfWorkDep, limit: Limit = 50, cursor: Cursor = None
+) -> Page[WebhookEndpointOut]:
+    return await service.page(uow, _reader(who), limit=limit, cursor=cursor)
+
+
+@router.get("/{endpoint_id}", response_model=WebhookEndpointOut, summary="One webhook endpoint")
+async def get_endpoint(
+    endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> WebhookEndpointOut:
+    return await service.get(uow, _reader(who), endpoint_id)
+
+
+@router.patch(
+    "/{endpoint_id}",
+    response_model=WebhookEndpointOut,
+    summary="Change a webhook endpoint (status enabled: re-enable it)",
+)
+async def update_endpoint(
+    endpoint_id: ResourceId,
+    body: WebhookEndpointChange,
+    who: PrincipalDep,
+    gw: GatewayDep,
+    uow: UnitOfWorkDep,
+) -> WebhookEndpointOut:
+    account_id = _manager(who)
+    types = _types(body.event_types) if body.event_types is not None else None
+    if body.url is not None:
+        await _url(gw, body.url)
+    return await service.update(uow, account_id, endpoint_id, body, types)
+
+
+@router.delete("/{endpoint_id}", status_code=204, summary="Delete a webhook endpoint")
+async def delete_endpoint(
+    endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> Response:
+    await service.delete(uow, _manager(who), endpoint_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/{endpoint_id}/rotate-secret",
+    response_model=WebhookEndpointWithSecret,
+    summary="Replace the endpoint's signing secret (the new one is shown once)",
+)
+async def rotate_secret(
+    endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> WebhookEndpointWithSecret:
+    return await service.rotate_secret(uow, _manager(who), endpoint_id)
+
+
+@router.get(
+    "/{endpoint_id}/deliveries",
+    response_model=Page[WebhookDeliveryOut],
+    summary="The endpoint's delivery log, newest first",
+)
+async def list_deliveries(
+    endpoint_id: ResourceId,
+    who: PrincipalDep,
+    uow: UnitOfWorkDep,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Page[WebhookDeliveryOut]:
+    return await service.deliveries(uow, _reader(who), endpoint_id, limit=limit, cursor=cursor)
+
+
+@router.post(
+    "/{endpoint_id}/deliveries/{delivery_id}/redeliver",
+    status_code=202,
+    response_model=WebhookDeliveryOut,
+    summary="Send a delivery again, now",
+    responses=problem_responses((409, "The endpoint is disabled")),
+)
+async def redeliver(
+    endpoint_id: ResourceId, delivery_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> WebhookDeliveryOut:
+    return await service.redeliver(uow, _manager(who), endpoint_id, delivery_id)
