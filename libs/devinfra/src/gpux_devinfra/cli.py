@@ -21,7 +21,7 @@ from gpux_contracts.offers import (
     Tier,
 )
 from gpux_contracts.orders import OrderTier
-from gpux_devinfra import cli_demo, cli_leases, cli_payouts, infra
+from gpux_devinfra import cli_demo, cli_events, cli_leases, cli_payouts, infra
 from gpux_devinfra.api_client import DEFAULT_API_URL
 from gpux_devinfra.catalog_tables import breakdown_table, fits_table, gpu_table
 from gpux_devinfra.cli_support import ApiUrl, AsJson, Caller, ask, grouped_options, show
@@ -397,6 +397,7 @@ def topup_command(
 
 cli_leases.register(app)
 cli_payouts.register(app)
+cli_events.register(app)
 cli_demo.register(app)
 
 
