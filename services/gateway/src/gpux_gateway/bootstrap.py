@@ -26,7 +26,12 @@ from gpux_gateway.domain.backpressure import Capacity
 from gpux_gateway.entrypoints import http, kafka
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
-from gpux_gateway.entrypoints.loops import group_lag_loop, lag_loop, purge_loop
+from gpux_gateway.entrypoints.loops import (
+    erase_access_loop,
+    group_lag_loop,
+    lag_loop,
+    purge_loop,
+)
 from gpux_gateway.entrypoints.webhooks import dispatch_loop
 from gpux_gateway.notifications import retention
 from gpux_gateway.notifications.feed import AccountEventsFeed
@@ -137,6 +142,7 @@ def api_wiring(runtime: Runtime, gw: Gateway, *, with_views: bool) -> Wiring:
             relay.run,
             lambda: purge_loop(gw),
             lambda: retention.purge_loop(gw.unit_of_work, retention_s),
+            lambda: erase_access_loop(gw),
             follow,
             lambda: dispatch_loop(gw, runtime.pool),
         ],

@@ -8,9 +8,12 @@ from enum import StrEnum
 from pydantic import Field, SecretStr, model_validator
 
 from gpux_contracts.payouts import DEFAULT_MINIMUM
+from gpux_gateway.domain.handoff import AccessKeyError, parse_keyring
 from gpux_platform.settings import Environment, GpuxSettings
 
 DEV_PEPPER = "gpux-dev-pepper-change-me-in-production"
+DEV_ACCESS_KEYS = "dev:Z3B1eC1kZXYtYWNjZXNzLWtleS1ub3QtZm9yLXByb2Q="
+"""The access key outside prod (32 known bytes: prod refuses it)."""
 VIEWS_HTTP_PORT = 8105
 """Where a ``views`` process answers health and metrics unless ``GPUX_HTTP_PORT`` says."""
 
@@ -48,15 +51,19 @@ class GatewaySettings(GpuxSettings):
     key_pepper: SecretStr = Field(
         default=SecretStr(DEV_PEPPER), description="Server secret that API key digests use."
     )
+    access_keys: SecretStr = Field(
+        default=SecretStr(DEV_ACCESS_KEYS),
+        description="AES-256-GCM keys of lease access details: `kid:base64(32 bytes)`,"
+        " comma-separated; the first seals, all open (rotation: put the new key first).",
+    )
+    access_retention_s: int = Field(
+        default=86_400,
+        ge=0,
+        description="How long access details are kept after their lease ended or failed.",
+    )
     rate_limit: str = Field(default="600/minute", description="Per API key, `limits` notation.")
     anonymous_rate_limit: str = Field(default="30/minute", description="Per client address.")
     idempotency_ttl_h: int = Field(default=48, ge=24, le=24 * 30)
-    account_events_retention_s: int = Field(
-        default=7 * 86_400,
-        ge=3600,
-        description="How long account events are kept (for streams resuming and webhooks'"
-        " logs); one with a webhook delivery still pending is kept until it is finished.",
-    )
     payout_minimum: Decimal = Field(
         default=Decimal(DEFAULT_MINIMUM),
         ge=0,
@@ -130,6 +137,16 @@ class GatewaySettings(GpuxSettings):
             and self.key_pepper.get_secret_value() == DEV_PEPPER
         ):
             raise ValueError("GPUX_KEY_PEPPER must be set in prod (the dev default is refused)")
+        if (
+            self.env is Environment.PROD
+            and self.gateway_role is not GatewayRole.VIEWS
+            and DEV_ACCESS_KEYS in self.access_keys.get_secret_value()
+        ):
+            raise ValueError("GPUX_ACCESS_KEYS must be set in prod (the dev key is refused)")
+        try:
+            parse_keyring(self.access_keys.get_secret_value())
+        except AccessKeyError as exc:
+            raise ValueError(f"GPUX_ACCESS_KEYS: {exc}") from None
         if self.admin_key is not None and len(self.admin_key.get_secret_value()) < 32:
             raise ValueError("GPUX_ADMIN_KEY must be at least 32 characters")
         return self

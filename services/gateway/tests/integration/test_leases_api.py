@@ -127,6 +127,10 @@ def _shown_running(lease: LeaseOpened, buyer_id: str, seller_id: str) -> dict[st
         "interrupt_at": None,
         "interruption_cause": None,
         "interruption_noticed_at": None,
+        "provisioning_deadline": None,
+        "ready_at": None,
+        "failure": None,
+        "failure_detail": "",
     }
 
 

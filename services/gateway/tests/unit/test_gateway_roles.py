@@ -110,7 +110,8 @@ async def test_all_runs_the_api_and_the_view_consumers_with_the_lag_of_its_gauge
     assert set(groups(wiring)) - {None} == VIEW_GROUPS
     assert list(wiring.http) == list(http.ROUTERS)
     assert wiring.configure_app is not None
-    assert len(wiring.tasks) == 4  # outbox relay, purge, account events' retention, lag
+    assert len(wiring.tasks) == 6  # outbox relay, purge, account events' retention, access
+    # erasure, lag, webhooks
     assert loops(wiring) == [lag_loop]
 
 
@@ -123,7 +124,7 @@ async def test_api_joins_no_view_group_and_reads_their_lag_from_kafka(
     assert set(read) == {None}  # no consumer group at all: never gateway.orders-status
     assert list(wiring.http) == list(http.ROUTERS)
     assert wiring.configure_app is not None
-    assert len(wiring.tasks) == 4
+    assert len(wiring.tasks) == 6
     assert loops(wiring) == [group_lag_loop]
     (follow,) = [t for t in wiring.tasks if isinstance(t, functools.partial)]
     assert set(follow.args[1].values()) == VIEW_GROUPS

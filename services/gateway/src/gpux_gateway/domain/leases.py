@@ -77,21 +77,66 @@ INTERRUPTIBLE = "interruptible"
 
 
 def lease_status(
-    *, ended: bool, interrupt_at: datetime | None, started_at: datetime | None, now: datetime
+    *,
+    ended: bool,
+    interrupt_at: datetime | None,
+    started_at: datetime | None,
+    now: datetime,
+    failed: bool = False,
+    provisioning: bool = False,
 ) -> LeaseStatus:
     """Where a lease is at ``now``, from what was read of it.
 
-    Ended once its end was read (for good); ``interrupting`` from its interruption notice
-    until then; ``scheduled`` while it starts later (a preempting on-demand lease starts at
-    the interrupted lease's ``interrupt_at``); else ``running``.
+    Failed once a ``failed`` end was read, ended once any other end was (both for good);
+    ``interrupting`` from its interruption notice until then; ``scheduled`` while it starts
+    later (a preempting on-demand lease starts at the interrupted lease's ``interrupt_at``);
+    ``provisioning`` from its start until its ``lease.ready`` was read (a lease opened with a
+    provisioning deadline); else ``running``.
     """
+    if failed:
+        return LeaseStatus.FAILED
     if ended:
         return LeaseStatus.ENDED
     if interrupt_at is not None:
         return LeaseStatus.INTERRUPTING
     if started_at is not None and started_at > now:
         return LeaseStatus.SCHEDULED
+    if provisioning:
+        return LeaseStatus.PROVISIONING
     return LeaseStatus.RUNNING
+
+
+STORED_FINAL = frozenset({LeaseStatus.ENDED.value, LeaseStatus.FAILED.value})
+"""The stored statuses a lease never leaves (the first end read stays)."""
+
+
+def stored_status(*, held: str, ready: bool, provisioning_deadline: datetime | None) -> str:
+    """The status a lease row keeps after its ``lease.opened`` was read: a final one stays;
+    a lease opened with a deadline provisions unless its ``lease.ready`` was read already
+    (events of one lease may be replayed in any order)."""
+    if held in STORED_FINAL or ready or provisioning_deadline is None:
+        return held
+    return LeaseStatus.PROVISIONING.value
+
+
+def status_of(
+    *, stored: str, interrupt_at: datetime | None, started_at: datetime | None, now: datetime
+) -> LeaseStatus:
+    """What a lease row with the stored status shows at ``now`` (``lease_status`` of it)."""
+    return lease_status(
+        ended=stored == LeaseStatus.ENDED,
+        failed=stored == LeaseStatus.FAILED,
+        provisioning=stored == LeaseStatus.PROVISIONING,
+        interrupt_at=interrupt_at,
+        started_at=started_at,
+        now=now,
+    )
+
+
+def stored_end(reason: str) -> str:
+    """The final status a ``lease.ended`` leaves: ``failed`` for a lease that never became
+    ready, else ``ended``."""
+    return LeaseStatus.FAILED.value if reason == "failed" else LeaseStatus.ENDED.value
 
 
 def runs_until(ends_at: datetime | None, interrupt_at: datetime | None) -> datetime | None:
@@ -121,7 +166,7 @@ class ReclaimRefusal(StrEnum):
 def reclaim_refusal(*, tier: str | None, status: LeaseStatus) -> ReclaimRefusal | None:
     """Why the seller may not reclaim this lease now, or None: only an interruptible lease
     that runs, with no interruption under way."""
-    if status is LeaseStatus.ENDED:
+    if status in (LeaseStatus.ENDED, LeaseStatus.FAILED):
         return ReclaimRefusal.ENDED
     if tier != INTERRUPTIBLE:
         return ReclaimRefusal.NOT_INTERRUPTIBLE

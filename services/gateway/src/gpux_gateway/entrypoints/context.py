@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
+from gpux_gateway.adapters.access_cipher import AesGcmAccessCipher
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewaySettings
 from gpux_gateway.entrypoints.backpressure import WriteGate
@@ -48,6 +50,11 @@ class Gateway:
     def pepper(self) -> bytes:
         """The server secret of key digests."""
         return self.settings.key_pepper.get_secret_value().encode()
+
+    @cached_property
+    def access_cipher(self) -> AesGcmAccessCipher:
+        """Seals and opens lease access details under ``GPUX_ACCESS_KEYS``."""
+        return AesGcmAccessCipher.from_setting(self.settings.access_keys.get_secret_value())
 
     @property
     def idempotency_ttl(self) -> timedelta:

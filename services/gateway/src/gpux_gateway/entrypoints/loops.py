@@ -1,4 +1,5 @@
-"""The gateway's timers: idempotent responses past their retention are forgotten; the views'
+"""The gateway's timers: idempotent responses past their retention are forgotten, lease access
+details past theirs erased; the views'
 lag is read for the door of writes (from this process's gauge, or from Kafka when the views
 run in processes of their own)."""
 
@@ -10,6 +11,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from gpux_gateway.entrypoints.backpressure import GroupLag, consumer_lag
 from gpux_gateway.entrypoints.context import Gateway
+from gpux_gateway.handoff import service as handoff
 
 log = logging.getLogger("gpux.gateway")
 
@@ -28,6 +30,24 @@ async def purge_loop(gw: Gateway, every_s: float = 3600) -> None:
         removed = await purge_once(gw)
         if removed:
             log.info("idempotency records purged", extra={"count": removed})
+        await asyncio.sleep(every_s)
+
+
+async def erase_access_once(gw: Gateway) -> int:
+    """Erase the access details of leases that ended or failed more than
+    ``GPUX_ACCESS_RETENTION_S`` ago (one set-based statement); returns how many."""
+    async with gw.unit_of_work() as uow:
+        erased = await handoff.erase_expired(uow, gw.settings.access_retention_s)
+        await uow.commit()
+    return erased
+
+
+async def erase_access_loop(gw: Gateway, every_s: float = 60) -> None:
+    """Erase expired access details every minute, until cancelled."""
+    while True:
+        erased = await erase_access_once(gw)
+        if erased:
+            log.info("lease access details erased", extra={"count": erased})
         await asyncio.sleep(every_s)
 
 

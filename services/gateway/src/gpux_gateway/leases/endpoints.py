@@ -14,6 +14,7 @@ from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
+from gpux_gateway.handoff.endpoints import router as handoff_router
 from gpux_gateway.leases import service
 from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.leases.schemas import (
@@ -47,7 +48,8 @@ class _NoBody(BaseModel):
         "A buyer sees the leases it rents, a seller those of its offers, an account with "
         "both roles both (`role` narrows it). In lease id order. A lease shows once the "
         "gateway has read its `lease.opened`. `status` filters by the status shown now: "
-        "`scheduled` (starts later), `running`, `interrupting` or `ended`."
+        "`scheduled` (starts later), `provisioning` (the seller sets it up), `running`, "
+        "`interrupting`, `ended` or `failed`."
     ),
 )
 async def list_leases(
@@ -189,3 +191,7 @@ async def statement(
 async def earnings(who: PrincipalDep, uow: UnitOfWorkDep) -> EarningsList:
     seller_id = account_id_for(who, Scope.READ, Role.SELLER)
     return await service.earnings(uow, seller_id)
+
+
+router.include_router(handoff_router)
+"""The access handoff's routes (``handoff.endpoints``) under the leases'."""

@@ -14,6 +14,7 @@ from gpux_contracts.leases import (
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
     LedgerPosted,
 )
 from gpux_contracts.settlement import LeaseCharges
@@ -24,8 +25,9 @@ class LeaseRow:
     """A lease as both parties' view stores it (money in micro-units).
 
     Until ``opened`` (its ``lease.opened`` was read) the fields only that event carries are
-    None and the lease is not shown. ``status`` is what was read (``running`` until an end,
-    then ``ended``); what the parties see is ``domain.leases.lease_status`` of it.
+    None and the lease is not shown. ``status`` is what was read (``provisioning`` from an
+    opening with a deadline until its ``lease.ready``, ``running``, then ``ended`` or
+    ``failed``); what the parties see is ``domain.leases.status_of`` it.
     """
 
     id: str
@@ -62,6 +64,15 @@ class LeaseRow:
     """Why: ``preempted`` or ``reclaimed``."""
     interruption_noticed_at: datetime | None = None
     """When the book decided the interruption."""
+    provisioning_deadline: datetime | None = None
+    """When the seller must have posted access (None: ready at ``started_at``)."""
+    ready_at: datetime | None = None
+    """When a provisioning lease became ready (its ``lease.ready``): charged from then."""
+    failure: str | None = None
+    """Why a ``failed`` lease never became ready: ``seller_reported`` or
+    ``provisioning_timeout``."""
+    failure_detail: str = ""
+    """The seller's words, with ``seller_reported``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +168,15 @@ class LeasesRepository(Protocol):
         stays; a notice read before the lease's opening keeps its parties)."""
         ...
 
+    async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
+        """Note when a provisioning lease became ready, and run it (the first ``ready_at``
+        read stays; an ended or failed lease stays so; one read before the lease's opening
+        makes its row, which its opening then leaves running)."""
+        ...
+
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
-        """End the lease for good (the first end read stays) and take its final totals."""
+        """End the lease for good (the first end read stays: ``failed`` for reason failed,
+        with its failure and detail, else ``ended``) and take its final totals."""
         ...
 
 

@@ -10,10 +10,15 @@ from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
 from gpux_contracts.capacity import InterruptionCause
-from gpux_contracts.leases import LeaseEndReason, LeaseStatus
+from gpux_contracts.leases import LeaseEndReason, LeaseFailure, LeaseStatus
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity
-from gpux_gateway.domain.leases import cost_so_far_micros, lease_status, runs_until, seconds_left
+from gpux_gateway.domain.leases import (
+    cost_so_far_micros,
+    runs_until,
+    seconds_left,
+    status_of,
+)
 from gpux_gateway.entrypoints.schemas import amount, from_row
 from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
 
@@ -70,11 +75,24 @@ class LeaseOut(BaseModel):
     )
     ends_at: datetime | None
     status: LeaseStatus = Field(
-        description="`scheduled` (sold, starts at `started_at`), `running`, `interrupting` (it"
-        " ends at `interrupt_at`) or `ended` (`end_reason` says why)."
+        description="`scheduled` (sold, starts at `started_at`), `provisioning` (the seller sets"
+        " the machines up until `provisioning_deadline`; nothing is charged), `running`,"
+        " `interrupting` (it ends at `interrupt_at`), `ended` (`end_reason` says why) or"
+        " `failed` (never ready: `failure` says why; nothing charged)."
     )
     end_reason: LeaseEndReason | None
     ended_at: datetime | None
+    provisioning_deadline: datetime | None = Field(
+        description="When the seller must have posted access (null: the lease was ready at"
+        " `started_at`)."
+    )
+    ready_at: datetime | None = Field(
+        description="When a provisioning lease became ready: it is charged from then."
+    )
+    failure: LeaseFailure | None = Field(
+        description="With `failed`: `seller_reported` or `provisioning_timeout`."
+    )
+    failure_detail: str = Field(description="With `seller_reported`: the seller's words.")
     interrupt_at: datetime | None = Field(
         description="With an interruption notice: when the lease ends (billed exactly to it)."
     )
@@ -183,7 +201,8 @@ class EarningsList(BaseModel):
 
 
 def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
-    """A stored lease as its parties see it at ``now``: its status then, its cost up to then.
+    """A stored lease as its parties see it at ``now``: its status then, its cost up to then
+    (a running per-second lease accrues from its ``ready_at`` when it provisioned first).
 
     Only opened leases are shown, so the fields only ``lease.opened`` carries are set.
     """
@@ -194,19 +213,16 @@ def lease_out(row: LeaseRow, now: datetime) -> LeaseOut:
     billing = BillingGranularity(row.billing)
     cost = cost_so_far_micros(
         billing=billing,
-        running=row.status != LeaseStatus.ENDED,
+        running=row.status == LeaseStatus.RUNNING,
         price_micros_per_gpu_hour=row.price_micros,
         gpus=row.gpus,
-        started_at=row.started_at,
+        started_at=row.ready_at or row.started_at,
         ends_at=runs_until(row.ends_at, row.interrupt_at),
         total_charged_micros=row.total_charged_micros,
         now=now,
     )
-    status = lease_status(
-        ended=row.status == LeaseStatus.ENDED,
-        interrupt_at=row.interrupt_at,
-        started_at=row.started_at,
-        now=now,
+    status = status_of(
+        stored=row.status, interrupt_at=row.interrupt_at, started_at=row.started_at, now=now
     )
     return from_row(
         LeaseOut,

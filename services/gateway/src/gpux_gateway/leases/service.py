@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from gpux_contracts.capacity import LeaseReclaimRequested
-from gpux_contracts.leases import LeaseStatus, LeaseStopRequested
+from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.topics import BILLING_COMMANDS, CAPACITY_COMMANDS
 from gpux_gateway.domain.idempotency import Once, Outcome
-from gpux_gateway.domain.leases import ReclaimRefusal, reclaim_refusal
+from gpux_gateway.domain.leases import STORED_FINAL, ReclaimRefusal, reclaim_refusal
 from gpux_gateway.entrypoints.schemas import split_page
 from gpux_gateway.leases.repository import LeaseFilter, LeaseRow
 from gpux_gateway.leases.schemas import (
@@ -123,8 +123,8 @@ async def stop(uow: GatewayUnitOfWork, *, buyer_id: str, lease_id: str, once: On
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _party_to(uow, buyer_id, lease_id)
         _only_the("buyer", row.buyer_id, buyer_id, "stop")
-        if row.status == LeaseStatus.ENDED:
-            raise ProblemError(409, "lease-ended", "Lease ended", "the lease already ended")
+        if row.status in STORED_FINAL:
+            raise ProblemError(409, "lease-ended", "Lease ended", f"the lease is {row.status}")
         command = LeaseStopRequested(lease_id=lease_id, buyer_id=buyer_id, requested_at=uow.now)
         send(uow, BILLING_COMMANDS, buyer_id, command, event_id)
         accepted = StopAccepted(lease_id=lease_id, requested_at=uow.now)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -42,6 +43,8 @@ class OrderRow:
     """Whether an interrupted lease of this order is bought again."""
     rebuy_of: str | None = None
     """The interrupted lease this order re-buys, if it does."""
+    ssh_key_ids: Sequence[str] = ()
+    """The buyer's SSH keys its leases get (empty: all the buyer's keys when a lease opens)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +75,11 @@ class OrdersRepository(Protocol):
     given (a batch of reports in one round trip); nothing in the same unit reads them back.
     """
 
-    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
-        """Store the buyer's view of a placed order (status pending_funds)."""
+    async def add(
+        self, order: OrderPlaced, now: datetime, *, ssh_key_ids: Sequence[str] = ()
+    ) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds) with the SSH keys
+        the buyer named for its leases."""
         ...
 
     async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, Field, StringConstraints, model_validator
 
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity, Tier
 from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
 from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
 from gpux_gateway.orders.repository import FillRow, OrderRow
+
+MAX_ORDER_SSH_KEYS = 10
+"""The most SSH keys an order may name."""
+
+SshKeyId = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z_-]{1,64}$")]
+"""An SSH key's id, as registered."""
 
 
 class OrderIn(Strict):
@@ -44,6 +51,13 @@ class OrderIn(Strict):
         " (same type, limit or cap, tier, region, hours, time in force and wallet; the lease's"
         " GPUs), so a checkpointing job resumes on the next cheapest capacity.",
     )
+    ssh_key_ids: list[SshKeyId] | None = Field(
+        default=None,
+        max_length=MAX_ORDER_SSH_KEYS,
+        description="Which of the buyer's registered SSH keys (`/v1/accounts/me/ssh-keys`) its"
+        " leases' sellers install (at most 10; an id twice counts once). Absent or empty: all"
+        " the buyer's keys at the time each lease opens. A key not on the account is a 422.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> OrderIn:
@@ -56,6 +70,10 @@ class OrderIn(Strict):
         if self.type == OrderType.MARKET and self.time_in_force == TimeInForce.GTD:
             raise ValueError("time_in_force: a market order never rests, so it cannot be gtd")
         return self
+
+    def chosen_ssh_keys(self) -> list[str]:
+        """The SSH key ids named, each once, in the order given (empty: all the buyer's)."""
+        return list(dict.fromkeys(self.ssh_key_ids or ()))
 
 
 class OrderOut(BaseModel):
@@ -91,6 +109,9 @@ class OrderOut(BaseModel):
     rebuy_of: str | None = Field(
         description="The interrupted lease this order re-buys (null: the buyer placed it)."
     )
+    ssh_key_ids: list[str] = Field(
+        description="The SSH keys the buyer named for its leases (empty: all its keys)."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -125,6 +146,7 @@ def order_out(row: OrderRow) -> OrderOut:
     return from_row(
         OrderOut,
         row,
+        ssh_key_ids=list(row.ssh_key_ids),
         max_price_per_gpu_hour=None if price is None else amount(price),
         shortfall=None if shortfall is None else amount(shortfall),
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from fastapi.exceptions import RequestValidationError
+
 from gpux_contracts.ids import new_id
 from gpux_contracts.orders import (
     OrderCancelRequested,
@@ -51,18 +53,39 @@ async def place(
     problem = window_problem(order.expires_at, uow.now)
     if problem:
         raise field_error(("body", "expires_at"), problem)
+    ssh_key_ids = order.chosen_ssh_keys()
+    await _own_ssh_keys(uow, buyer_id, order.ssh_key_ids or [])
     event_id = command_id(buyer_id, once.key, "order")
 
     async def make() -> tuple[int, dict[str, Any]]:
-        command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **order.model_dump())
+        placed = order.model_dump(exclude={"ssh_key_ids"})
+        command = OrderPlaced(order_id=new_id(), buyer_id=buyer_id, **placed)
         if unknown_gpu:
-            row = await uow.orders.add(command, uow.now)
+            row = await uow.orders.add(command, uow.now, ssh_key_ids=ssh_key_ids)
             row = await _refuse(uow, row, command, UNKNOWN_GPU)
         else:
-            row = await place_order(uow, command, event_id)
+            row = await place_order(uow, command, event_id, ssh_key_ids=ssh_key_ids)
         return 202, order_out(row).model_dump(mode="json")
 
     return await run_once(uow, once, make)
+
+
+async def _own_ssh_keys(uow: GatewayUnitOfWork, buyer_id: str, named: list[str]) -> None:
+    """Refuse (422, one error per id) the named SSH keys that are not on the buyer's account."""
+    if not named:
+        return
+    held = {k.id for k in await uow.ssh_keys.listed(buyer_id, named)}
+    errors = [
+        {
+            "loc": ("body", "ssh_key_ids", i),
+            "msg": f"no SSH key {key_id} on this account",
+            "type": "value_error",
+        }
+        for i, key_id in enumerate(named)
+        if key_id not in held
+    ]
+    if errors:
+        raise RequestValidationError(errors)
 
 
 async def _refuse(

@@ -19,6 +19,7 @@ from gpux_contracts.leases import (
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
     LedgerPosted,
 )
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferWithdrawn
@@ -42,7 +43,7 @@ from gpux_contracts.topics import (
     PRICING_OFFERS,
     Topic,
 )
-from gpux_gateway.service import balances, leases, ledger, offers, orders, payouts
+from gpux_gateway.service import balances, delivery, leases, ledger, offers, orders, payouts
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.batches import Handler
 
@@ -53,12 +54,13 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
     ORDERS_STATUS: {OrderStatusChanged: orders.on_status_changed},
     MARKET_TRADES: {TradeExecuted: orders.on_trade_executed},
     BILLING_LEASES: {
-        LeaseOpened: leases.on_opened,
+        LeaseOpened: delivery.on_opened,
+        LeaseReady: delivery.on_ready,
         LeaseCharged: leases.on_charged,
         LeasesSettled: leases.on_settled,
         LeaseLowBalance: leases.on_low_balance,
         LeaseInterruptionNoticed: leases.on_interruption_noticed,
-        LeaseEnded: leases.on_ended,
+        LeaseEnded: delivery.on_ended,
     },
     BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},
     BILLING_BALANCES: {BalanceChanged: balances.on_changed},

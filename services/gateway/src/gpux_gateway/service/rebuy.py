@@ -1,8 +1,8 @@
 """Re-buy on interruption: a lease of an order placed with ``rebuy_on_interruption`` ended
 ``interrupted``, so the gateway places the same order again for the lease's GPUs
-(``domain.rebuy``), through the path ``POST /v1/orders`` takes (``service.placing``), in the
-unit of work that reads the lease's end: the order, its command and the view's update commit
-together.
+(``domain.rebuy``), with the SSH keys the order named, through the path ``POST /v1/orders``
+takes (``service.placing``), in the unit of work that reads the lease's end: the order, its
+command and the view's update commit together.
 
 It runs where the view consumers run (``GPUX_GATEWAY_ROLE`` ``all`` or ``views``). It reads
 the lease as the unit leaves it (``leases.current``), so a lease opened and ended within one
@@ -67,4 +67,4 @@ async def after_interruption(uow: GatewayUnitOfWork, lease_id: str) -> None:
     again = rebuy(as_placed(order), lease_id=lease.id, gpus=lease.gpus, now=uow.now)
     if again is None or await uow.orders.get(again.buyer_id, again.order_id) is not None:
         return
-    await place_order(uow, again, rebuy_event_id(lease.id))
+    await place_order(uow, again, rebuy_event_id(lease.id), ssh_key_ids=order.ssh_key_ids)

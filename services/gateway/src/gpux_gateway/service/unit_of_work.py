@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from gpux_gateway.accounts.repository import AccountsRepository
+from gpux_gateway.handoff.repository import LeaseAccessRepository
 from gpux_gateway.keys.repository import KeysRepository
 from gpux_gateway.leases.repository import LeasesRepository, LedgerRepository
 from gpux_gateway.notifications.repository import AccountEventsRepository
@@ -65,6 +66,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def ledger(self) -> LedgerRepository:
         """Accounts' statement lines."""
+        ...
+
+    @property
+    def lease_access(self) -> LeaseAccessRepository:
+        """Leases' sealed access details and the sellers' reports sent."""
         ...
 
     @property

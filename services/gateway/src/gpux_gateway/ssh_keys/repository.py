@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -38,6 +39,11 @@ class SshKeysRepository(Protocol):
 
     async def get(self, account_id: str, key_id: str) -> SshKeyRow | None:
         """One of the account's keys, or None."""
+        ...
+
+    async def listed(self, account_id: str, key_ids: Sequence[str] | None) -> list[SshKeyRow]:
+        """The account's keys among ``key_ids`` (None: all of them), in id order (an id not
+        on the account is left out)."""
         ...
 
     async def delete(self, account_id: str, key_id: str) -> bool:

@@ -14,12 +14,20 @@ from gpux_contracts.leases import (
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
 from gpux_contracts.settlement import LeaseCharges
 from gpux_gateway.adapters.memory.state import GatewayState, id_page
-from gpux_gateway.domain.leases import lease_status, totals_apply, totals_micros
+from gpux_gateway.domain.leases import (
+    STORED_FINAL,
+    status_of,
+    stored_end,
+    stored_status,
+    totals_apply,
+    totals_micros,
+)
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 
@@ -88,11 +96,8 @@ class MemoryLeases:
             side = (which.role != "seller" and r.buyer_id == which.account_id) or (
                 which.role != "buyer" and r.seller_id == which.account_id
             )
-            status = lease_status(
-                ended=r.status == "ended",
-                interrupt_at=r.interrupt_at,
-                started_at=r.started_at,
-                now=now,
+            status = status_of(
+                stored=r.status, interrupt_at=r.interrupt_at, started_at=r.started_at, now=now
             )
             return r.opened and side and (which.status is None or status == which.status)
 
@@ -142,6 +147,12 @@ class MemoryLeases:
             started_at=opened.started_at,
             ends_at=opened.ends_at,
             updated_at=now,
+            provisioning_deadline=opened.provisioning_deadline,
+            status=stored_status(
+                held=held.status,
+                ready=held.ready_at is not None,
+                provisioning_deadline=opened.provisioning_deadline,
+            ),
         )
 
     def _ensure(
@@ -229,16 +240,33 @@ class MemoryLeases:
             updated_at=now,
         )
 
+    async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
+        """Run a provisioning lease from its ``ready_at`` (the first read stays)."""
+        row = self._ensure(
+            ready.lease_id,
+            buyer_id=ready.buyer_id,
+            seller_id=ready.seller_id,
+            currency=None,
+            wallet_currency=None,
+            now=now,
+        )
+        status = "running" if row.status == "provisioning" else row.status
+        self._state.leases[row.id] = dataclasses.replace(
+            row, ready_at=_either(row.ready_at, ready.ready_at), status=status, updated_at=now
+        )
+
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:
         """End the lease for good (the first end read stays) and take its final totals."""
         row = self._reported(ended, now)
-        if row.status != "ended":
+        if row.status not in STORED_FINAL:
             row = dataclasses.replace(
                 row,
-                status="ended",
+                status=stored_end(ended.reason.value),
                 end_reason=ended.reason.value,
                 ended_at=ended.ended_at,
                 unpaid_micros=to_micros(ended.unpaid),
+                failure=None if ended.failure is None else ended.failure.value,
+                failure_detail=ended.detail,
                 updated_at=now,
             )
         if totals_apply(row.period, ended.totals.period):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -54,8 +55,8 @@ class MemoryOffers:
             updated_at=now,
             interruptible_price_micros=_micros(offer.interruptible_price_per_gpu_hour),
             interruption_notice_seconds=offer.interruption_notice_seconds,
-        )
             provisioning_timeout_seconds=offer.provisioning_timeout_seconds,
+        )
         self._state.offers[row.id] = row
         return row
 
@@ -115,8 +116,10 @@ class MemoryOrders:
     def __init__(self, state: GatewayState) -> None:
         self._state = state
 
-    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
-        """Store the buyer's view of a placed order (status pending_funds)."""
+    async def add(
+        self, order: OrderPlaced, now: datetime, *, ssh_key_ids: Sequence[str] = ()
+    ) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds) with its SSH keys."""
         if order.order_id in self._state.orders or order.buyer_id not in self._state.accounts:
             raise ValueError(f"order {order.order_id}: exists, or no buyer {order.buyer_id}")
         price = order.max_price_per_gpu_hour
@@ -144,6 +147,7 @@ class MemoryOrders:
             wallet_currency=None if order.wallet_currency is None else order.wallet_currency.value,
             rebuy_on_interruption=order.rebuy_on_interruption,
             rebuy_of=order.rebuy_of,
+            ssh_key_ids=list(ssh_key_ids),
         )
         self._state.orders[row.id] = row
         return row

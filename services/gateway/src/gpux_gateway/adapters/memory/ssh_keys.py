@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpux_gateway.adapters.memory.state import GatewayState, id_page
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
@@ -34,6 +36,12 @@ class MemorySshKeys:
         """One of the account's keys, or None."""
         key = self._state.ssh_keys.get(key_id)
         return key if key is not None and key.account_id == account_id else None
+
+    async def listed(self, account_id: str, key_ids: Sequence[str] | None) -> list[SshKeyRow]:
+        """The account's keys among ``key_ids`` (None: all of them), in id order."""
+        keys = self._of(account_id)
+        chosen = keys if key_ids is None else [k for k in keys if k.id in set(key_ids)]
+        return sorted(chosen, key=lambda k: k.id)
 
     async def delete(self, account_id: str, key_id: str) -> bool:
         """Delete one of the account's keys; False when it has no such key."""

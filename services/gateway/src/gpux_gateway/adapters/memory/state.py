@@ -9,6 +9,7 @@ from typing import Protocol, TypeVar
 
 from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.domain.idempotency import StoredResponse
+from gpux_gateway.handoff.repository import LeaseAccessRow
 from gpux_gateway.keys.repository import KeyRow
 from gpux_gateway.leases.repository import LeaseRow, LedgerLineRow
 from gpux_gateway.notifications.events import AccountEvent
@@ -34,6 +35,9 @@ class GatewayState:
     leases: dict[str, LeaseRow] = field(default_factory=dict)
     ledger: dict[tuple[str, str, str, str], LedgerLineRow] = field(default_factory=dict)
     """By (transfer id, owner, currency, account kind), as the table's unique key."""
+    lease_access: dict[str, LeaseAccessRow] = field(default_factory=dict)
+    lease_reports: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    """By (lease id, report kind): when it was reported."""
     payouts: dict[str, PayoutRow] = field(default_factory=dict)
     responses: dict[tuple[str, str], tuple[StoredResponse, datetime]] = field(default_factory=dict)
     account_events: dict[str, AccountEvent] = field(default_factory=dict)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from gpux_gateway.adapters.memory.account_events import MemoryAccountEvents
 from gpux_gateway.adapters.memory.accounts import MemoryAccounts, MemoryIdempotency, MemoryKeys
+from gpux_gateway.adapters.memory.lease_access import MemoryLeaseAccess
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
 from gpux_gateway.adapters.memory.payouts import MemoryPayouts
@@ -37,6 +38,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     orders: MemoryOrders
     leases: MemoryLeases
     ledger: MemoryLedger
+    lease_access: MemoryLeaseAccess
     payouts: MemoryPayouts
     idempotency: MemoryIdempotency
     account_events: MemoryAccountEvents
@@ -66,6 +68,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.orders = MemoryOrders(state)
         self.leases = MemoryLeases(state)
         self.ledger = MemoryLedger(state)
+        self.lease_access = MemoryLeaseAccess(state)
         self.payouts = MemoryPayouts(state)
         self.idempotency = MemoryIdempotency(state)
         self.account_events = MemoryAccountEvents(state)

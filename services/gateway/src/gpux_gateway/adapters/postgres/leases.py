@@ -16,6 +16,7 @@ from gpux_contracts.leases import (
     LeaseEnded,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
     LedgerPosted,
 )
 from gpux_contracts.money import to_micros
@@ -24,17 +25,35 @@ from gpux_gateway.adapters.postgres.deferred import DeferredRepository
 from gpux_gateway.domain.leases import totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
+# A lease opened with a provisioning deadline ($17) provisions unless its row is final or its
+# lease.ready was read already (domain.leases.stored_status).
 APPLY_OPENED = (
-    "INSERT INTO gateway.leases (id, opened, order_id, offer_id, buyer_id, seller_id, gpu,"
+    "INSERT INTO gateway.leases AS l (id, opened, order_id, offer_id, buyer_id, seller_id, gpu,"
     " tier, gpus, price_micros, currency, wallet_currency, billing, hours, started_at,"
-    " ends_at, updated_at)"
-    " VALUES ($1, true, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    " ends_at, updated_at, provisioning_deadline, status)"
+    " VALUES ($1, true, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
+    " $17, CASE WHEN $17::timestamptz IS NULL THEN 'running' ELSE 'provisioning' END)"
     " ON CONFLICT (id) DO UPDATE SET opened = true, order_id = EXCLUDED.order_id,"
     " offer_id = EXCLUDED.offer_id, seller_id = EXCLUDED.seller_id, gpu = EXCLUDED.gpu,"
     " tier = EXCLUDED.tier, gpus = EXCLUDED.gpus, price_micros = EXCLUDED.price_micros,"
     " currency = EXCLUDED.currency, wallet_currency = EXCLUDED.wallet_currency,"
     " billing = EXCLUDED.billing, hours = EXCLUDED.hours, started_at = EXCLUDED.started_at,"
-    " ends_at = EXCLUDED.ends_at, updated_at = EXCLUDED.updated_at"
+    " ends_at = EXCLUDED.ends_at, updated_at = EXCLUDED.updated_at,"
+    " provisioning_deadline = EXCLUDED.provisioning_deadline,"
+    " status = CASE WHEN l.status IN ('ended', 'failed') OR l.ready_at IS NOT NULL"
+    " OR EXCLUDED.provisioning_deadline IS NULL THEN l.status ELSE 'provisioning' END"
+)
+
+# The first ready_at read stays; a provisioning lease runs from then. A lease.ready read before
+# the lease's opening makes its row (running: its opening then leaves it so).
+APPLY_READY = (
+    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, ready_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5)"
+    " ON CONFLICT (id) DO UPDATE SET"
+    " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
+    " ready_at = coalesce(l.ready_at, EXCLUDED.ready_at),"
+    " status = CASE WHEN l.status = 'provisioning' THEN 'running' ELSE l.status END,"
+    " updated_at = EXCLUDED.updated_at"
 )
 
 # The totals of the highest period read stay (domain.leases.totals_apply): each total is
@@ -91,26 +110,31 @@ APPLY_NOTICE = (
 )
 
 # A page of the leases an account rents ($2 not 'seller') or provides ($2 not 'buyer'), in
-# status $3 as domain.leases.lease_status tells it at $6 (the listing's instant).
+# status $3 as domain.leases.status_of tells it at $6 (the listing's instant).
 PAGE = (
     "SELECT * FROM gateway.leases WHERE opened"
     " AND (($2::text IS DISTINCT FROM 'seller' AND buyer_id = $1)"
     " OR ($2::text IS DISTINCT FROM 'buyer' AND seller_id = $1))"
-    " AND ($3::text IS NULL OR $3 = CASE WHEN status = 'ended' THEN 'ended'"
+    " AND ($3::text IS NULL OR $3 = CASE WHEN status IN ('ended', 'failed') THEN status"
     " WHEN interrupt_at IS NOT NULL THEN 'interrupting'"
-    " WHEN started_at > $6 THEN 'scheduled' ELSE 'running' END)"
+    " WHEN started_at > $6 THEN 'scheduled' ELSE status END)"
     " AND ($4::text IS NULL OR id > $4) ORDER BY id LIMIT $5"
 )
 
-# The first end read stays: a lease that ended keeps its reason, instant and unpaid amount.
-# Run after APPLY_TOTALS with the end's final totals, so the row exists.
+# The first end read stays: a lease that ended (or failed) keeps its reason, instant, unpaid
+# amount and failure. Run after APPLY_TOTALS with the end's final totals, so the row exists.
 APPLY_END = (
     "UPDATE gateway.leases SET"
-    " end_reason = CASE WHEN status <> 'ended' THEN $2 ELSE end_reason END,"
-    " ended_at = CASE WHEN status <> 'ended' THEN $3 ELSE ended_at END,"
-    " unpaid_micros = CASE WHEN status <> 'ended' THEN $4 ELSE unpaid_micros END,"
-    " updated_at = CASE WHEN status <> 'ended' THEN $5 ELSE updated_at END,"
-    " status = 'ended'"
+    " end_reason = CASE WHEN status NOT IN ('ended', 'failed') THEN $2 ELSE end_reason END,"
+    " ended_at = CASE WHEN status NOT IN ('ended', 'failed') THEN $3 ELSE ended_at END,"
+    " unpaid_micros = CASE WHEN status NOT IN ('ended', 'failed') THEN $4"
+    " ELSE unpaid_micros END,"
+    " failure = CASE WHEN status NOT IN ('ended', 'failed') THEN $6 ELSE failure END,"
+    " failure_detail = CASE WHEN status NOT IN ('ended', 'failed') THEN $7"
+    " ELSE failure_detail END,"
+    " updated_at = CASE WHEN status NOT IN ('ended', 'failed') THEN $5 ELSE updated_at END,"
+    " status = CASE WHEN status IN ('ended', 'failed') THEN status"
+    " WHEN $2 = 'failed' THEN 'failed' ELSE 'ended' END"
     " WHERE id = $1"
 )
 
@@ -199,6 +223,7 @@ class PostgresLeases(DeferredRepository):
             opened.started_at,
             opened.ends_at,
             now,
+            opened.provisioning_deadline,
         )
 
     def _take_totals(self, event: LeaseCharged | LeaseCharges | LeaseEnded, now: datetime) -> None:
@@ -258,6 +283,14 @@ class PostgresLeases(DeferredRepository):
             ended.ended_at,
             to_micros(ended.unpaid),
             now,
+            None if ended.failure is None else ended.failure.value,
+            ended.detail,
+        )
+
+    async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
+        """Run a provisioning lease from its ``ready_at`` (at the commit; the first stays)."""
+        self._deferred.add(
+            APPLY_READY, ready.lease_id, ready.buyer_id, ready.seller_id, ready.ready_at, now
         )
 
 

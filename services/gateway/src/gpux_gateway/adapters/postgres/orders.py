@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from gpux_contracts.money import to_micros
@@ -33,15 +34,18 @@ APPLY_CAP = (
 class PostgresOrders(DeferredRepository):
     """Orders in ``gateway.orders`` and their fills; reports are deferred to the commit."""
 
-    async def add(self, order: OrderPlaced, now: datetime) -> OrderRow:
-        """Store the buyer's view of a placed order (status pending_funds)."""
+    async def add(
+        self, order: OrderPlaced, now: datetime, *, ssh_key_ids: Sequence[str] = ()
+    ) -> OrderRow:
+        """Store the buyer's view of a placed order (status pending_funds) with its SSH keys."""
         price = order.max_price_per_gpu_hour
         row = await self._conn.fetchrow(
             "INSERT INTO gateway.orders (id, buyer_id, gpu, gpus, filled_gpus, remaining_gpus,"
             " type, max_price_micros, currency, tier, region, hours, time_in_force, expires_at,"
-            " status, created_at, updated_at, wallet_currency, rebuy_on_interruption, rebuy_of)"
+            " status, created_at, updated_at, wallet_currency, rebuy_on_interruption, rebuy_of,"
+            " ssh_key_ids)"
             " VALUES ($1, $2, $3, $4, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending_funds',"
-            " $13, $13, $14, $15, $16) RETURNING *",
+            " $13, $13, $14, $15, $16, $17) RETURNING *",
             order.order_id,
             order.buyer_id,
             order.gpu,
@@ -58,6 +62,7 @@ class PostgresOrders(DeferredRepository):
             None if order.wallet_currency is None else order.wallet_currency.value,
             order.rebuy_on_interruption,
             order.rebuy_of,
+            list(ssh_key_ids),
         )
         assert row is not None
         return OrderRow(**dict(row))

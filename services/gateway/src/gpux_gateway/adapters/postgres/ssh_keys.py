@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import asyncpg
 
 from gpux_gateway.domain.ssh_keys import SshKeyType
@@ -60,6 +62,16 @@ class PostgresSshKeys:
             "SELECT * FROM gateway.ssh_keys WHERE id = $1 AND account_id = $2", key_id, account_id
         )
         return None if row is None else _row(row)
+
+    async def listed(self, account_id: str, key_ids: Sequence[str] | None) -> list[SshKeyRow]:
+        """The account's keys among ``key_ids`` (None: all of them), in id order."""
+        rows = await self._conn.fetch(
+            "SELECT * FROM gateway.ssh_keys WHERE account_id = $1"
+            " AND ($2::text[] IS NULL OR id = ANY($2::text[])) ORDER BY id",
+            account_id,
+            None if key_ids is None else list(key_ids),
+        )
+        return [_row(r) for r in rows]
 
     async def delete(self, account_id: str, key_id: str) -> bool:
         """Delete one of the account's keys; False when it has no such key."""

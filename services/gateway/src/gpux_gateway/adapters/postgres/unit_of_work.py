@@ -11,6 +11,7 @@ from gpux_gateway.adapters.postgres.account_events import PostgresAccountEvents
 from gpux_gateway.adapters.postgres.accounts import PostgresAccounts, PostgresKeys
 from gpux_gateway.adapters.postgres.deferred import Deferred
 from gpux_gateway.adapters.postgres.idempotency import PostgresIdempotency
+from gpux_gateway.adapters.postgres.lease_access import PostgresLeaseAccess
 from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
@@ -44,6 +45,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     orders: PostgresOrders
     leases: PostgresLeases
     ledger: PostgresLedger
+    lease_access: PostgresLeaseAccess
     payouts: PostgresPayouts
     idempotency: PostgresIdempotency
     account_events: PostgresAccountEvents
@@ -70,6 +72,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         self.orders = PostgresOrders(conn, self._deferred)
         self.leases = PostgresLeases(conn, self._deferred)
         self.ledger = PostgresLedger(conn, self._deferred)
+        self.lease_access = PostgresLeaseAccess(conn)
         self.payouts = PostgresPayouts(conn, self._deferred)
         self.idempotency = PostgresIdempotency(conn)
         self.account_events = PostgresAccountEvents(conn)
