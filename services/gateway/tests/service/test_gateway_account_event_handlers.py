@@ -26,10 +26,12 @@ from gpux_contracts.topics import (
 )
 from gpux_devinfra.testing.payloads import offer_status, order_status, trade_executed
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
+from gpux_gateway.notifications import retention
 from gpux_gateway.notifications.events import AccountEvent, event_id
 from gpux_gateway.notifications.types import AccountEventType
 from gpux_gateway.service import HANDLERS_BY_TOPIC
 from gpux_platform.batches import BatchHandler
+from gpux_platform.clock import ManualClock
 
 from ..lease_events import (
     hourly_totals,
@@ -151,3 +153,14 @@ async def test_a_wallets_account_hears_of_its_balance() -> None:
         "held": "2",
         "as_of": "2026-01-01T00:00:00Z",
     }
+
+
+async def test_the_retention_deletes_the_events_past_it_only() -> None:
+    clock = ManualClock(EPOCH)
+    uow = MemoryGatewayUnitOfWork(clock)
+    await apply(uow, ORDERS_STATUS, event(order_status("o1", OrderStatus.OPEN, remaining=1)))
+    clock.advance(timedelta(days=6))
+    await apply(uow, ORDERS_STATUS, event(order_status("o2", OrderStatus.OPEN, remaining=1)))
+    clock.advance(timedelta(days=2))
+    assert await retention.purge_once(lambda: uow, 7 * 86_400) == 1
+    assert [e.data["order_id"] for e in uow.state.account_events.values()] == ["o2"]

@@ -112,6 +112,7 @@ WITH old AS (
           WHERE d.event_id = e.id AND d.status = 'pending')
     ORDER BY e.created_at
     LIMIT $2
+    FOR UPDATE SKIP LOCKED  -- another process purging at once takes other rows
 ), deliveries AS (
     DELETE FROM gateway.webhook_deliveries WHERE event_id IN (SELECT id FROM old)
 )

@@ -1,0 +1,136 @@
+"""The account events' feed and stream on a fake log: one follower for every stream, started
+by the first and cancelled with the last; a notification wakes a waiting stream at once (the
+poll is an hour here); a stream sends only its account's events, in order, with their cursor
+as the SSE id, and goes on after a failed read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from gpux_devinfra.testing.waiting import eventually
+from gpux_gateway.notifications.cursor import Cursor
+from gpux_gateway.notifications.events import AccountEvent
+from gpux_gateway.notifications.feed import AccountEventsFeed
+from gpux_gateway.notifications.log import Logged
+from gpux_gateway.notifications.service import account_events
+from gpux_gateway.notifications.types import AccountEventType
+
+pytestmark = pytest.mark.unit
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+HOUR = 3600.0
+
+
+class FakeLog:
+    """The account events in memory; ``notify`` wakes the follower as ``pg_notify`` would."""
+
+    def __init__(self) -> None:
+        self.rows: list[Logged] = []
+        self.followers = 0
+        self.following = False
+        self.fail_next = False
+        self._wake: Callable[[], None] | None = None
+
+    def add(self, account_id: str, n: int) -> AccountEvent:
+        event = AccountEvent.of(f"src{n}", account_id, AccountEventType.ORDER_FILLED, {"n": n}, AT)
+        self.rows.append(Logged(Cursor(100 + n, n), event))
+        return event
+
+    def notify(self) -> None:
+        assert self._wake is not None
+        self._wake()
+
+    async def after(self, account_id: str, cursor: Cursor, limit: int) -> list[Logged]:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("the database went away")
+        rows = [r for r in self.rows if r.event.account_id == account_id and r.cursor > cursor]
+        return rows[:limit]
+
+    async def now(self) -> Cursor:
+        return max((r.cursor for r in self.rows), default=Cursor(0, 0))
+
+    async def follow(self, wake: Callable[[], None]) -> None:
+        self.followers += 1
+        self.following, self._wake = True, wake
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.following = False
+
+
+async def collect(stream: AsyncIterator[dict[str, Any]], into: list[dict[str, Any]]) -> None:
+    async for item in stream:
+        if "event" in item:
+            into.append(item)
+
+
+async def test_a_notification_wakes_the_stream_which_sends_its_accounts_events() -> None:
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=HOUR)
+    first = log.add("alice", 1)
+    log.add("bob", 2)
+    sent: list[dict[str, Any]] = []
+    task = asyncio.create_task(collect(account_events(feed, "alice", Cursor(0, 0)), sent))
+    try:
+        await eventually(lambda: len(sent) == 1, what="the event recorded before")
+        await eventually(lambda: log.following, what="the follower")
+        second = log.add("alice", 3)
+        log.add("bob", 4)
+        log.notify()
+        await eventually(lambda: len(sent) == 2, what="the event after the wake", timeout_s=10)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert [s["id"] for s in sent] == ["101.1", "103.3"]
+    assert [json.loads(s["data"]) for s in sent] == [first.public(), second.public()]
+    assert {s["event"] for s in sent} == {"order.filled"}
+    await eventually(lambda: not log.following, what="the follower cancelled with the stream")
+
+
+async def test_one_follower_serves_every_stream_and_stops_with_the_last() -> None:
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=HOUR)
+    async with feed.listen(), feed.listen():
+        await eventually(lambda: log.following, what="the follower")
+        assert feed.streams == 2
+    await eventually(lambda: not log.following, what="the follower cancelled")
+    assert log.followers == 1
+    assert feed.streams == 0
+
+
+async def test_without_a_cursor_the_stream_starts_from_now() -> None:
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    log.add("alice", 1)
+    sent: list[dict[str, Any]] = []
+    task = asyncio.create_task(collect(account_events(feed, "alice", None), sent))
+    try:
+        await eventually(lambda: log.following, what="the follower")
+        log.add("alice", 2)
+        await eventually(lambda: len(sent) == 1, what="the new event")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert [s["id"] for s in sent] == ["102.2"]
+
+
+async def test_a_failed_read_is_read_again_on_the_next_poll() -> None:
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    log.add("alice", 1)
+    log.fail_next = True
+    sent: list[dict[str, Any]] = []
+    task = asyncio.create_task(collect(account_events(feed, "alice", Cursor(0, 0)), sent))
+    try:
+        await eventually(lambda: len(sent) == 1, what="the event, read again")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert not log.fail_next
