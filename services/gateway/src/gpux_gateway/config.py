@@ -6,6 +6,7 @@ from decimal import Decimal
 from enum import StrEnum
 
 from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
 
 from gpux_contracts.payouts import DEFAULT_MINIMUM
 from gpux_gateway.domain.handoff import AccessKeyError, parse_keyring
@@ -34,6 +35,9 @@ class GatewayRole(StrEnum):
 
 class GatewaySettings(GpuxSettings):
     """Everything the gateway reads from the environment (``GPUX_*``)."""
+
+    # Its secrets (the pepper, access keys, the database URL) never show in a refusal.
+    model_config = SettingsConfigDict(hide_input_in_errors=True)
 
     gateway_role: GatewayRole = Field(
         default=GatewayRole.ALL,

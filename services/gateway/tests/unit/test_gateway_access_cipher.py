@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from gpux_gateway.adapters.access_cipher import NONCE_BYTES, AesGcmAccessCipher
-from gpux_gateway.config import DEV_ACCESS_KEYS
+from gpux_gateway.config import DEV_ACCESS_KEYS, GatewayRole, GatewaySettings
 from gpux_gateway.domain.handoff import AccessUnreadable
 
 pytestmark = pytest.mark.unit
@@ -71,3 +73,32 @@ def test_the_dev_key_is_a_valid_keyring() -> None:
 def test_a_sealed_value_shows_no_bytes_in_its_repr() -> None:
     sealed = AesGcmAccessCipher.from_setting(f"old:{OLD}").seal(SECRET, associated="l")
     assert repr(sealed) == "Sealed(key_id='old')"
+
+
+PROD: dict[str, Any] = {
+    "env": "prod",
+    "database_url": "postgresql://svc:pw@db:5432/gpux",
+    "key_pepper": "a-production-pepper-0123456789abcdef",
+}
+
+
+def test_prod_refuses_to_serve_the_api_without_access_keys_of_its_own() -> None:
+    for role in ("all", "api"):
+        with pytest.raises(ValidationError, match="GPUX_ACCESS_KEYS must be set in prod"):
+            GatewaySettings(gateway_role=role, **PROD)
+        with pytest.raises(ValidationError, match="GPUX_ACCESS_KEYS must be set in prod"):
+            GatewaySettings(gateway_role=role, access_keys=f"new:{NEW},{DEV_ACCESS_KEYS}", **PROD)
+    configured = GatewaySettings(gateway_role="api", access_keys=f"new:{NEW},old:{OLD}", **PROD)
+    assert (
+        AesGcmAccessCipher.from_setting(configured.access_keys.get_secret_value()).sealing_key_id
+        == "new"
+    )
+    # A views process never reads access details.
+    assert GatewaySettings(gateway_role="views", **PROD).gateway_role is GatewayRole.VIEWS
+
+
+def test_a_malformed_keyring_stops_any_process_without_showing_the_key() -> None:
+    with pytest.raises(ValidationError, match="GPUX_ACCESS_KEYS: key k1: 32 bytes") as refused:
+        GatewaySettings(access_keys="k1:" + base64.b64encode(b"short-secret").decode())
+    assert base64.b64encode(b"short-secret").decode() not in str(refused.value)
+    assert GatewaySettings().access_retention_s == 86_400
