@@ -5,7 +5,7 @@ details replaced, read by the buyer only, reports claimed once, the set-based er
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -49,19 +49,30 @@ async def apply(uow: GatewayUnitOfWork, payload: Payload) -> None:
         await uow.leases.apply_ended(payload, uow.now)
 
 
-def provisioning(buyer: str, seller: str) -> LeaseOpened:
+def provisioning(buyer: str, seller: str, hours: int | None = None) -> LeaseOpened:
     return lease_opened(
-        buyer, seller, lease_id=new_id(), started_at=EPOCH, provisioning_deadline=DEADLINE
+        buyer,
+        seller,
+        lease_id=new_id(),
+        started_at=EPOCH,
+        hours=hours,
+        provisioning_deadline=DEADLINE,
     )
 
 
-def ready(lease: LeaseOpened, at: object = READY_AT) -> LeaseReady:
+def ready(lease: LeaseOpened, at: datetime = READY_AT) -> LeaseReady:
+    """Billing's lease.ready: a fixed-length lease ends ``hours`` after ``ready_at``."""
+    ends = None if lease.hours is None else at + timedelta(hours=lease.hours)
     return LeaseReady(
-        lease_id=lease.lease_id, buyer_id=lease.buyer_id, seller_id=lease.seller_id, ready_at=at
+        lease_id=lease.lease_id,
+        buyer_id=lease.buyer_id,
+        seller_id=lease.seller_id,
+        ready_at=at,
+        ends_at=ends,
     )
 
 
-def failed(lease: LeaseOpened, ended_at: object = DEADLINE) -> LeaseEnded:
+def failed(lease: LeaseOpened, ended_at: datetime = DEADLINE) -> LeaseEnded:
     totals = lease_totals(0, charged_through=EPOCH, charged=0, fee=0)
     return lease_ended(
         lease,
@@ -84,7 +95,8 @@ async def one_unit(units: Units, *payloads: Payload) -> None:
 async def test_opened_then_ready_runs_in_any_order_and_the_first_ready_at_stays(
     units: Units, order: tuple[int, ...]
 ) -> None:
-    lease = provisioning(new_id(), new_id())
+    lease = provisioning(new_id(), new_id(), hours=2)
+    assert lease.ends_at == EPOCH + timedelta(hours=2)
     events: list[Payload] = [lease, ready(lease), ready(lease, READY_AT + timedelta(minutes=1))]
     # Two readies from one lease carry one ready_at in practice: the earlier read stays.
     await one_unit(units, *(events[i] for i in order))
@@ -94,10 +106,11 @@ async def test_opened_then_ready_runs_in_any_order_and_the_first_ready_at_stays(
     expected_ready = (
         READY_AT if order.index(1) < order.index(2) else READY_AT + timedelta(minutes=1)
     )
-    assert (row.status, row.provisioning_deadline, row.ready_at) == (
+    assert (row.status, row.provisioning_deadline, row.ready_at, row.ends_at) == (
         "running",
         DEADLINE,
         expected_ready,
+        expected_ready + timedelta(hours=2),  # the first ready's end, whenever opened came
     )
 
 

@@ -120,7 +120,10 @@ def provisioning(order_id: str = "o1", **fields: Any) -> LeaseOpened:
 
 
 def ready(lease: LeaseOpened, at: datetime) -> LeaseReady:
-    return LeaseReady(lease_id=lease.lease_id, buyer_id=BUYER, seller_id=SELLER, ready_at=at)
+    ends = None if lease.hours is None else at + timedelta(hours=lease.hours)
+    return LeaseReady(
+        lease_id=lease.lease_id, buyer_id=BUYER, seller_id=SELLER, ready_at=at, ends_at=ends
+    )
 
 
 def failed(lease: LeaseOpened, detail: str = "") -> Payload:
@@ -162,7 +165,7 @@ def reports(uow: MemoryGatewayUnitOfWork) -> list[Payload]:
 async def test_a_lease_with_a_deadline_provisions_then_runs_from_ready_at(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
-    lease = provisioning()
+    lease = provisioning(hours=3)
     await apply(uow, BILLING_LEASES, lease)
     before = await shown(uow, lease)
     assert (before["status"], before["provisioning_deadline"], before["ready_at"]) == (
@@ -173,7 +176,12 @@ async def test_a_lease_with_a_deadline_provisions_then_runs_from_ready_at(
     at = EPOCH + timedelta(minutes=4)
     await apply(uow, BILLING_LEASES, ready(lease, at), ready(lease, at + timedelta(minutes=1)))
     after = await shown(uow, lease)
-    assert (after["status"], after["ready_at"]) == ("running", "2026-01-01T00:04:00Z")
+    assert (after["status"], after["ready_at"], after["ends_at"]) == (
+        "running",
+        "2026-01-01T00:04:00Z",
+        "2026-01-01T03:04:00Z",  # three hours from ready_at, as billing charges it
+    )
+    assert before["ends_at"] == "2026-01-01T03:00:00Z"
 
 
 async def test_a_lease_without_a_deadline_runs_from_its_start(

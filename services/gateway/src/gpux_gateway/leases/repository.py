@@ -170,8 +170,9 @@ class LeasesRepository(Protocol):
 
     async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
         """Note when a provisioning lease became ready, and run it (the first ``ready_at``
-        read stays; an ended or failed lease stays so; one read before the lease's opening
-        makes its row, which its opening then leaves running)."""
+        read stays, with its ``ends_at``, which its opening then keeps; an ended or failed
+        lease stays so; one read before the lease's opening makes its row, which its opening
+        then leaves running)."""
         ...
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:

@@ -145,7 +145,7 @@ class MemoryLeases:
             billing=opened.billing.value,
             hours=opened.hours,
             started_at=opened.started_at,
-            ends_at=opened.ends_at,
+            ends_at=opened.ends_at if held.ready_at is None else held.ends_at,
             updated_at=now,
             provisioning_deadline=opened.provisioning_deadline,
             status=stored_status(
@@ -241,7 +241,8 @@ class MemoryLeases:
         )
 
     async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
-        """Run a provisioning lease from its ``ready_at`` (the first read stays)."""
+        """Run a provisioning lease from its ``ready_at`` (the first read stays, with its
+        ``ends_at``)."""
         row = self._ensure(
             ready.lease_id,
             buyer_id=ready.buyer_id,
@@ -251,8 +252,13 @@ class MemoryLeases:
             now=now,
         )
         status = "running" if row.status == "provisioning" else row.status
+        first = row.ready_at is None
         self._state.leases[row.id] = dataclasses.replace(
-            row, ready_at=_either(row.ready_at, ready.ready_at), status=status, updated_at=now
+            row,
+            ready_at=ready.ready_at if first else row.ready_at,
+            ends_at=ready.ends_at if first else row.ends_at,
+            status=status,
+            updated_at=now,
         )
 
     async def apply_ended(self, ended: LeaseEnded, now: datetime) -> None:

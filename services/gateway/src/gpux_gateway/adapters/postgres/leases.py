@@ -26,7 +26,8 @@ from gpux_gateway.domain.leases import totals_micros
 from gpux_gateway.leases.repository import Earnings, LeaseFilter, LeaseRow, LedgerLineRow
 
 # A lease opened with a provisioning deadline ($17) provisions unless its row is final or its
-# lease.ready was read already (domain.leases.stored_status).
+# lease.ready was read already (domain.leases.stored_status); once it was, the lease ends where
+# the ready said (a fixed length counts from ready_at).
 APPLY_OPENED = (
     "INSERT INTO gateway.leases AS l (id, opened, order_id, offer_id, buyer_id, seller_id, gpu,"
     " tier, gpus, price_micros, currency, wallet_currency, billing, hours, started_at,"
@@ -38,19 +39,22 @@ APPLY_OPENED = (
     " tier = EXCLUDED.tier, gpus = EXCLUDED.gpus, price_micros = EXCLUDED.price_micros,"
     " currency = EXCLUDED.currency, wallet_currency = EXCLUDED.wallet_currency,"
     " billing = EXCLUDED.billing, hours = EXCLUDED.hours, started_at = EXCLUDED.started_at,"
-    " ends_at = EXCLUDED.ends_at, updated_at = EXCLUDED.updated_at,"
+    " ends_at = CASE WHEN l.ready_at IS NULL THEN EXCLUDED.ends_at ELSE l.ends_at END,"
+    " updated_at = EXCLUDED.updated_at,"
     " provisioning_deadline = EXCLUDED.provisioning_deadline,"
     " status = CASE WHEN l.status IN ('ended', 'failed') OR l.ready_at IS NOT NULL"
     " OR EXCLUDED.provisioning_deadline IS NULL THEN l.status ELSE 'provisioning' END"
 )
 
-# The first ready_at read stays; a provisioning lease runs from then. A lease.ready read before
-# the lease's opening makes its row (running: its opening then leaves it so).
+# The first ready_at read stays, with its ends_at (a fixed-length lease ends `hours` after
+# ready_at); a provisioning lease runs from then. A lease.ready read before the lease's opening
+# makes its row (running: its opening then leaves it so, and keeps the ready's end).
 APPLY_READY = (
-    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, ready_at, updated_at)"
-    " VALUES ($1, $2, $3, $4, $5)"
+    "INSERT INTO gateway.leases AS l (id, buyer_id, seller_id, ready_at, updated_at, ends_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6)"
     " ON CONFLICT (id) DO UPDATE SET"
     " seller_id = coalesce(l.seller_id, EXCLUDED.seller_id),"
+    " ends_at = CASE WHEN l.ready_at IS NULL THEN EXCLUDED.ends_at ELSE l.ends_at END,"
     " ready_at = coalesce(l.ready_at, EXCLUDED.ready_at),"
     " status = CASE WHEN l.status = 'provisioning' THEN 'running' ELSE l.status END,"
     " updated_at = EXCLUDED.updated_at"
@@ -290,7 +294,13 @@ class PostgresLeases(DeferredRepository):
     async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
         """Run a provisioning lease from its ``ready_at`` (at the commit; the first stays)."""
         self._deferred.add(
-            APPLY_READY, ready.lease_id, ready.buyer_id, ready.seller_id, ready.ready_at, now
+            APPLY_READY,
+            ready.lease_id,
+            ready.buyer_id,
+            ready.seller_id,
+            ready.ready_at,
+            now,
+            ready.ends_at,
         )
 
 
