@@ -63,7 +63,7 @@ class AccountEventsFeed:
         """A waiter woken at each notification, for the ``with`` block's time."""
         waiter = Waiter()
         self._waiters.add(waiter)
-        if self._following is None:
+        if self._following is None or self._following.done():  # none yet, or it failed
             self._following = asyncio.create_task(self._follow(), name="account events feed")
         try:
             yield waiter
@@ -78,7 +78,10 @@ class AccountEventsFeed:
             waiter.wake()
 
     async def _follow(self) -> None:
-        await self.events.follow(self._wake_all)
+        try:
+            await self.events.follow(self._wake_all)
+        except Exception:  # the streams go on polling; the next stream to start follows again
+            log.exception("account events follower failed")
 
     async def read(self, account_id: str, cursor: Cursor) -> list[Logged]:
         """The next page of the account's events after ``cursor``."""
