@@ -1,230 +1,163 @@
-"""A small kustomize renderer for deploy/k8s, so its test runs where no kustomize binary is.
+"""Renders deploy/k8s with the real kustomize, and validates with the real kubeconform.
 
-It implements only what deploy/k8s uses, in kustomize's order, and refuses anything else
-rather than guess:
-
-- ``resources``: YAML files and directories holding a kustomization (built recursively);
-- ``patches``: strategic-merge patches from a file, applied to the object they name or to
-  every object their ``target`` selects (kind, name, group, version, namespace);
-- ``namespace``, ``labels`` (``pairs`` on metadata.labels only), ``replicas``, ``images``.
-
-Strategic merge here knows the merge keys of the lists our patches touch (containers by
-name, env by name, volumes by name, ...); every other list is replaced, as kustomize does for
-lists without a merge key. Custom resources get a JSON merge patch (RFC 7386), which is what
-kustomize applies to kinds it has no schema for. When ``kubectl`` or ``kustomize`` is on PATH
-the test renders with it too and requires the same objects.
+Both tools and every schema come from ``scripts/k8s_tools.py`` (pinned versions, fetched
+from the package registries into ``.gpux/k8s-tools`` on first use; later runs reuse them).
+The prod overlay's secretGenerator reads files that only the secret store writes, so an
+overlay is rendered from a copy of deploy/k8s in which each of those files holds stand-in
+values (``STANDINS``, by the Secret's name), never anything committed.
 """
 
 from __future__ import annotations
 
-import copy
+import base64
+import functools
+import importlib.util
+import json
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
 
 Obj = dict[str, Any]
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+ROOT = Path(__file__).resolve().parents[2]
+K8S = ROOT / "deploy" / "k8s"
 
-# Kinds with a built-in schema: patched by strategic merge. Everything else is a custom
-# resource and gets a JSON merge patch.
-BUILTIN_GROUPS = {"", "apps", "autoscaling", "policy", "networking.k8s.io", "batch"}
+# kustomize's name suffix of generated objects: a dash and 10 of these characters.
+HASH_SUFFIX = re.compile(r"-[bcdfghkmt2456789]{10}$")
 
-# (list field name) -> merge key, for the lists of built-in kinds our patches may touch.
-MERGE_KEYS = {
-    "containers": "name",
-    "initContainers": "name",
-    "env": "name",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "imagePullSecrets": "name",
-}
-
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition"}
-SCALABLE = {"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"}
-
-KNOWN_FIELDS = {
-    "apiVersion",
-    "kind",
-    "resources",
-    "patches",
-    "namespace",
-    "labels",
-    "replicas",
-    "images",
-}
+# Stand-in contents of the secret store's files, by the Secret's name (a pattern).
+STANDINS: tuple[tuple[str, dict[str, str]], ...] = (
+    (r"gpux-pg-role-(\w+)-migrator", {"username": r"\1_migrator", "password": "pw-m"}),
+    (r"gpux-pg-role-(\w+)", {"username": r"\1", "password": "pw"}),
+    (r"gpux-(\w+)-migrate-db", {"url": r"postgresql://\1_migrator:pw-m@gpux-pg-rw:5432/gpux"}),
+    (r"gpux-(\w+)-db", {"url": r"postgresql://\1:pw@gpux-pg-rw:5432/gpux"}),
+    (
+        r"gpux-gateway-secrets",
+        {
+            "key-pepper": "a-pepper-from-the-secret-store",
+            "admin-key": "an-admin-key-" + "0" * 32,
+            "access-keys": "k1:" + base64.b64encode(b"k" * 32).decode(),
+        },
+    ),
+    (r"gpux-backup-s3", {"ACCESS_KEY_ID": "key-id", "ACCESS_SECRET_KEY": "secret-key"}),
+)
 
 
 class RenderError(RuntimeError):
-    """A kustomization uses something this renderer does not implement, or is inconsistent."""
+    """kustomize refused an overlay."""
 
 
-def group_of(obj: Obj) -> str:
-    """The API group of an object ("" for the core group)."""
-    api_version = obj.get("apiVersion", "")
-    return api_version.split("/")[0] if "/" in api_version else ""
+def _load_script() -> ModuleType:
+    # scripts/ is no package: load the fetcher by path (it is also run as a script).
+    spec = importlib.util.spec_from_file_location(
+        "gpux_k8s_tools", ROOT / "scripts" / "k8s_tools.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def object_id(obj: Obj) -> tuple[str, str, str, str]:
-    """(group, kind, namespace, name): what kustomize considers one object."""
-    meta = obj.get("metadata", {})
-    return (group_of(obj), obj["kind"], meta.get("namespace", ""), meta["name"])
+k8s_tools = _load_script()
 
 
-def load_yaml_documents(path: Path) -> list[Obj]:
-    """The non-empty documents of a YAML file."""
-    with path.open() as handle:
-        return [doc for doc in yaml.safe_load_all(handle) if doc]
+@functools.cache
+def tools() -> Any:
+    """kustomize, kubeconform and the schemas (``k8s_tools.Tools``), fetched once."""
+    return k8s_tools.ensure()
 
 
-def build(directory: Path) -> list[Obj]:
-    """Render the kustomization in ``directory`` to a list of objects."""
-    kustomization = _read_kustomization(directory)
-    objects: list[Obj] = []
-    for entry in kustomization.get("resources", []):
-        path = (directory / entry).resolve()
-        objects.extend(build(path) if path.is_dir() else load_yaml_documents(path))
-    _check_unique(objects, directory)
-    # kustomize's order of built-in transformers: patches, namespace, labels, replicas, images.
-    for patch in kustomization.get("patches", []):
-        _apply_patch(objects, patch, directory)
-    if "namespace" in kustomization:
-        _set_namespace(objects, kustomization["namespace"])
-    for labels in kustomization.get("labels", []):
-        _add_labels(objects, labels)
-    for replica in kustomization.get("replicas", []):
-        _set_replicas(objects, replica)
-    for image in kustomization.get("images", []):
-        _set_image(objects, image)
-    _check_unique(objects, directory)
-    return objects
+def standin(secret: str) -> dict[str, str]:
+    """What the secret store would hold for that Secret, made up."""
+    for pattern, values in STANDINS:
+        match = re.fullmatch(pattern, secret)
+        if match:
+            return {key: match.expand(value) for key, value in values.items()}
+    raise RenderError(f"no stand-in for the Secret {secret}: add one to render.STANDINS")
 
 
-def _read_kustomization(directory: Path) -> Obj:
-    for name in KUSTOMIZATION_FILES:
-        path = directory / name
-        if path.exists():
-            data = yaml.safe_load(path.read_text()) or {}
-            unknown = set(data) - KNOWN_FIELDS
-            if unknown:
-                raise RenderError(f"{path}: not implemented here: {sorted(unknown)}")
-            return data
-    raise RenderError(f"{directory}: no kustomization file")
+def missing_env_files(overlay: Path) -> dict[Path, str]:
+    """The secretGenerator's env files an overlay reads that are not in the tree, by Secret."""
+    kustomization = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+    missing: dict[Path, str] = {}
+    for entry in kustomization.get("secretGenerator", []):
+        for name in entry.get("envs", []):
+            if not (overlay / name).exists():
+                missing[overlay / name] = entry["name"]
+    return missing
 
 
-def _check_unique(objects: list[Obj], directory: Path) -> None:
-    seen: set[tuple[str, str, str, str]] = set()
-    for obj in objects:
-        key = object_id(obj)
-        if key in seen:
-            raise RenderError(f"{directory}: {key} defined twice")
-        seen.add(key)
+@functools.cache
+def _tree() -> Path:
+    """A copy of deploy/k8s with every missing secret file written from the stand-ins."""
+    copy = Path(tempfile.mkdtemp(prefix="gpux-k8s-")) / "k8s"
+    shutil.copytree(K8S, copy)
+    for overlay in (copy / "overlays").iterdir():
+        for path, secret in missing_env_files(overlay).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(f"{k}={v}\n" for k, v in standin(secret).items()))
+    return copy
 
 
-def _apply_patch(objects: list[Obj], entry: Obj, directory: Path) -> None:
-    if set(entry) - {"path", "target"}:
-        raise RenderError(f"patch {entry}: only 'path' and 'target' are implemented")
-    documents = load_yaml_documents(directory / entry["path"])
-    if len(documents) != 1 or not isinstance(documents[0], dict):
-        raise RenderError(f"{entry['path']}: one strategic-merge patch object expected")
-    patch = documents[0]
-    target = entry.get("target")
-    if target is None:
-        selected = [
-            obj
-            for obj in objects
-            if obj["kind"] == patch["kind"] and obj["metadata"]["name"] == patch["metadata"]["name"]
-        ]
-    else:
-        selected = [obj for obj in objects if _selected(obj, target)]
-    if not selected:
-        raise RenderError(f"{entry['path']}: the patch matches no object")
-    # A targeted patch's own name is a placeholder: the target says which objects it patches.
-    body = copy.deepcopy(patch)
-    body.get("metadata", {}).pop("name", None)
-    body.get("metadata", {}).pop("namespace", None)
-    for obj in selected:
-        strategic = group_of(obj) in BUILTIN_GROUPS
-        merged = _merge(obj, body, strategic)
-        obj.clear()
-        obj.update(merged)
+def kustomize(directory: Path) -> str:
+    """``kustomize build`` of a directory: the YAML stream."""
+    done = subprocess.run(
+        [str(tools().kustomize), "build", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RenderError(f"kustomize build {directory}: {done.stderr.strip()}")
+    return done.stdout
 
 
-def _selected(obj: Obj, target: Obj) -> bool:
-    unknown = set(target) - {"kind", "name", "group", "version", "namespace"}
-    if unknown:
-        raise RenderError(f"target {target}: not implemented here: {sorted(unknown)}")
-    version = obj["apiVersion"].split("/")[-1]
-    checks = {
-        "kind": obj["kind"],
-        "name": obj["metadata"]["name"],
-        "group": group_of(obj),
-        "version": version,
-        "namespace": obj["metadata"].get("namespace", ""),
-    }
-    # kustomize reads target fields as anchored regular expressions.
-    return all(re.fullmatch(str(target[key]), checks[key]) for key in target)
+@functools.cache
+def build_text(overlay: str) -> str:
+    """The overlay rendered by kustomize (with stand-in secret files where prod needs them)."""
+    return kustomize(_tree() / "overlays" / overlay)
 
 
-def _merge(base: Any, patch: Any, strategic: bool, field: str = "") -> Any:
-    if isinstance(patch, dict):
-        if "$patch" in patch or any(k.startswith("$") for k in patch):
-            raise RenderError(f"patch directives are not implemented: {sorted(patch)}")
-        result = copy.deepcopy(base) if isinstance(base, dict) else {}
-        for key, value in patch.items():
-            if value is None:
-                result.pop(key, None)
-            else:
-                result[key] = _merge(result.get(key), value, strategic, key)
-        return result
-    if isinstance(patch, list) and strategic and field in MERGE_KEYS and isinstance(base, list):
-        return _merge_list(base, patch, MERGE_KEYS[field])
-    return copy.deepcopy(patch)
+def build(overlay: str) -> list[Obj]:
+    """The overlay's objects."""
+    return [doc for doc in yaml.safe_load_all(build_text(overlay)) if doc]
 
 
-def _merge_list(base: list[Any], patch: list[Any], key: str) -> list[Any]:
-    result = copy.deepcopy(base)
-    for item in patch:
-        if not isinstance(item, dict) or key not in item:
-            raise RenderError(f"list item without its merge key {key!r}: {item}")
-        for index, existing in enumerate(result):
-            if existing.get(key) == item[key]:
-                result[index] = _merge(existing, item, True)
-                break
-        else:
-            result.append(copy.deepcopy(item))
-    return result
+def kubeconform(stream: str) -> tuple[int, list[Obj]]:
+    """kubeconform -strict over a YAML stream: its exit code and its results (one per object)."""
+    done = subprocess.run(
+        [*tools().kubeconform_command(), "-"],
+        input=stream,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError as exc:
+        raise RenderError(f"kubeconform said: {done.stdout}{done.stderr}") from exc
+    return done.returncode, list(report.get("resources", []))
 
 
-def _set_namespace(objects: list[Obj], namespace: str) -> None:
-    for obj in objects:
-        if obj["kind"] == "Namespace":
-            if obj["metadata"]["name"] != namespace:
-                raise RenderError("a Namespace object other than the kustomization's namespace")
-            continue
-        if obj["kind"] not in CLUSTER_SCOPED:
-            obj["metadata"]["namespace"] = namespace
+def base_name(name: str) -> str:
+    """A generated object's name without kustomize's hash suffix."""
+    return HASH_SUFFIX.sub("", name)
 
 
-def _add_labels(objects: list[Obj], entry: Obj) -> None:
-    if entry.get("includeSelectors") or entry.get("includeTemplates") or entry.get("fields"):
-        raise RenderError("labels: only pairs on metadata.labels are implemented")
-    for obj in objects:
-        obj["metadata"].setdefault("labels", {}).update(entry["pairs"])
-
-
-def _set_replicas(objects: list[Obj], entry: Obj) -> None:
-    matched = [
-        o for o in objects if o["kind"] in SCALABLE and o["metadata"]["name"] == entry["name"]
-    ]
-    if not matched:
-        raise RenderError(f"replicas: no workload named {entry['name']}")
-    for obj in matched:
-        obj["spec"]["replicas"] = entry["count"]
+def object_id(obj: Obj) -> tuple[str, str, str]:
+    """(apiVersion, kind, name): what a test calls one object."""
+    return obj["apiVersion"], obj["kind"], obj["metadata"]["name"]
 
 
 def split_image(image: str) -> tuple[str, str]:
@@ -236,38 +169,3 @@ def split_image(image: str) -> tuple[str, str]:
     if sep and "/" not in tail:
         return head, ":" + tail
     return image, ""
-
-
-def _set_image(objects: list[Obj], entry: Obj) -> None:
-    if set(entry) - {"name", "newName", "newTag", "digest"}:
-        raise RenderError(f"images: not implemented here: {entry}")
-    for obj in objects:
-        pod = obj.get("spec", {}).get("template", {}).get("spec", {})
-        for container in [*pod.get("containers", []), *pod.get("initContainers", [])]:
-            name, suffix = split_image(container["image"])
-            if name != entry["name"]:
-                continue
-            if "digest" in entry:
-                suffix = "@" + entry["digest"]
-            elif "newTag" in entry:
-                suffix = ":" + str(entry["newTag"])
-            container["image"] = entry.get("newName", name) + suffix
-
-
-def kustomize_command() -> list[str] | None:
-    """A kustomize that can build offline: the standalone binary or kubectl's, if installed."""
-    if shutil.which("kustomize"):
-        return ["kustomize", "build"]
-    if shutil.which("kubectl"):
-        return ["kubectl", "kustomize"]
-    return None
-
-
-def build_with_binary(directory: Path, command: list[str]) -> list[Obj]:
-    """Render with a real kustomize (no network is needed for local bases)."""
-    done = subprocess.run(
-        [*command, str(directory)], capture_output=True, text=True, timeout=120, check=False
-    )
-    if done.returncode != 0:
-        raise RenderError(f"{' '.join(command)} {directory}: {done.stderr.strip()}")
-    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
