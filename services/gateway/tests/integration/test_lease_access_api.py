@@ -118,7 +118,16 @@ async def test_the_access_handoff_from_provisioning_to_running(
             refused = await as_seller.post(f"{path}/access", json=body)
             assert refused.status_code == 422, body
             assert refused.json()["errors"], body
-        assert (await as_other.post(f"{path}/access", json=SSH)).status_code == 404
+        for stranger in (as_other, as_buyer):
+            assert (await stranger.post(f"{path}/access", json=SSH)).status_code == 404
+            assert (await stranger.post(f"{path}/failure", json={})).status_code == 404
+        made = await as_seller.post("/v1/accounts/me/keys", json={"scopes": ["read"]})
+        async with gateway.client(made.json()["api_key"]) as read_only:
+            refused = await read_only.post(f"{path}/access", json=SSH)
+            assert (refused.status_code, refused.json()["type"]) == (
+                403,
+                "https://gpux.dev/problems/scope-required",
+            )
         posted = await as_seller.post(f"{path}/access", json=SSH)
         assert posted.status_code == 200, posted.text
         assert posted.json()["ready_reported"] is True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from gpux_gateway.domain.access import Scope
+from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.handoff import AccessDetailsError
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.schemas import field_error, problem_responses
@@ -22,9 +22,18 @@ from gpux_gateway.handoff.schemas import (
 )
 from gpux_gateway.leases.schemas import LeaseId
 from gpux_gateway.service.access import account_id_for
+from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 router = APIRouter()
 """Included in the leases router, whose tag it takes."""
+
+
+async def _the_seller(who: Principal, uow: GatewayUnitOfWork, lease_id: str) -> str:
+    """The caller's account id if it is the lease's seller (anyone else: 404, the buyer too)
+    and its key may write offers (else 403)."""
+    account_id = account_id_for(who, Scope.READ)
+    await service.sold_by(uow, account_id, lease_id)
+    return account_id_for(who, Scope.OFFERS_WRITE)
 
 
 @router.post(
@@ -36,7 +45,8 @@ router = APIRouter()
         "`endpoint_url` (https, or http), and `notes`. Stored sealed (AES-256-GCM) for the "
         "lease's buyer only; posting again replaces them. While the lease is `provisioning` "
         "the first post reports it ready to billing (`lease.ready_reported`): it runs and is "
-        "charged from then (`lease.ready`). Anyone but the lease's seller: 404. A failed or "
+        "charged from then (`lease.ready`). Anyone but the lease's seller: 404 (the buyer "
+        "too); the seller's key without `offers:write`: 403. A failed or "
         "ended lease: 409 `/problems/lease-failed` / `/problems/lease-ended`."
     ),
     responses=problem_responses((409, "The lease failed or ended")),
@@ -44,7 +54,7 @@ router = APIRouter()
 async def post_access(
     *, lease_id: LeaseId, body: AccessIn, who: PrincipalDep, uow: UnitOfWorkDep, gw: GatewayDep
 ) -> AccessPosted:
-    seller_id = account_id_for(who, Scope.OFFERS_WRITE)
+    seller_id = await _the_seller(who, uow, lease_id)
     try:
         details = body.details()
     except AccessDetailsError as exc:
@@ -81,7 +91,8 @@ async def get_access(
     description=(
         "Sends `lease.failure_reported` to billing (once per lease), which ends the lease "
         "`failed` with nothing charged (`lease.ended`, `failure` `seller_reported`, the "
-        "`detail`). Anyone but the lease's seller: 404; a lease not provisioning: 409 "
+        "`detail`). Anyone but the lease's seller: 404 (the buyer too); the seller's key "
+        "without `offers:write`: 403; a lease not provisioning: 409 "
         "`/problems/lease-not-provisioning`."
     ),
     responses=problem_responses((409, "The lease is not provisioning")),
@@ -89,7 +100,7 @@ async def get_access(
 async def report_failure(
     *, lease_id: LeaseId, body: FailureIn, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> FailureReported:
-    seller_id = account_id_for(who, Scope.OFFERS_WRITE)
+    seller_id = await _the_seller(who, uow, lease_id)
     return await service.report_failure(
         uow, seller_id=seller_id, lease_id=lease_id, detail=body.detail
     )

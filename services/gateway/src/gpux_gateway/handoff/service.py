@@ -51,6 +51,12 @@ async def _as(uow: GatewayUnitOfWork, role: str, account_id: str, lease_id: str)
     return row
 
 
+async def sold_by(uow: GatewayUnitOfWork, seller_id: str, lease_id: str) -> LeaseRow:
+    """The lease if the account is its seller; else the 404 a missing lease gets (its buyer
+    too). The routes ask it before the key's write scope, so only the seller hears of that."""
+    return await _as(uow, "seller", seller_id, lease_id)
+
+
 def _shown(uow: GatewayUnitOfWork, row: LeaseRow) -> LeaseStatus:
     return status_of(
         stored=row.status, interrupt_at=row.interrupt_at, started_at=row.started_at, now=uow.now
