@@ -230,6 +230,7 @@ async def test_endpoints_crud_secret_once_and_tenancy(gateway: Running) -> None:
         ):
             assert (await call).status_code == 404
         assert (await theirs.get(URL)).json()["items"] == []
+        assert (await theirs.post(f"{URL}/{endpoint_id}/ping")).status_code == 404
         assert (await client.delete(f"{URL}/{endpoint_id}")).status_code == 204
         assert (await client.get(f"{URL}/{endpoint_id}")).status_code == 404
 
@@ -279,3 +280,17 @@ async def test_the_guard_refuses_non_public_targets_at_creation_and_at_each_atte
     assert (delivered.status, delivered.error) == (200, None)
     assert len(receiver.hits) == 1
     assert receiver.hits[0].headers["host"] == f"127.0.0.1:{receiver.port}"
+
+
+async def test_a_ping_reaches_the_receiver_signed(gateway: Running) -> None:
+    _, key = await sign_up(gateway)
+    async with Receiver([204]).serving() as receiver, gateway.client(key) as client:
+        endpoint = await add_endpoint(client, receiver.url)
+        answer = await client.post(f"{URL}/{endpoint['id']}/ping")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["delivered"] is True
+    assert answer.json()["status"] == 204
+    (hit,) = receiver.hits
+    assert hit.headers["gpux-event-id"] == answer.json()["event_id"]
+    verify(endpoint["secret"], hit.headers["gpux-signature"], hit.body, now=int(time.time()))
+    assert json.loads(hit.body)["type"] == "webhook.ping"

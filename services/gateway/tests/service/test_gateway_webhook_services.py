@@ -268,3 +268,22 @@ async def test_only_subscribed_enabled_endpoints_get_a_delivery() -> None:
     )
     uow.webhooks.enqueue(event(), EPOCH)
     assert [d.endpoint_id for d in uow.state.webhook_deliveries.values()] == [ready]
+
+
+async def test_a_ping_posts_a_signed_test_event_and_queues_nothing() -> None:
+    uow = unit()
+    endpoint_id = await add(uow)
+    receiver = Receiver(503)
+    async with uow:
+        answer = await service.ping(uow, ALICE, endpoint_id, receiver)
+        with pytest.raises(ProblemError) as refused:
+            await service.ping(uow, BOB, endpoint_id, receiver)
+    assert refused.value.status == 404
+    assert (answer.delivered, answer.status, answer.error) == (False, 503, "HTTP 500")
+    ((url, body, headers),) = receiver.posts
+    assert url == URL
+    assert headers["Gpux-Event-Id"] == answer.event_id
+    secret = uow.state.webhook_endpoints[endpoint_id].secret
+    verify(secret, headers["Gpux-Signature"], body, now=int(EPOCH.timestamp()))
+    assert b'"type":"webhook.ping"' in body
+    assert uow.state.webhook_deliveries == {}

@@ -71,15 +71,22 @@ def event_body(event: WebhookEvent) -> bytes:
     return json.dumps(shape, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def request_headers(due: DueDelivery, body: bytes, at: datetime) -> dict[str, str]:
-    """The headers of an attempt at ``at``, signed with the endpoint's secret."""
+def signed_headers(
+    secret: str, body: bytes, at: datetime, *, event_id: str, delivery_id: str
+) -> dict[str, str]:
+    """The headers of a POST of ``body`` at ``at``, signed with ``secret``."""
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        SIGNATURE_HEADER: sign(due.secret, body, int(at.timestamp())),
-        EVENT_ID_HEADER: due.event.id,
-        DELIVERY_ID_HEADER: due.delivery.id,
+        SIGNATURE_HEADER: sign(secret, body, int(at.timestamp())),
+        EVENT_ID_HEADER: event_id,
+        DELIVERY_ID_HEADER: delivery_id,
     }
+
+
+def request_headers(due: DueDelivery, body: bytes, at: datetime) -> dict[str, str]:
+    """The headers of an attempt at ``at``, signed with the endpoint's secret."""
+    return signed_headers(due.secret, body, at, event_id=due.event.id, delivery_id=due.delivery.id)
 
 
 async def record(

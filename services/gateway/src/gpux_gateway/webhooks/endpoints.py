@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from gpux_gateway.adapters.webhook_sender import WebhookTargets
+from gpux_gateway.adapters.webhook_sender import HttpWebhooks, WebhookTargets
 from gpux_gateway.domain import webhooks as rules
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
@@ -29,10 +29,12 @@ from gpux_gateway.webhooks.schemas import (
     WebhookEndpointChange,
     WebhookEndpointOut,
     WebhookEndpointWithSecret,
+    WebhookPingOut,
 )
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 Limit = Annotated[int, Query(ge=1, le=100)]
+PING_TIMEOUT_S = 10.0
 
 
 def _manager(who: Principal) -> str:
@@ -161,3 +163,19 @@ async def redeliver(
     endpoint_id: ResourceId, delivery_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> WebhookDeliveryOut:
     return await service.redeliver(uow, _manager(who), endpoint_id, delivery_id)
+
+
+@router.post(
+    "/{endpoint_id}/ping",
+    response_model=WebhookPingOut,
+    summary="Send the endpoint a signed test event now, and see what it answered",
+)
+async def ping(
+    endpoint_id: ResourceId, who: PrincipalDep, gw: GatewayDep, uow: UnitOfWorkDep
+) -> WebhookPingOut:
+    targets = WebhookTargets(allow_private=gw.settings.webhooks_allow_private)
+    sender = HttpWebhooks(targets, timeout_s=PING_TIMEOUT_S)
+    try:
+        return await service.ping(uow, _manager(who), endpoint_id, sender)
+    finally:
+        await sender.aclose()

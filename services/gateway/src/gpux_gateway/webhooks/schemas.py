@@ -104,6 +104,16 @@ class WebhookDeliveryOut(BaseModel):
     history: list[WebhookAttemptOut] = Field(description="Every attempt, oldest first.")
 
 
+class WebhookPingOut(BaseModel):
+    """What a test ping got from the endpoint (sent at once, not queued, not retried)."""
+
+    event_id: str
+    delivered: bool = Field(description="The endpoint answered 2xx within the timeout.")
+    status: int | None
+    error: str | None
+    duration_ms: int
+
+
 def endpoint_out(row: EndpointRow) -> WebhookEndpointOut:
     """The public view of an endpoint."""
     return from_row(WebhookEndpointOut, row, event_types=list(row.event_types))

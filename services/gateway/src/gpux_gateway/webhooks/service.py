@@ -20,16 +20,19 @@ from gpux_gateway.entrypoints.schemas import Page, split_page
 from gpux_gateway.service.access import found
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
+from gpux_gateway.webhooks.dispatch import Sender, event_body, signed_headers
 from gpux_gateway.webhooks.repository import (
     DeliveryStatus,
     EndpointRow,
     EndpointStatus,
+    WebhookEvent,
 )
 from gpux_gateway.webhooks.schemas import (
     WebhookDeliveryOut,
     WebhookEndpointChange,
     WebhookEndpointOut,
     WebhookEndpointWithSecret,
+    WebhookPingOut,
     delivery_out,
     endpoint_out,
     endpoint_with_secret,
@@ -188,3 +191,34 @@ async def redeliver(
     delivery = found(await uow.webhooks.delivery(endpoint_id, delivery_id), "webhook delivery")
     assert delivery.status is DeliveryStatus.PENDING
     return delivery_out(delivery)
+
+
+PING = "webhook.ping"
+"""The type of a test ping's event (sent only to the endpoint pinged, never recorded)."""
+
+
+async def ping(
+    uow: GatewayUnitOfWork, account_id: str, endpoint_id: str, sender: Sender
+) -> WebhookPingOut:
+    """POST a signed ``webhook.ping`` event to one of the account's endpoints now (enabled
+    or not), and say what it answered; nothing is queued or logged."""
+    endpoint = await mine(uow, account_id, endpoint_id)
+    event = WebhookEvent(
+        id="evt_ping_" + new_id(),
+        type=PING,
+        created_at=uow.now,
+        account_id=account_id,
+        data={"endpoint_id": endpoint.id},
+    )
+    body = event_body(event)
+    headers = signed_headers(
+        endpoint.secret, body, uow.now, event_id=event.id, delivery_id="whd_ping_" + new_id()
+    )
+    sent = await sender.send(endpoint.url, body, headers)
+    return WebhookPingOut(
+        event_id=event.id,
+        delivered=rules.is_success(sent.status),
+        status=sent.status,
+        error=sent.error,
+        duration_ms=sent.duration_ms,
+    )
