@@ -26,6 +26,7 @@ Usage: ``uv run --frozen python scripts/k8s_tools.py [--cache DIR]`` prints the 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -319,6 +320,13 @@ def ensure(cache: Path = DEFAULT_CACHE) -> Tools:
     """Fetch and build whatever is missing (in parallel), and say where everything is."""
     home = cache_dir(cache)
     home.mkdir(parents=True, exist_ok=True)
+    # One fetcher at a time per cache (two test processes starting together wait here).
+    with (home / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure(home)
+
+
+def _ensure(home: Path) -> Tools:
     schemas = home / "schemas"
     done = schemas / ".complete"
     with ThreadPoolExecutor(max_workers=4) as pool:
