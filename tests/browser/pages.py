@@ -9,6 +9,7 @@ failures.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +56,7 @@ class Pages:
     base_url: str
     axe_script: Path
     errors: list[str] = field(default_factory=list)
+    expected: list[re.Pattern[str]] = field(default_factory=list)
     contexts: list[BrowserContext] = field(default_factory=list)
     closing: bool = False
 
@@ -79,7 +81,14 @@ class Pages:
         await page.goto(path)
         return page
 
+    def expect_console_error(self, pattern: str) -> None:
+        """A console error the test itself provokes (the browser logs every 4xx answer, such
+        as a refused row of a bulk upload): not a failure. Nothing else is excused."""
+        self.expected.append(re.compile(pattern))
+
     def _console(self, message: ConsoleMessage) -> None:
+        if any(p.search(f"{message.text} ({message.location.get('url')})") for p in self.expected):
+            return
         if message.type == "error":
             self.errors.append(f"console: {message.text} ({message.location.get('url')})")
 

@@ -1,7 +1,8 @@
-// The app: settings, the one price stream, the frame, and the page of the current path.
+// The app: settings, who is signed in, the one price stream, the frame, and the page of the current path.
 import { lazy, Suspense } from "react";
 
 import { MarketPage } from "../market/MarketPage";
+import { AccountProvider } from "./account";
 import { Layout } from "./Layout";
 import { LiveProvider } from "./live";
 import { PageHeading } from "./PageHeading";
@@ -12,6 +13,8 @@ import { useTitle } from "./title";
 // The GPU page and its chart library load when first needed: the market page needs neither.
 const GpuPage = lazy(async () => ({ default: (await import("../gpu/GpuPage")).GpuPage }));
 const GuidePage = lazy(async () => ({ default: (await import("../guide/GuidePage")).GuidePage }));
+const ConsolePage = lazy(async () => ({ default: (await import("../console/ConsolePage")).ConsolePage }));
+const SellerPage = lazy(async () => ({ default: (await import("../seller/SellerPage")).SellerPage }));
 
 function Loading() {
   const { t } = useSettings();
@@ -50,6 +53,18 @@ function Page() {
           <GpuPage key={route.id} id={route.id} />
         </Suspense>
       );
+    case "console":
+      return (
+        <Suspense fallback={<Loading />}>
+          <ConsolePage section={route.section} />
+        </Suspense>
+      );
+    case "seller":
+      return (
+        <Suspense fallback={<Loading />}>
+          <SellerPage section={route.section} />
+        </Suspense>
+      );
     case "notFound":
       return <NotFound />;
   }
@@ -58,11 +73,13 @@ function Page() {
 export function App() {
   return (
     <SettingsProvider>
-      <LiveProvider>
-        <Layout>
-          <Page />
-        </Layout>
-      </LiveProvider>
+      <AccountProvider>
+        <LiveProvider>
+          <Layout>
+            <Page />
+          </Layout>
+        </LiveProvider>
+      </AccountProvider>
     </SettingsProvider>
   );
 }

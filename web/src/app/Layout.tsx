@@ -5,7 +5,7 @@ import { useId, type ReactNode } from "react";
 import { CURRENCIES, type Currency } from "../api/client";
 import { LANGUAGES, MESSAGES, type Language } from "../i18n/messages";
 import { useStreamState } from "./live";
-import { GUIDE_PATH, Link, usePathname } from "./router";
+import { CONSOLE_PATH, GUIDE_PATH, Link, SELLER_PATH, usePathname } from "./router";
 import { useSettings } from "./settings";
 
 function Settings() {
@@ -61,6 +61,7 @@ export function Layout({ children }: { readonly children: ReactNode }) {
   const { t } = useSettings();
   const pathname = usePathname();
   const current = (path: string) => (pathname === path || pathname === `${path}/` ? "page" : undefined);
+  const within = (path: string) => (pathname === path || pathname.startsWith(`${path}/`) ? "page" : undefined);
   return (
     <>
       <a className="skip" href="#content">
@@ -82,6 +83,16 @@ export function Layout({ children }: { readonly children: ReactNode }) {
               <li>
                 <Link href={GUIDE_PATH} aria-current={current(GUIDE_PATH)}>
                   {t.navGuide}
+                </Link>
+              </li>
+              <li>
+                <Link href={CONSOLE_PATH} aria-current={within(CONSOLE_PATH)}>
+                  {t.navConsole}
+                </Link>
+              </li>
+              <li>
+                <Link href={SELLER_PATH} aria-current={within(SELLER_PATH)}>
+                  {t.navSeller}
                 </Link>
               </li>
               <li>

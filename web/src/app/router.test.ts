@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { gpuPath, GUIDE_PATH, parseRoute } from "./router";
+import { consolePath, gpuPath, GUIDE_PATH, parseRoute, sellerPath } from "./router";
 
 describe("parseRoute", () => {
   it("knows the market, the guide and a GPU's page", () => {
@@ -10,8 +10,20 @@ describe("parseRoute", () => {
     expect(parseRoute(gpuPath("rtx-4090"))).toEqual({ page: "gpu", id: "rtx-4090" });
   });
 
+  it("knows the buyer's and the seller's consoles, section by section", () => {
+    expect(parseRoute("/console")).toEqual({ page: "console", section: "wallet" });
+    expect(parseRoute("/console/")).toEqual({ page: "console", section: "wallet" });
+    for (const section of ["orders", "leases", "statement", "keys"] as const) {
+      expect(parseRoute(consolePath(section))).toEqual({ page: "console", section });
+      expect(parseRoute(`${consolePath(section)}/`)).toEqual({ page: "console", section });
+    }
+    expect(consolePath()).toBe("/console");
+    expect(parseRoute(sellerPath())).toEqual({ page: "seller", section: "overview" });
+    expect(parseRoute(sellerPath("offers"))).toEqual({ page: "seller", section: "offers" });
+  });
+
   it("draws nothing else", () => {
-    for (const path of ["/guides", "/guide/x", "/gpus", "/gpus/a/b", "/orders"]) {
+    for (const path of ["/guides", "/guide/x", "/gpus", "/gpus/a/b", "/orders", "/console/wallet", "/console/x", "/consoles", "/seller/overview", "/seller/offers/x"]) {
       expect(parseRoute(path)).toEqual({ page: "notFound" });
     }
   });

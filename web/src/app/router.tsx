@@ -1,5 +1,5 @@
 // The app's few routes, on the History API: `/` the market, `/gpus/{id}` a GPU, `/guide` the
-// fine-tuning guide. The gateway
+// fine-tuning guide, `/console/…` the buyer's console, `/seller/…` the seller's. The gateway
 // answers every such path with index.html, so a reload or a shared link lands on the page.
 import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from "react";
 
@@ -7,9 +7,33 @@ export type Route =
   | { readonly page: "market" }
   | { readonly page: "guide" }
   | { readonly page: "gpu"; readonly id: string }
+  | { readonly page: "console"; readonly section: ConsoleSection }
+  | { readonly page: "seller"; readonly section: SellerSection }
   | { readonly page: "notFound" };
 
 export const GUIDE_PATH = "/guide";
+export const CONSOLE_PATH = "/console";
+export const SELLER_PATH = "/seller";
+export const CONSOLE_SECTIONS = ["wallet", "orders", "leases", "statement", "keys"] as const;
+export const SELLER_SECTIONS = ["overview", "offers"] as const;
+export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number];
+export type SellerSection = (typeof SELLER_SECTIONS)[number];
+
+/** A console section's path: the first section is the console's own (`/console`). */
+export function consolePath(section: ConsoleSection = "wallet"): string {
+  return section === "wallet" ? CONSOLE_PATH : `${CONSOLE_PATH}/${section}`;
+}
+
+export function sellerPath(section: SellerSection = "overview"): string {
+  return section === "overview" ? SELLER_PATH : `${SELLER_PATH}/${section}`;
+}
+
+function section<T extends string>(pathname: string, base: string, sections: readonly T[]): T | undefined {
+  const rest = pathname.replace(/\/$/, "");
+  if (rest === base) return sections[0];
+  const found = sections.slice(1).find((name) => rest === `${base}/${name}`);
+  return found;
+}
 
 const NAVIGATED = "gpux:navigated";
 let focusPending = false;
@@ -17,6 +41,10 @@ let focusPending = false;
 export function parseRoute(pathname: string): Route {
   if (pathname === "/" || pathname === "") return { page: "market" };
   if (pathname === GUIDE_PATH || pathname === `${GUIDE_PATH}/`) return { page: "guide" };
+  const consoleSection = section(pathname, CONSOLE_PATH, CONSOLE_SECTIONS);
+  if (consoleSection !== undefined) return { page: "console", section: consoleSection };
+  const sellerSection = section(pathname, SELLER_PATH, SELLER_SECTIONS);
+  if (sellerSection !== undefined) return { page: "seller", section: sellerSection };
   const gpu = /^\/gpus\/([a-z0-9][a-z0-9.-]{0,63})\/?$/.exec(pathname);
   if (gpu?.[1] !== undefined) return { page: "gpu", id: gpu[1] };
   return { page: "notFound" };

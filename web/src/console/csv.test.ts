@@ -32,8 +32,8 @@ describe("the bulk offer upload", () => {
         "1.79,h100-sxm,8,USD,second,0,0.99\n2.10,a100-sxm-80gb,4,EUR,,,\n",
     );
     expect(rows).toEqual([
-      { line: 2, offer: { gpu: "h100-sxm", gpus: 8, price_per_gpu_hour: "1.79", currency: "USD", tier: "on_demand", billing: "second", provisioning_timeout_seconds: 0, interruptible_price_per_gpu_hour: "0.99" } },
-      { line: 3, offer: { gpu: "a100-sxm-80gb", gpus: 4, price_per_gpu_hour: "2.10", currency: "EUR", tier: "on_demand", billing: "hour" } },
+      { line: 2, offer: { gpu: "h100-sxm", gpus: 8, price_per_gpu_hour: "1.79", currency: "USD", tier: "on_demand", billing: "second", provisioning_timeout_seconds: 0, interruption_notice_seconds: 120, interruptible_price_per_gpu_hour: "0.99" } },
+      { line: 3, offer: { gpu: "a100-sxm-80gb", gpus: 4, price_per_gpu_hour: "2.10", currency: "EUR", tier: "on_demand", billing: "hour", provisioning_timeout_seconds: 600, interruption_notice_seconds: 120 } },
     ]);
   });
 

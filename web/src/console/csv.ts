@@ -62,10 +62,15 @@ export interface OfferDraft {
   tier: Tier;
   billing: Billing;
   interruptible_price_per_gpu_hour?: string;
-  provisioning_timeout_seconds?: number;
+  provisioning_timeout_seconds: number;
+  interruption_notice_seconds: number;
   region?: string;
   min_hours?: number;
 }
+
+/** The API's defaults for what a row leaves out (OfferIn's). */
+export const DEFAULT_PROVISIONING_TIMEOUT_S = 600;
+export const DEFAULT_NOTICE_S = 120;
 
 export type RowProblem = { readonly kind: "missing" | "invalid"; readonly column: string } | { readonly kind: "columns" };
 
@@ -73,7 +78,7 @@ export type OfferRow =
   | { readonly line: number; readonly offer: OfferDraft }
   | { readonly line: number; readonly problem: RowProblem };
 
-export const OFFER_COLUMNS = ["gpu", "gpus", "price_per_gpu_hour", "currency", "tier", "billing", "interruptible_price_per_gpu_hour", "provisioning_timeout_seconds", "region", "min_hours"] as const;
+export const OFFER_COLUMNS = ["gpu", "gpus", "price_per_gpu_hour", "currency", "tier", "billing", "interruptible_price_per_gpu_hour", "provisioning_timeout_seconds", "interruption_notice_seconds", "region", "min_hours"] as const;
 const REQUIRED = ["gpu", "gpus", "price_per_gpu_hour", "currency"] as const;
 const PRICE = /^\d{1,5}(\.\d{1,4})?$/;
 const INTEGER = /^\d{1,6}$/;
@@ -84,7 +89,7 @@ const CHOICES: Record<string, readonly string[]> = {
 };
 
 function check(column: string, value: string): boolean {
-  if (column === "gpus" || column === "provisioning_timeout_seconds" || column === "min_hours") return INTEGER.test(value);
+  if (column === "gpus" || column.endsWith("_seconds") || column === "min_hours") return INTEGER.test(value);
   if (column === "price_per_gpu_hour" || column === "interruptible_price_per_gpu_hour") return PRICE.test(value);
   const choices = CHOICES[column];
   return choices === undefined || choices.includes(value);
@@ -98,9 +103,10 @@ function draft(values: Record<string, string>): OfferDraft {
     currency: (values["currency"] ?? "USD") as Currency,
     tier: (values["tier"] || "on_demand") as Tier,
     billing: (values["billing"] || "hour") as Billing,
+    provisioning_timeout_seconds: values["provisioning_timeout_seconds"] ? Number(values["provisioning_timeout_seconds"]) : DEFAULT_PROVISIONING_TIMEOUT_S,
+    interruption_notice_seconds: values["interruption_notice_seconds"] ? Number(values["interruption_notice_seconds"]) : DEFAULT_NOTICE_S,
   };
   if (values["interruptible_price_per_gpu_hour"]) offer.interruptible_price_per_gpu_hour = values["interruptible_price_per_gpu_hour"];
-  if (values["provisioning_timeout_seconds"]) offer.provisioning_timeout_seconds = Number(values["provisioning_timeout_seconds"]);
   if (values["region"]) offer.region = values["region"];
   if (values["min_hours"]) offer.min_hours = Number(values["min_hours"]);
   return offer;

@@ -1,5 +1,6 @@
 // A page per GPU model at `/gpus/{id}`: its best asks (live), specs and what fits, a
-// candlestick chart with volume from the OHLC history (1m/1h/1d), and each tier's order book.
+// candlestick chart with volume from the OHLC history (1m/1h/1d), each tier's order book, and
+// a buy panel (a market order for this GPU when signed in as a buyer; a link to sign in).
 import { useId, useState } from "react";
 
 import { api, INTERVALS, TIERS, type Candle, type Gpu, type Interval, type Tier } from "../api/client";
@@ -13,6 +14,7 @@ import { LoadStatus } from "../app/Status";
 import { useTitle } from "../app/title";
 import { useApi } from "../app/useApi";
 import { askIn } from "../market/asks";
+import { BuyPanel } from "../console/Buy";
 import { CandleChart } from "./CandleChart";
 import { Depth } from "./Depth";
 
@@ -241,6 +243,7 @@ export function GpuPage({ id }: { readonly id: string }) {
             {data.vendor} · {data.architecture} · {formats.memory(data.memory_gb)} {data.memory_type} · {formats.bandwidth(data.bandwidth_gb_s)}
           </p>
           <BestAsks gpu={data} />
+          <BuyPanel gpu={data} />
           <History gpu={data} />
           <OrderBooks gpu={data} />
           <Specs gpu={data} />

@@ -16,6 +16,7 @@ import { useApi } from "../app/useApi";
 import { askIn } from "../market/asks";
 import { GpuTable, usePriceSnapshot } from "../market/MarketPage";
 import { GUIDE_KEYS } from "../market/table";
+import { BuyCheapest } from "../console/Buy";
 import { rankJobs } from "./finder";
 
 /** What the finder asks the gateway for. */
@@ -116,6 +117,7 @@ function Ranking({ answer }: { readonly answer: Recommendations }) {
     [answer, quotes, settings.tier, settings.currency],
   );
   const method = t.guide.methodNames[answer.method];
+  const cheapest = ranked[0];
   return (
     <div className="finder-result" aria-live="polite">
       <h3>{t.guide.resultHeading(answer.model.name, method)}</h3>
@@ -158,6 +160,9 @@ function Ranking({ answer }: { readonly answer: Recommendations }) {
               </tbody>
             </table>
           </div>
+          {cheapest !== undefined && cheapest.price !== null ? (
+            <BuyCheapest key={`${cheapest.item.gpu_id}-${cheapest.item.hours}`} gpu={cheapest.item.gpu_id} gpuName={cheapest.item.gpu_name} hours={cheapest.item.hours} price={cheapest.price} />
+          ) : null}
         </>
       )}
     </div>

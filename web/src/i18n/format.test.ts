@@ -13,6 +13,8 @@ describe("formats per locale", () => {
     expect(de.money("0.3345", "GBP")).toBe(`0,3345${NBSP}£`);
     expect(de.parameters(15)).toBe(`15${NBSP}Mrd.`);
     expect(de.memory(141)).toBe("141 GB");
+    expect(de.moneyExact("0.000123", "USD")).toBe(`0,000123${NBSP}$`);
+    expect(de.moneyExact("12.5", "EUR")).toBe(`12,50${NBSP}€`);
   });
 
   it("writes English with English separators and symbols", () => {

@@ -12,6 +12,7 @@ export class Formats {
   private readonly integer: Intl.NumberFormat;
   private readonly compact: Intl.NumberFormat;
   private readonly moneyBy = new Map<Currency, Intl.NumberFormat>();
+  private readonly exactBy = new Map<Currency, Intl.NumberFormat>();
   private readonly hourFormat: Intl.NumberFormat;
   private readonly gibFormat: Intl.NumberFormat;
   private readonly countFormat: Intl.NumberFormat;
@@ -76,6 +77,16 @@ export class Formats {
         maximumFractionDigits: 4,
       });
       this.moneyBy.set(currency, format);
+    }
+    return (format.format as DecimalFormat)(amount);
+  }
+
+  /** Money to the micro-unit (a per-second lease's cost as it ticks): 0,000123 $. */
+  moneyExact(amount: string, currency: Currency): string {
+    let format = this.exactBy.get(currency);
+    if (format === undefined) {
+      format = new Intl.NumberFormat(this.locale, { style: "currency", currency, minimumFractionDigits: 2, maximumFractionDigits: 6 });
+      this.exactBy.set(currency, format);
     }
     return (format.format as DecimalFormat)(amount);
   }

@@ -1,5 +1,6 @@
 // Every text the app shows, in German (the reference page's language) and English.
 import type { Method, Tier } from "../api/client";
+import { consoleDe, consoleEn } from "./console";
 
 export type Language = "de" | "en";
 export const LANGUAGES: readonly Language[] = ["de", "en"];
@@ -12,6 +13,9 @@ const en = {
   navMain: "Main",
   navMarket: "Market",
   navApi: "API",
+  navConsole: "Buy",
+  navSeller: "Sell",
+  c: consoleEn,
   settings: "Display settings",
   language: "Language",
   currency: "Currency",
@@ -148,7 +152,7 @@ const en = {
     cheapest: "cheapest",
     results: "GPUs that fit, ranked",
     estimateNote:
-      "Time and cost are estimates: the hours follow from the job's training FLOPs and the GPU's dense BF16 throughput at a typical utilisation, and the cost is those GPU-hours at the best live offer, excluding taxes. Buying the job's hours comes with the buyer console.",
+      "Time and cost are estimates: the hours follow from the job's training FLOPs and the GPU's dense BF16 throughput at a typical utilisation, and the cost is those GPU-hours at the best live offer, excluding taxes.",
   },
 };
 
@@ -162,6 +166,9 @@ const de: Messages = {
   navMain: "Hauptnavigation",
   navMarket: "Markt",
   navApi: "API",
+  navConsole: "Kaufen",
+  navSeller: "Verkaufen",
+  c: consoleDe,
   settings: "Anzeige",
   language: "Sprache",
   currency: "Währung",
@@ -298,7 +305,7 @@ const de: Messages = {
     cheapest: "am günstigsten",
     results: "Passende GPUs, geordnet",
     estimateNote:
-      "Dauer und Kosten sind Schätzungen: Die Stunden folgen aus den Trainings-FLOPs des Jobs und dem dichten BF16-Durchsatz der GPU bei typischer Auslastung, die Kosten sind diese GPU-Stunden zum besten Live-Angebot, zzgl. Steuern. Der Kauf der Stunden kommt mit der Käuferkonsole.",
+      "Dauer und Kosten sind Schätzungen: Die Stunden folgen aus den Trainings-FLOPs des Jobs und dem dichten BF16-Durchsatz der GPU bei typischer Auslastung, die Kosten sind diese GPU-Stunden zum besten Live-Angebot, zzgl. Steuern.",
   },
 };
 

@@ -2,7 +2,8 @@
 
 One route, added after every API route, answers the GETs (and HEADs) that nothing else
 matched: a built file as it is (hashed assets cached for a year, everything else revalidated),
-and ``index.html`` for the app's own routes (``/``, ``/gpus/rtx-4090``: ``APP_ROUTES``, the
+and ``index.html`` for the app's own routes (``/``, ``/gpus/rtx-4090``, ``/console/leases``:
+``APP_ROUTES``, the
 client router's, ``web/src/app/router.tsx``), so they load on a reload or from a link. Any
 other path is the app's own "page not found" for a browser (a request that accepts
 ``text/html``) and the gateway's 404 problem for everything else, as without the app. It
@@ -38,8 +39,12 @@ RESERVED_STEMS = ("/health", "/readyz")
 """Path beginnings the web app never answers (``/healthz``, ``/health/...``, ``/readyz``)."""
 METHODS = frozenset({"GET", "HEAD"})
 INDEX = "index.html"
-APP_ROUTES = re.compile(r"/|/guide/?|/gpus/[a-z0-9][a-z0-9.-]{0,63}/?")
-"""The paths the client router draws (``web/src/app/router.tsx``): they get the index."""
+APP_ROUTES = re.compile(
+    r"/|/guide/?|/gpus/[a-z0-9][a-z0-9.-]{0,63}/?"
+    r"|/console(/(orders|leases|statement|keys))?/?|/seller(/offers)?/?"
+)
+"""The paths the client router draws (``web/src/app/router.tsx``): they get the index (the
+market, the guide, a GPU, the buyer's console and its sections, the seller's console)."""
 ASSETS = "assets"
 """Vite's folder of content-hashed files: their names change with their content."""
 IMMUTABLE = "public, max-age=31536000, immutable"

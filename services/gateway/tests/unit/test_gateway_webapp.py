@@ -88,6 +88,14 @@ def test_the_root_and_every_route_of_the_app_answer_its_index_with_its_policy(
         "/guide/",
         "/gpus/rtx-4090",
         "/gpus/h100-sxm?tier=interruptible",
+        "/console",
+        "/console/",
+        "/console/orders",
+        "/console/leases",
+        "/console/statement",
+        "/console/keys/",
+        "/seller",
+        "/seller/offers",
         "/index.html",
     ):
         response = client.get(path)
@@ -116,7 +124,18 @@ def test_hashed_assets_are_cached_for_good_and_other_files_revalidated(
 def test_a_path_that_is_no_page_of_the_app_is_a_404_problem_but_a_browser_gets_the_app(
     client: TestClient,
 ) -> None:
-    for path in ("/no-such-thing", "/gpus", "/gpus/a/b", "/orders", "/guides", "/guide/x"):
+    for path in (
+        "/no-such-thing",
+        "/gpus",
+        "/gpus/a/b",
+        "/orders",
+        "/guides",
+        "/guide/x",
+        "/console/wallet",
+        "/console/orders/x",
+        "/consoles",
+        "/seller/leases",
+    ):
         response = client.get(path)
         assert response.status_code == 404, path
         assert response.headers["content-type"] == PROBLEM_MEDIA_TYPE, path

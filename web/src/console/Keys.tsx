@@ -1,0 +1,171 @@
+// API keys (create with scopes, shown once; revoke) and the browser sessions open for the
+// account (revoke one; this one is marked).
+import { useState, type FormEvent } from "react";
+
+import { api, SCOPES, type Scope } from "../api/client";
+import { idempotencyKey } from "../api/csrf";
+import { useAccount } from "../app/account";
+import { problemText } from "../app/problems";
+import { useSettings } from "../app/settings";
+import { LoadStatus } from "../app/Status";
+import { useApi } from "../app/useApi";
+import { ErrorText, Field, Panel, useAction, useReload } from "./ui";
+
+function NewKeyForm({ onCreated }: { readonly onCreated: () => void }) {
+  const { t } = useSettings();
+  const { reveal } = useAccount();
+  const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<readonly Scope[]>(["read"]);
+  const action = useAction();
+  const toggle = (scope: Scope, on: boolean) => setScopes((current) => (on ? [...current, scope] : current.filter((s) => s !== scope)));
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const ok = await action.run(async () => {
+      const { data, error, response } = await api.POST("/v1/accounts/me/keys", {
+        params: { header: { "Idempotency-Key": idempotencyKey() } },
+        body: { name: name.trim() || "api key", scopes: SCOPES.filter((s) => scopes.includes(s)) },
+      });
+      if (data === undefined) return problemText(error, response);
+      reveal({ apiKey: data.api_key, name: data.key.name });
+      return undefined;
+    });
+    if (ok) {
+      setName("");
+      onCreated();
+      window.scrollTo(0, 0);
+    }
+  };
+  return (
+    <form className="console-form" aria-label={t.c.newKey} onSubmit={(event) => void submit(event)}>
+      <Field label={t.c.keyName} maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+      <fieldset className="checks">
+        <legend>{t.c.scopes}</legend>
+        {SCOPES.map((scope) => (
+          <label key={scope}>
+            <input type="checkbox" value={scope} checked={scopes.includes(scope)} onChange={(event) => toggle(scope, event.target.checked)} />
+            <code>{scope}</code> {t.c.scopeText[scope]}
+          </label>
+        ))}
+      </fieldset>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={action.busy || scopes.length === 0}>
+          {t.c.createKey}
+        </button>
+      </div>
+      <ErrorText error={action.error} />
+    </form>
+  );
+}
+
+function RevokeButton({ label, path, onDone }: { readonly label: string; readonly path: { kind: "key" | "session"; id: string }; readonly onDone: () => void }) {
+  const { t } = useSettings();
+  const { refresh } = useAccount();
+  const action = useAction();
+  const revoke = () =>
+    void action
+      .run(async () => {
+        const { error, response } =
+          path.kind === "key"
+            ? await api.DELETE("/v1/accounts/me/keys/{key_id}", { params: { path: { key_id: path.id } } })
+            : await api.DELETE("/v1/sessions/{session_id}", { params: { path: { session_id: path.id } } });
+        return response.ok ? undefined : problemText(error, response);
+      })
+      .then(() => {
+        onDone();
+        refresh();
+      });
+  return (
+    <>
+      <button type="button" onClick={revoke} disabled={action.busy} aria-label={label}>
+        {t.c.revoke}
+      </button>
+      <ErrorText error={action.error} />
+    </>
+  );
+}
+
+function KeysTable({ refresh, onChange }: { readonly refresh: number; readonly onChange: () => void }) {
+  const { t, formats } = useSettings();
+  const keys = useApi((signal) => api.GET("/v1/accounts/me/keys", { signal }), [refresh]);
+  return (
+    <>
+      <LoadStatus load={keys} />
+      {keys.data !== undefined ? (
+        <div className="scroller" role="region" aria-label={t.c.apiKeys} tabIndex={0}>
+          <table className="console-table keys">
+            <thead>
+              <tr>
+                <th scope="col">{t.c.keyName}</th>
+                <th scope="col">{t.c.prefix}</th>
+                <th scope="col">{t.c.scopes}</th>
+                <th scope="col">{t.c.created}</th>
+                <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((key) => (
+                <tr key={key.id} data-key={key.id} data-revoked={key.revoked_at !== null ? "" : undefined}>
+                  <th scope="row">{key.name}</th>
+                  <td><code>{key.prefix}…</code></td>
+                  <td>{key.scopes.join(", ")}</td>
+                  <td>{formats.dateTime(key.created_at)}</td>
+                  <td>{key.revoked_at !== null ? t.c.revokedAt(formats.dateTime(key.revoked_at)) : <RevokeButton label={t.c.revokeKey(key.name)} path={{ kind: "key", id: key.id }} onDone={onChange} />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+function Sessions({ refresh, onChange }: { readonly refresh: number; readonly onChange: () => void }) {
+  const { t, formats } = useSettings();
+  const sessions = useApi((signal) => api.GET("/v1/sessions", { signal }), [refresh]);
+  return (
+    <Panel title={t.c.sessions}>
+      <p className="note small">{t.c.sessionsText}</p>
+      <LoadStatus load={sessions} />
+      {sessions.data !== undefined ? (
+        <div className="scroller" role="region" aria-label={t.c.sessions} tabIndex={0}>
+          <table className="console-table sessions">
+            <thead>
+              <tr>
+                <th scope="col">{t.c.browser}</th>
+                <th scope="col">{t.c.created}</th>
+                <th scope="col">{t.c.expires}</th>
+                <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.items.map((session) => (
+                <tr key={session.id} data-session={session.id} data-current={session.current ? "" : undefined}>
+                  <th scope="row">{session.user_agent || "–"}{session.current ? <span className="badge">{t.c.thisSession}</span> : null}</th>
+                  <td>{formats.dateTime(session.created_at)}</td>
+                  <td>{formats.dateTime(session.expires_at)}</td>
+                  <td><RevokeButton label={t.c.revokeSession(formats.dateTime(session.created_at))} path={{ kind: "session", id: session.id }} onDone={onChange} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Panel>
+  );
+}
+
+export function Keys() {
+  const { t } = useSettings();
+  const [reload, bump] = useReload();
+  return (
+    <>
+      <Panel title={t.c.apiKeys}>
+        <KeysTable refresh={reload} onChange={bump} />
+        <h3>{t.c.newKey}</h3>
+        <NewKeyForm onCreated={bump} />
+      </Panel>
+      <Sessions refresh={reload} onChange={bump} />
+    </>
+  );
+}
