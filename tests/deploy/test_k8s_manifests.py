@@ -760,6 +760,11 @@ def test_each_service_reaches_its_stores_and_nothing_else(overlay: str) -> None:
             {(8000, "ingress-nginx")} if name == "gateway" else set()
         )
         assert sources == expected, name
+    postgres = _allowed(overlay, {"cnpg.io/cluster": "gpux-pg"}, "ingress")
+    assert {
+        "from": [{"podSelector": {"matchLabels": {"gpux.io/tier": "service"}}}],
+        "ports": [{"port": 5432, "protocol": "TCP"}],
+    } in postgres
     kafka = of_kind(overlay, "Kafka")["gpux"]["spec"]["kafka"]["listeners"]
     (peer,) = kafka[0]["networkPolicyPeers"]
     assert peer["podSelector"]["matchLabels"].items() <= _pod_labels(overlay, "catalog").items()
