@@ -9,6 +9,7 @@ values (``STANDINS``, by the Secret's name), never anything committed.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import functools
 import importlib.util
@@ -99,7 +100,9 @@ def missing_env_files(overlay: Path) -> dict[Path, str]:
 @functools.cache
 def _tree() -> Path:
     """A copy of deploy/k8s with every missing secret file written from the stand-ins."""
-    copy = Path(tempfile.mkdtemp(prefix="gpux-k8s-")) / "k8s"
+    scratch = Path(tempfile.mkdtemp(prefix="gpux-k8s-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    copy = scratch / "k8s"
     shutil.copytree(K8S, copy)
     for overlay in (copy / "overlays").iterdir():
         for path, secret in missing_env_files(overlay).items():
@@ -122,10 +125,15 @@ def kustomize(directory: Path) -> str:
     return done.stdout
 
 
+def overlay_dir(overlay: str) -> Path:
+    """The overlay's directory in the copy that holds the stand-in secret files."""
+    return _tree() / "overlays" / overlay
+
+
 @functools.cache
 def build_text(overlay: str) -> str:
     """The overlay rendered by kustomize (with stand-in secret files where prod needs them)."""
-    return kustomize(_tree() / "overlays" / overlay)
+    return kustomize(overlay_dir(overlay))
 
 
 def build(overlay: str) -> list[Obj]:

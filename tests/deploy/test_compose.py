@@ -97,9 +97,13 @@ def test_each_service_waits_for_healthy_stores(name: str) -> None:
         assert depends[store] == {"condition": "service_healthy"}, (name, store)
     for other in depends:
         assert other in compose()["services"], other
-    # The readiness probe asks the service's own port.
-    assert "GPUX_HTTP_PORT" in " ".join(service(name)["healthcheck"]["test"])
-    assert "/readyz" in " ".join(service(name)["healthcheck"]["test"])
+    # The readiness probe asks the service's own port, in Python the image has.
+    probe = service(name)["healthcheck"]["test"]
+    assert probe[:3] == ["CMD", "python", "-c"], name
+    compile(probe[3], f"{name}-healthcheck", "exec")
+    assert "os.environ['GPUX_HTTP_PORT']" in probe[3]
+    assert "/readyz" in probe[3]
+    assert "$" not in probe[3]  # Compose would interpolate it
 
 
 @pytest.mark.parametrize("name", sorted(EXCHANGE))

@@ -23,6 +23,7 @@ import importlib.util
 import ipaddress
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,28 @@ def test_kubeconform_strict_passes_with_the_real_schemas(overlay: str) -> None:
         assert crd in checked
     assert ("postgresql.cnpg.io/v1", "Cluster") in checked
     assert ("monitoring.coreos.com/v1", "PodMonitor") in checked
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_kubectl_renders_what_kustomize_renders(overlay: str) -> None:
+    """DEPLOY.md applies with ``kubectl apply -k``: kubectl's own kustomize must render the
+    same objects as the pinned one."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed: DEPLOY.md's `kubectl apply -k` is not checked")
+    directory = render.overlay_dir(overlay)
+    done = subprocess.run(
+        [kubectl, "kustomize", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    theirs = {render.object_id(o): o for o in yaml.safe_load_all(done.stdout) if o}
+    ours = {render.object_id(o): o for o in rendered(overlay)}
+    assert sorted(theirs) == sorted(ours)
+    for key, obj in ours.items():
+        assert theirs[key] == obj, key
 
 
 def _invalid(overlay: str) -> dict[str, Obj]:
