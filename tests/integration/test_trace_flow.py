@@ -1,11 +1,14 @@
 """One order, one trace: gateway, billing, matching and pricing spans share the request's id.
 
 Every service runs in-process with a tracer provider of its own (its own ``service.name``)
-that exports to one in-memory exporter. A buyer's market order fills against a live offer
-through the REST API; the spans of the ``POST /v1/orders`` request, the hold in billing, the
-match, the trade in pricing and the lease in billing must form one tree under that request,
-with spans for the handlers and their SQL. The services' ``/metrics`` expose the latency
-histograms, consumer lag and the published-event counters.
+that exports to one in-memory exporter; the libraries the instrumentation packages patch for
+a whole process (asyncpg, aiokafka, redis) report to one more provider, the process's. A
+buyer's market order fills against a live offer through the REST API; the spans of the
+``POST /v1/orders`` request (the FastAPI instrumentation's, named by route template), its
+SQL (asyncpg's), the Kafka sends and receives of every hop (aiokafka's), the hold in billing,
+the match, the trade in pricing and the lease in billing must form one tree under that
+request. Each service's ``/metrics`` exposes its own families: latency histograms, consumer
+lag read from the broker, the outbox backlog and the published-event counters.
 """
 
 from __future__ import annotations
@@ -35,7 +38,11 @@ from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.service import ServiceSpec
 from gpux_platform.settings import GpuxSettings
-from gpux_platform.telemetry import make_tracer_provider
+from gpux_platform.telemetry import (
+    instrument_libraries,
+    make_tracer_provider,
+    uninstrument_libraries,
+)
 from gpux_pricing.bootstrap import SPEC as PRICING
 
 # The stack's test settings, but matching keeps its default expiry interval (nothing expires
@@ -61,12 +68,26 @@ async def market(module_settings: GpuxSettings) -> AsyncIterator[Market]:
     def traced(spec: ServiceSpec) -> TracerProvider:
         return make_tracer_provider(spec.name, module_settings, SimpleSpanProcessor(spans))
 
+    # In a service's own process the libraries report to its provider (``service.serve``);
+    # here five services share one process, so they report to the process's.
+    process = make_tracer_provider(PROCESS, module_settings, SimpleSpanProcessor(spans))
+    instrument_libraries(process)
     services = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
-    async with (
-        stack(module_settings, *services, overrides=OVERRIDES, tracer_provider=traced) as served,
-        served["gateway"].client() as client,
-    ):
-        yield Market(client, served["billing"].url, spans)
+    try:
+        async with (
+            stack(
+                module_settings, *services, overrides=OVERRIDES, tracer_provider=traced
+            ) as served,
+            served["gateway"].client() as client,
+        ):
+            yield Market(client, served["billing"].url, spans)
+    finally:
+        uninstrument_libraries()
+        process.shutdown()
+
+
+PROCESS = "tests"
+"""The name of the provider of the process-wide instrumented libraries (``gpux-tests``)."""
 
 
 def service(span: ReadableSpan) -> str:
@@ -107,11 +128,7 @@ def under(spans: Sequence[ReadableSpan], root: ReadableSpan) -> list[ReadableSpa
 
 def db_calls(spans: Sequence[ReadableSpan], parent: ReadableSpan) -> list[str]:
     """The SQL statements run under one span."""
-    return [
-        str(s.attributes["db.query.text"])
-        for s in under(spans, parent)
-        if s.attributes and "db.query.text" in s.attributes
-    ]
+    return [str((s.attributes or {})["db.statement"]) for s in under(spans, parent) if is_sql(s)]
 
 
 async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
@@ -154,7 +171,34 @@ async def test_one_trace_from_the_order_to_the_lease(market: Market) -> None:
     assert any("trades" in q for q in recording), recording
     matching = unit_sql(spans, "matching", ORDERS_BOOK)
     assert any("commands" in q for q in matching), matching
-    assert all(s.resource == hold[0].resource for s in under(spans, hold[0]) if is_sql(s))
+    assert all(s.kind is SpanKind.CLIENT and s.name.isupper() for s in spans if is_sql(s))
+
+    # Every hop went through Kafka in the trace: sent by the outbox (aiokafka's send span,
+    # whose context the record carries) and received by the consumer (aiokafka's receive).
+    for topic in (ORDERS_COMMANDS, ORDERS_BOOK, MARKET_TRADES, BILLING_LEASES):
+        sent = kafka(spans, "send", topic)
+        received = kafka(spans, "receive", topic)
+        assert sent, (topic.name, summary)
+        assert all(s.kind is SpanKind.PRODUCER for s in sent)
+        assert received, (topic.name, summary)
+        assert all(
+            r.parent and r.parent.span_id in {s.context.span_id for s in sent} for r in received
+        )
+    assert service(kafka(spans, "send", ORDERS_COMMANDS)[0]) == f"gpux-{PROCESS}"
+    # The read models' Redis calls are in the trace too (redis's instrumentation).
+    assert any(scope(s) == "opentelemetry.instrumentation.redis" for s in spans), summary
+
+
+async def test_http_server_spans_are_named_by_route_template(market: Market) -> None:
+    # Runs after the order above (same module), whose status was polled by its id.
+    names = {
+        s.name
+        for s in market.spans.get_finished_spans()
+        if s.kind is SpanKind.SERVER and service(s) == "gpux-gateway"
+    }
+    assert "GET /v1/orders/{order_id}" in names, names
+    assert not [n for n in names if re.search(r"/v1/orders/ord_", n)], names
+    assert not [n for n in names if "/readyz" in n or "/metrics" in n], names
 
 
 async def a_market_order_fills_and_opens_a_lease(client: httpx.AsyncClient) -> None:
@@ -189,15 +233,19 @@ async def a_market_order_fills_and_opens_a_lease(client: httpx.AsyncClient) -> N
     assert len(leases["items"]) == 1, leases
 
 
+def status_of(span: ReadableSpan) -> object:
+    """The response's status code on an HTTP server span (the instrumentation's attribute;
+    ``http.response.status_code`` once OTEL_SEMCONV_STABILITY_OPT_IN=http asks for it)."""
+    attributes = span.attributes or {}
+    return attributes.get("http.status_code", attributes.get("http.response.status_code"))
+
+
 def the_order_request(market: Market) -> ReadableSpan:
     """The gateway's one server span of the accepted ``POST /v1/orders``."""
     requests = [
         s
         for s in market.spans.get_finished_spans()
-        if s.kind is SpanKind.SERVER
-        and s.name == "POST /v1/orders"
-        and s.attributes
-        and s.attributes.get("http.response.status_code") == 202
+        if s.kind is SpanKind.SERVER and s.name == "POST /v1/orders" and status_of(s) == 202
     ]
     assert len(requests) == 1, [s.name for s in requests]
     request = requests[0]
@@ -238,20 +286,44 @@ def orphans(spans: Sequence[ReadableSpan], root: ReadableSpan) -> list[str]:
 
 
 def is_sql(span: ReadableSpan) -> bool:
-    return "db.query.text" in (span.attributes or {})
+    """A statement's span, as the asyncpg instrumentation makes it."""
+    return scope(span) == "opentelemetry.instrumentation.asyncpg" and "db.statement" in (
+        span.attributes or {}
+    )
+
+
+def scope(span: ReadableSpan) -> str:
+    """The instrumentation library that made the span."""
+    return span.instrumentation_scope.name if span.instrumentation_scope else ""
+
+
+def kafka(spans: Sequence[ReadableSpan], operation: str, topic: Topic) -> list[ReadableSpan]:
+    """The aiokafka instrumentation's ``<topic> send`` or ``<topic> receive`` spans."""
+    return [
+        s
+        for s in spans
+        if scope(s) == "opentelemetry.instrumentation.aiokafka"
+        and s.name.endswith(f"{topic.name} {operation}")
+    ]
 
 
 async def test_metrics_expose_latency_lag_and_business_counters(market: Market) -> None:
-    # Runs after the order above (same module). The services share this process and so
-    # one Prometheus registry: each /metrics shows every service's series.
+    # Runs after the order above (same module). Each service registers the families it uses;
+    # the services share this process, so a family two of them use holds both's series.
     async with httpx.AsyncClient(timeout=30) as plain:
         billing = (await plain.get(f"{market.billing_url}/metrics")).text
     gateway = (await market.client.get("/metrics")).text
+    trades = re.escape(MARKET_TRADES.name)
     for text in (gateway, billing):
         assert re.search(r'gpux_http_request_seconds_bucket\{.*route="/v1/orders"', text)
-        trades = re.escape(MARKET_TRADES.name)
         assert re.search(rf'gpux_handler_seconds_bucket\{{.*topic="{trades}"', text)
-        assert re.search(rf'gpux_consumer_lag\{{partition="\d+",topic="\S+{trades}"\}} \d', text)
+        lag = rf'gpux_consumer_lag\{{group="\S+",partition="\d+",topic="\S+{trades}"\}} \d'
+        assert re.search(lag, text)
+        assert re.search(r'gpux_outbox_backlog\{schema="\w+"\} \d', text)
+        assert re.search(r'gpux_outbox_oldest_age_seconds\{schema="\w+"\} \d', text)
         for event_type in (e.event_type for e in (OrderPlaced, TradeExecuted, LeaseCharged)):
             pattern = rf'gpux_events_published_total\{{event_type="{event_type}",[^}}]*\}} [1-9]'
             assert re.search(pattern, text), event_type
+    # Billing's settlement families are billing's alone.
+    assert "# TYPE gpux_settlement_seconds histogram" in billing
+    assert "gpux_settlement_seconds" not in gateway

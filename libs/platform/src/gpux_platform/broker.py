@@ -70,8 +70,9 @@ def make_broker(
 class ConsumerLag(BaseMiddleware):
     """Sets ``gpux_consumer_lag`` after every consumed record, from its consumer's high watermark.
 
-    The watermark comes with each fetch, so this costs no request; the gauge holds its last
-    value while nothing arrives (then the lag is what it was after the last record).
+    The watermark comes with each fetch, so this costs no request. Between records the gauge
+    is kept by the broker's own reading (``gpux_platform.lag``), which also sees a consumer
+    that stopped.
     """
 
     async def consume_scope(self, call_next: Any, msg: StreamMessage[Any]) -> Any:
@@ -81,10 +82,16 @@ class ConsumerLag(BaseMiddleware):
             observe_lag(msg)
 
 
+def group_of(consumer: object) -> str:
+    """The consumer's group id ('' for none)."""
+    return str(getattr(consumer, "_group_id", None) or "")
+
+
 def observe_lag(msg: StreamMessage[Any]) -> None:
     """Record the lag of the message's partition, when the message comes from a real consumer."""
     record = msg.raw_message
-    highwater = getattr(getattr(msg, "consumer", None), "highwater", None)
+    consumer = getattr(msg, "consumer", None)
+    highwater = getattr(consumer, "highwater", None)
     if highwater is None or not hasattr(record, "partition"):
         return  # a batch, or a test broker's fake consumer
     try:
@@ -92,7 +99,7 @@ def observe_lag(msg: StreamMessage[Any]) -> None:
     except AssertionError:  # aiokafka asserts the partition is still ours (a rebalance)
         return
     if high is not None:
-        CONSUMER_LAG.labels(record.topic, str(record.partition)).set(
+        CONSUMER_LAG.labels(group_of(consumer), record.topic, str(record.partition)).set(
             max(high - record.offset - 1, 0)
         )
 
@@ -100,19 +107,21 @@ def observe_lag(msg: StreamMessage[Any]) -> None:
 def observe_batch_lag(msg: StreamMessage[Any]) -> None:
     """Record the lag of each partition of a consumed batch, after its last record."""
     records = msg.raw_message
-    highwater = getattr(getattr(msg, "consumer", None), "highwater", None)
+    consumer = getattr(msg, "consumer", None)
+    highwater = getattr(consumer, "highwater", None)
     if highwater is None or not isinstance(records, tuple):
         return
     last: dict[tuple[str, int], int] = {}
     for record in records:
         last[(record.topic, record.partition)] = record.offset
+    group = group_of(consumer)
     for (topic, partition), offset in last.items():
         try:
             high = highwater(TopicPartition(topic, partition))
         except AssertionError:  # a rebalance took the partition meanwhile
             continue
         if high is not None:
-            CONSUMER_LAG.labels(topic, str(partition)).set(max(high - offset - 1, 0))
+            CONSUMER_LAG.labels(group, topic, str(partition)).set(max(high - offset - 1, 0))
 
 
 def subscriber_options(settings: GpuxSettings, group: str) -> dict[str, Any]:

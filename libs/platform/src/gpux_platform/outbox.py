@@ -14,19 +14,25 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 from faststream.kafka import KafkaBroker
-from opentelemetry import propagate, trace
+from opentelemetry import context, propagate, trace
 from opentelemetry.trace import SpanKind
 
 from gpux_contracts.events import TYPE_HEADER
 from gpux_platform.broker import Outgoing, encode, kafka_producer
-from gpux_platform.metrics import EVENTS_PUBLISHED, OUTBOX_WAKEUPS
+from gpux_platform.metrics import (
+    EVENTS_PUBLISHED,
+    OUTBOX_BACKLOG,
+    OUTBOX_OLDEST_AGE,
+    OUTBOX_WAKEUPS,
+)
 from gpux_platform.settings import GpuxSettings
+from gpux_platform.telemetry import kafka_instrumented
 
 log = logging.getLogger("gpux.outbox")
 _tracer = trace.get_tracer("gpux.outbox")
@@ -75,6 +81,50 @@ LISTEN_RETRY_MAX_S = 2.0
 """The longest pause between attempts to listen again (PostgreSQL still down)."""
 
 
+TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+@contextlib.contextmanager
+def in_origin_trace(topic: str, headers: dict[str, Any]) -> Iterator[None]:
+    """Send a row in the trace its event was created in, not in the relay's own.
+
+    With aiokafka instrumented (``telemetry.instrument_libraries``) its ``<topic> send`` span
+    is made there and puts its own context in the record's headers; otherwise gpux makes that
+    producer span and puts the context in ``headers`` itself.
+    """
+    origin = propagate.extract(headers)
+    if kafka_instrumented():
+        for name in TRACE_HEADERS:
+            headers.pop(name, None)  # the instrumentation adds its own span's
+        token = context.attach(origin)
+        try:
+            yield
+        finally:
+            context.detach(token)
+        return
+    with _tracer.start_as_current_span(
+        f"{topic} send",
+        context=origin,
+        kind=SpanKind.PRODUCER,
+        attributes={
+            "messaging.system": "kafka",
+            "messaging.destination.name": topic,
+            "messaging.operation.type": "send",
+        },
+    ):
+        propagate.inject(headers)
+        yield
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """An outbox's unpublished rows, as last measured."""
+
+    rows: int
+    oldest_age_s: float
+    """Seconds since the oldest unpublished row was committed (0 when none waits)."""
+
+
 @dataclass
 class RelayStats:
     """What woke one relay, counted since it started (``gpux_outbox_wakeups_total`` too)."""
@@ -104,6 +154,7 @@ class OutboxRelay:
         *,
         batch_size: int = 500,
         idle_wait_s: float = 1.0,
+        backlog_interval_s: float | None = None,
     ) -> None:
         self._pool = pool
         self._broker = broker
@@ -112,6 +163,7 @@ class OutboxRelay:
         self._lock = f"gpux.outbox.{schema}"
         self._batch_size = batch_size
         self._idle_wait_s = idle_wait_s
+        self._backlog_interval_s = backlog_interval_s or settings.outbox_backlog_interval_s
         self._wake = asyncio.Event()
         self.stats = RelayStats()
 
@@ -137,17 +189,11 @@ class OutboxRelay:
             for row in rows:
                 headers = {**json.loads(row["headers"]), "content-type": "application/json"}
                 published[(row["topic"], headers.get(TYPE_HEADER, ""))] += 1
-                # Publish in the trace the event was created in, not in the relay's own; the
-                # record carries this span's context, as a traced publish would.
-                with _tracer.start_as_current_span(
-                    f"outbox {row['topic']}",
-                    context=propagate.extract(headers),
-                    kind=SpanKind.PRODUCER,
-                ):
-                    propagate.inject(headers)
+                topic = f"{self._settings.namespace}{row['topic']}"
+                with in_origin_trace(topic, headers):
                     futures.append(
                         await producer.send(
-                            f"{self._settings.namespace}{row['topic']}",
+                            topic,
                             bytes(row["body"]),
                             key=row["key"].encode(),
                             headers=[(k, str(v).encode()) for k, v in headers.items()],
@@ -163,7 +209,38 @@ class OutboxRelay:
             EVENTS_PUBLISHED.labels(topic, event_type).inc(count)
         return len(rows)
 
+    async def measure_backlog(self) -> Backlog:
+        """Count the unpublished rows and the oldest one's age (one statement, on the partial
+        index of unpublished rows), and set ``gpux_outbox_backlog`` and its age."""
+        row = await self._pool.fetchrow(
+            f"SELECT count(*) AS rows, coalesce(extract(epoch FROM now() - ("  # noqa: S608
+            f" SELECT created_at FROM {self._schema}.outbox WHERE published_at IS NULL"
+            f" ORDER BY seq LIMIT 1)), 0)::float8 AS age FROM {self._schema}.outbox"
+            " WHERE published_at IS NULL"
+        )
+        assert row is not None  # an aggregate always answers one row
+        backlog = Backlog(int(row["rows"]), max(0.0, float(row["age"])))
+        OUTBOX_BACKLOG.labels(self._schema).set(backlog.rows)
+        OUTBOX_OLDEST_AGE.labels(self._schema).set(backlog.oldest_age_s)
+        return backlog
+
+    async def watch_backlog(self) -> None:
+        """Measure the backlog every ``backlog_interval_s`` until cancelled (a failed
+        measurement keeps the last figures)."""
+        while True:
+            try:
+                await self.measure_backlog()
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+                log.info("outbox backlog not measured", extra={"error": repr(exc)})
+            await asyncio.sleep(self._backlog_interval_s)
+
     async def run(self) -> None:
+        """Relay until cancelled, and measure the backlog beside it."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.relay())
+            tasks.create_task(self.watch_backlog())
+
+    async def relay(self) -> None:
         """Relay until cancelled: woken by NOTIFY, and polling as a fallback.
 
         The LISTEN connection is watched: when PostgreSQL ends it (a restart, a failover), the

@@ -24,11 +24,9 @@ import uvicorn
 import uvloop
 from fastapi import APIRouter, FastAPI, Request, Response
 from faststream.kafka import KafkaBroker, KafkaRouter
-from opentelemetry import propagate
-from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.trace import SpanKind, Status, StatusCode
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
 from pydantic import ValidationError
 from redis.asyncio import Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,8 +38,10 @@ from gpux_platform.cache import create_redis
 from gpux_platform.clock import Clock, SystemClock
 from gpux_platform.db import create_pool
 from gpux_platform.errors import ConfigError
+from gpux_platform.lag import GroupLagMonitor, subscribed_groups
 from gpux_platform.logs import setup_logging
-from gpux_platform.metrics import HTTP_SECONDS
+from gpux_platform.metrics import CONSUMING, HTTP, HTTP_SECONDS, OUTBOX, ServiceMetrics
+from gpux_platform.outbox import OutboxRelay
 from gpux_platform.problems import (
     PROBLEM_MEDIA_TYPE,
     install_problem_handlers,
@@ -49,7 +49,13 @@ from gpux_platform.problems import (
     problem_response,
 )
 from gpux_platform.settings import Environment, GpuxSettings
-from gpux_platform.telemetry import install_tracer_provider, make_tracer_provider, trace_queries
+from gpux_platform.telemetry import (
+    install_tracer_provider,
+    instrument_app,
+    instrument_libraries,
+    make_tracer_provider,
+    records,
+)
 
 log = logging.getLogger("gpux.service")
 
@@ -65,6 +71,8 @@ class Runtime:
     broker: KafkaBroker
     tracer_provider: TracerProvider
     clock: Clock = field(default_factory=SystemClock)
+    metrics: ServiceMetrics = field(default_factory=ServiceMetrics)
+    """The metric families this service exposes on /metrics (registered as it is wired)."""
 
     async def close(self) -> None:
         """Stop the broker and close the connections."""
@@ -113,6 +121,9 @@ class ServiceSpec:
     title: str | None = None
     needs: frozenset[Store] = field(default_factory=lambda: NEEDS)
     """The stores without which the process cannot do its work: /readyz fails without one."""
+    metrics: tuple[Collector, ...] = ()
+    """Platform metric families the service's own code records (e.g. ``metrics.SETTLEMENT``),
+    beside those the platform registers for what it wires (HTTP, consumers, outbox relays)."""
 
 
 def schema_of(name: str) -> str:
@@ -125,9 +136,7 @@ async def open_runtime(
 ) -> Runtime:
     """Connect everything a service needs, or raise ConfigError naming the setting."""
     provider = tracer_provider or make_tracer_provider(spec.name, settings)
-    # SQL spans only where spans go somewhere: a span per statement is not free.
-    exported = tracer_provider is not None or settings.otel_exporter != "none"
-    pool = await create_pool(settings, init=trace_queries(provider) if exported else None)
+    pool = await create_pool(settings)
     try:
         # Every connection is checked before anything is changed, so a bad setting
         # stops the service with its one line and no half-done start-up.
@@ -218,7 +227,7 @@ def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRoute
 
     @router.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(generate_latest(runtime.metrics), media_type=CONTENT_TYPE_LATEST)
 
     @router.get("/asyncapi.yaml", include_in_schema=False)
     async def event_catalogue() -> Response:
@@ -227,78 +236,56 @@ def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRoute
     return router
 
 
-class RequestTracing:
-    """ASGI middleware: a server span per HTTP request, continuing the caller's trace
-    (``traceparent``), and the request's ``gpux_http_request_seconds``.
+class RequestMetrics:
+    """ASGI middleware: each request's ``gpux_http_request_seconds``, by route template.
 
     Plain ASGI, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` runs every
-    request through an anyio task group and memory streams. The span and the histogram end
-    when the response starts (as ``call_next`` returned there), with its status code.
+    request through an anyio task group and memory streams. The histogram ends when the
+    response starts, with its status code. (The server span is the FastAPI instrumentation's.)
     """
 
-    def __init__(self, app: ASGIApp, provider: TracerProvider) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.tracer = provider.get_tracer("gpux.http")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        # The first of repeated headers wins, as in Starlette's ``Headers``.
-        carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
-        method = scope["method"]
         started = time.perf_counter()
-        span = self.tracer.start_span(
-            f"{method} {scope['path']}", context=propagate.extract(carrier), kind=SpanKind.SERVER
-        )
-
-        ended = False
-
-        def end(status: int | None) -> None:
-            nonlocal ended
-            ended = True
-            if status is not None:
-                span.set_attribute("http.response.status_code", status)
-                # The route template, not the path: ids in paths would make unbounded labels.
-                route = getattr(scope.get("route"), "path", "unmatched")
-                HTTP_SECONDS.labels(method, route, str(status)).observe(
-                    time.perf_counter() - started
-                )
-            span.end()
+        observed = False
 
         async def respond(message: Message) -> None:
-            if message["type"] == "http.response.start" and not ended:
-                end(int(message["status"]))
+            nonlocal observed
+            if message["type"] == "http.response.start" and not observed:
+                observed = True
+                # The route template, not the path: ids in paths would make unbounded labels.
+                route = getattr(scope.get("route"), "path", "unmatched")
+                HTTP_SECONDS.labels(scope["method"], route, str(message["status"])).observe(
+                    time.perf_counter() - started
+                )
             await send(message)
 
-        try:
-            with otel_trace.use_span(span, record_exception=False, set_status_on_exception=False):
-                await self.app(scope, receive, respond)
-        except BaseException as exc:
-            if not ended:
-                span.record_exception(exc)
-                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-                end(None)
-            raise
-        if not ended:  # the app sent no response at all
-            end(None)
+        await self.app(scope, receive, respond)
 
 
 def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
-    """A server span per HTTP request, continuing the caller's trace (``traceparent``)."""
-    app.add_middleware(RequestTracing, provider=provider)
+    """A server span per HTTP request named by its route template, continuing the caller's
+    trace (``traceparent``), and the request's ``gpux_http_request_seconds``."""
+    instrument_app(app, provider)
+    app.add_middleware(RequestMetrics)
 
 
 def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
     """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
-    # FastAPI's own telemetry off: RequestTracing makes the one server span (FastAPI's would add
-    # a second one and a span per dependency to every request once a provider is installed).
+    # FastAPI's own telemetry off: the instrumentation package makes the one server span
+    # (FastAPI's would add a second one and a span per dependency to every request).
     app = FastAPI(
         title=spec.title or f"gpux {spec.name}",
         version="0.1.0",
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     trace_requests(app, runtime.tracer_provider)
+    runtime.metrics.use((*HTTP, *spec.metrics))
     install_problem_handlers(app)
     install_problem_openapi(app)
     app.include_router(health_router(runtime, spec.needs))
@@ -311,13 +298,15 @@ def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
 
 @contextlib.asynccontextmanager
 async def started(runtime: Runtime, wiring: Wiring) -> AsyncIterator[None]:
-    """Start the broker and the background loops; stop them on exit."""
+    """Start the broker and the background loops (and the consumer groups' lag reading);
+    stop them on exit."""
     for router in wiring.routers:
         runtime.broker.include_router(router)
+    loops = [*wiring.tasks, *platform_loops(runtime, wiring)]
     await runtime.broker.start()
     for hook in wiring.on_started:
         await hook()
-    tasks = [asyncio.ensure_future(loop()) for loop in wiring.tasks]
+    tasks = [asyncio.ensure_future(loop()) for loop in loops]
     try:
         yield
     finally:
@@ -326,10 +315,24 @@ async def started(runtime: Runtime, wiring: Wiring) -> AsyncIterator[None]:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def platform_loops(runtime: Runtime, wiring: Wiring) -> list[Callable[[], Awaitable[None]]]:
+    """Register the metric families of what the service wired (consumers, outbox relays) and
+    return the platform's own loops: the lag reading of its consumer groups, if it has any."""
+    if any(isinstance(getattr(loop, "__self__", None), OutboxRelay) for loop in wiring.tasks):
+        runtime.metrics.use(OUTBOX)
+    groups = subscribed_groups(runtime.broker.subscribers)
+    if not runtime.broker.subscribers:
+        return []
+    runtime.metrics.use(CONSUMING)
+    return [GroupLagMonitor(runtime.settings, groups).run] if groups else []
+
+
 async def serve(spec: ServiceSpec, settings: GpuxSettings) -> None:
     """Run one service until it is told to stop."""
     runtime = await open_runtime(spec, settings)
     install_tracer_provider(runtime.tracer_provider)
+    if records(runtime.tracer_provider):  # a span per statement and record only if read
+        instrument_libraries(runtime.tracer_provider)
     try:
         wiring = await spec.wire(runtime)
         app = build_app(spec, runtime, wiring)

@@ -45,8 +45,29 @@ class GpuxSettings(BaseSettings):
     http_port: int = Field(default=8000, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = False
-    otel_exporter: Literal["none", "console", "otlp"] = "none"
-    otel_endpoint: str | None = None
+    otel_exporter: Literal["none", "console", "otlp"] | None = Field(
+        default=None,
+        description="Deprecated (one release): OTEL_TRACES_EXPORTER, which wins when set.",
+    )
+    otel_endpoint: str | None = Field(
+        default=None,
+        description="Deprecated (one release): the traces URL, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+        " (or OTEL_EXPORTER_OTLP_ENDPOINT, which wins when set).",
+    )
+    consumer_lag_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="How often gpux_consumer_lag is read from the broker for each consumer"
+        " group of the process (end offset - committed offset), records arriving or not.",
+    )
+    outbox_backlog_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="How often an outbox relay measures its unpublished rows"
+        " (gpux_outbox_backlog, gpux_outbox_oldest_age_seconds).",
+    )
     connect_timeout_s: float = Field(default=5.0, gt=0, le=120)
     readiness_timeout_s: float = Field(
         default=2.0,

@@ -115,12 +115,12 @@ async def test_the_handler_gets_the_message_itself_and_an_idle_poll_is_long() ->
 
 
 def test_nothing_is_recorded_where_no_span_would_ever_be_read() -> None:
-    silent = make_tracer_provider("unit", GpuxSettings(otel_exporter="none"))
+    silent = make_tracer_provider("unit", GpuxSettings(), environ={"OTEL_TRACES_EXPORTER": "none"})
     with silent.get_tracer("t").start_as_current_span("work") as span:
         assert not span.is_recording()
         assert span.get_span_context().is_valid  # ids are still made (envelopes, logs)
     spans = InMemorySpanExporter()
-    heard = make_tracer_provider("unit", GpuxSettings(), SimpleSpanProcessor(spans))
+    heard = make_tracer_provider("unit", GpuxSettings(), SimpleSpanProcessor(spans), environ={})
     with heard.get_tracer("t").start_as_current_span("work") as span:
         assert span.is_recording()
     assert [s.name for s in spans.get_finished_spans()] == ["work"]
@@ -137,6 +137,10 @@ async def traced() -> AsyncIterator[tuple[httpx.AsyncClient, InMemorySpanExporte
     @app.get("/items/{item_id}")
     async def item(item_id: str) -> dict[str, str]:
         return {"id": item_id}
+
+    @app.get("/metrics")
+    async def scrape() -> str:
+        return ""
 
     @app.get("/broken")
     async def broken() -> None:
@@ -156,14 +160,26 @@ async def test_a_request_is_one_server_span_in_the_callers_trace(
     parent = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
     answer = await client.get("/items/42", headers={"traceparent": parent})
     assert answer.json() == {"id": "42"}
-    (span,) = spans.get_finished_spans()
-    assert span.name == "GET /items/42"
+    (span,) = spans.get_finished_spans()  # one span: none per ASGI message
+    assert span.name == "GET /items/{item_id}"  # the route template, not the path
     assert span.kind is SpanKind.SERVER
+    assert span.instrumentation_scope is not None
+    assert span.instrumentation_scope.name == "opentelemetry.instrumentation.fastapi"
     assert format(span.context.trace_id, "032x") == TRACE_ID
     assert span.parent is not None
     assert format(span.parent.span_id, "016x") == "00f067aa0ba902b7"
-    assert span.attributes == {"http.response.status_code": 200}
+    assert span.attributes is not None
+    assert span.attributes["http.route"] == "/items/{item_id}"
+    assert span.attributes["http.status_code"] == 200
     assert count.get() > before  # labelled by the route template, not the path
+
+
+async def test_probes_and_scrapes_make_no_span(
+    traced: tuple[httpx.AsyncClient, InMemorySpanExporter],
+) -> None:
+    client, spans = traced
+    assert (await client.get("/metrics")).status_code == 200
+    assert spans.get_finished_spans() == ()
 
 
 async def test_a_request_that_fails_is_a_failed_span(

@@ -1,76 +1,94 @@
-"""SQL spans from asyncpg's query logger, and the consumer-lag gauge."""
+"""Telemetry configured by the standard OTEL_* variables, the consumer-lag gauge, and the
+metric families a service exposes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from aiokafka import TopicPartition
-from asyncpg.connection import LoggedQuery
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 
+from gpux_platform import metrics
 from gpux_platform.broker import observe_lag
-from gpux_platform.metrics import CONSUMER_LAG
-from gpux_platform.telemetry import trace_queries
+from gpux_platform.metrics import CONSUMER_LAG, ServiceMetrics
+from gpux_platform.settings import GpuxSettings
+from gpux_platform.telemetry import make_tracer_provider, records, trace_exporter
+
+ENDPOINT = "http://collector.test:4318"
 
 
-class Connection:
-    """Just enough of asyncpg.Connection to catch the logger the pool init installs."""
-
-    def __init__(self) -> None:
-        self.loggers: list[Callable[[LoggedQuery], None]] = []
-
-    def add_query_logger(self, callback: Callable[[LoggedQuery], None]) -> None:
-        self.loggers.append(callback)
+def test_no_exporter_without_an_otel_variable() -> None:
+    provider = make_tracer_provider("billing", GpuxSettings(), environ={})
+    assert provider.sampler is ALWAYS_OFF
+    assert not records(provider)
+    assert provider.resource.attributes["service.name"] == "gpux-billing"
 
 
-def query(text: str, exception: BaseException | None = None) -> LoggedQuery:
-    params = SimpleNamespace(database="gpux")
-    return LoggedQuery(text, (), None, 0.002, exception, ("127.0.0.1", 5432), params)
+def test_an_otlp_endpoint_alone_exports_over_otlp_and_samples_by_the_sdk() -> None:
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT}
+    exporter = trace_exporter(GpuxSettings(), environ)
+    assert isinstance(exporter, OTLPSpanExporter)
+    provider = make_tracer_provider("gateway", GpuxSettings(), environ=environ)
+    assert records(provider)
+    assert provider.resource.attributes["service.name"] == "gpux-gateway"
 
 
-async def logger(provider: TracerProvider) -> Callable[[LoggedQuery], None]:
-    conn = Connection()
-    await trace_queries(provider)(conn)
-    return conn.loggers[0]
+def test_otel_traces_exporter_names_the_exporter() -> None:
+    console = trace_exporter(GpuxSettings(), {"OTEL_TRACES_EXPORTER": "console"})
+    assert isinstance(console, ConsoleSpanExporter)
+    none = {"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT}
+    assert trace_exporter(GpuxSettings(), none) is None
+    with pytest.raises(ValueError, match="OTEL_TRACES_EXPORTER"):
+        trace_exporter(GpuxSettings(), {"OTEL_TRACES_EXPORTER": "zipkin"})
 
 
-async def test_a_statement_in_a_trace_is_a_client_span_under_the_current_span() -> None:
+def test_otel_service_name_wins_over_the_services_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "exchange-billing")
+    provider = make_tracer_provider(
+        "billing", GpuxSettings(), environ={"OTEL_SERVICE_NAME": "exchange-billing"}
+    )
+    assert provider.resource.attributes["service.name"] == "exchange-billing"
+
+
+def test_the_old_gpux_otel_settings_still_work_with_a_deprecation_warning() -> None:
+    old = GpuxSettings(otel_exporter="otlp", otel_endpoint=f"{ENDPOINT}/v1/traces")
+    with pytest.deprecated_call(match="GPUX_OTEL_EXPORTER"):
+        exporter = trace_exporter(old, {})
+    assert isinstance(exporter, OTLPSpanExporter)
+    assert exporter._endpoint == f"{ENDPOINT}/v1/traces"
+    # A standard variable wins over the old setting.
+    assert trace_exporter(old, {"OTEL_TRACES_EXPORTER": "none"}) is None
+
+
+def test_a_processor_of_the_tests_records_without_an_exporter() -> None:
     spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    record = await logger(provider)
-    with provider.get_tracer("test").start_as_current_span("handler") as parent:
-        record(query("  insert into billing.holds VALUES ($1)"))
-        record(query("SELECT 1/0", ZeroDivisionError()))
-    insert, failed, handler = spans.get_finished_spans()
-    assert handler.name == "handler"
-    assert insert.name == "INSERT"
-    assert insert.kind is SpanKind.CLIENT
-    assert insert.parent is not None
-    assert insert.parent.span_id == parent.get_span_context().span_id
-    assert insert.attributes == {
-        "db.system.name": "postgresql",
-        "db.namespace": "gpux",
-        "db.operation.name": "INSERT",
-        "db.query.text": "  insert into billing.holds VALUES ($1)",
-    }
-    assert insert.end_time is not None
-    assert insert.start_time is not None
-    assert insert.end_time - insert.start_time == 2_000_000
-    assert failed.status.status_code is StatusCode.ERROR
+    provider = make_tracer_provider("t", GpuxSettings(), SimpleSpanProcessor(spans), environ={})
+    with provider.get_tracer("t").start_as_current_span("work"):
+        pass
+    assert [s.name for s in spans.get_finished_spans()] == ["work"]
 
 
-async def test_a_statement_outside_any_trace_is_not_recorded() -> None:
-    spans = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(spans))
-    (await logger(provider))(query("SELECT seq FROM pricing.outbox"))
-    assert spans.get_finished_spans() == ()
+def test_a_service_exposes_the_families_it_uses_and_its_own() -> None:
+    own = CollectorRegistry()
+    Counter("gpux_unit_things_total", "Things of this service.", registry=own)
+    billing = ServiceMetrics(own)
+    billing.use((*metrics.HTTP, *metrics.SETTLEMENT, *metrics.SETTLEMENT))  # once each
+    gateway = ServiceMetrics(CollectorRegistry())
+    gateway.use(metrics.HTTP)
+    billing_text = generate_latest(billing).decode()
+    gateway_text = generate_latest(gateway).decode()
+    assert "gpux_settlement_seconds" in billing_text
+    assert "gpux_unit_things_total" in billing_text
+    assert "gpux_http_request_seconds" in gateway_text
+    assert "gpux_settlement_seconds" not in gateway_text
+    assert "gpux_unit_things_total" not in gateway_text
+    assert "gpux_consumer_lag" not in billing_text  # no consumers registered here
 
 
 def message(consumer: Any, offset: int = 41) -> Any:
@@ -79,12 +97,14 @@ def message(consumer: Any, offset: int = 41) -> Any:
 
 
 def lag() -> float:
-    value: float = CONSUMER_LAG.labels("unit.market.trades", "2")._value.get()
+    value: float = CONSUMER_LAG.labels("unit-group", "unit.market.trades", "2")._value.get()
     return value
 
 
 def test_consumer_lag_is_the_high_watermark_after_the_record() -> None:
     class Consumer:
+        _group_id = "unit-group"
+
         def highwater(self, tp: TopicPartition) -> int | None:
             assert tp == TopicPartition("unit.market.trades", 2)
             return 50
@@ -97,10 +117,14 @@ def test_consumer_lag_is_the_high_watermark_after_the_record() -> None:
 
 def test_consumer_lag_is_left_alone_without_a_watermark_or_partition() -> None:
     class Unfetched:
+        _group_id = "unit-group"
+
         def highwater(self, tp: TopicPartition) -> int | None:
             return None
 
     class Revoked:
+        _group_id = "unit-group"
+
         def highwater(self, tp: TopicPartition) -> int | None:
             raise AssertionError("Partition is not assigned")
 

@@ -10,6 +10,7 @@ from gpux_billing.adapters.redis import balances
 from gpux_billing.config import BillingSettings
 from gpux_billing.entrypoints.kafka import billing_router
 from gpux_billing.entrypoints.loops import Settler, watch_balances
+from gpux_platform.metrics import SETTLEMENT
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
 
@@ -50,4 +51,10 @@ async def wire(runtime: Runtime) -> Wiring:
     )
 
 
-SPEC = ServiceSpec(name="billing", settings_type=BillingSettings, wire=wire, migrations=MIGRATIONS)
+SPEC = ServiceSpec(
+    name="billing",
+    settings_type=BillingSettings,
+    wire=wire,
+    migrations=MIGRATIONS,
+    metrics=SETTLEMENT,
+)

@@ -55,9 +55,9 @@ def test_the_gate_counts_admitted_writes_until_they_are_answered() -> None:
 
 def test_the_gate_follows_the_views_lag_as_the_platform_gauge_holds_it() -> None:
     topic = "test-backpressure.orders.status"
-    CONSUMER_LAG.labels(topic, "0").set(150)
-    CONSUMER_LAG.labels(topic, "1").set(20)
-    CONSUMER_LAG.labels("someone-else.orders.status", "0").set(10_000)
+    CONSUMER_LAG.labels("gateway-views", topic, "0").set(150)
+    CONSUMER_LAG.labels("gateway-views", topic, "1").set(20)
+    CONSUMER_LAG.labels("someone-else", "someone-else.orders.status", "0").set(10_000)
     read = consumer_lag({topic})
     assert read == {f"{topic}:0": 150, f"{topic}:1": 20}
     gate = WriteGate(CAPACITY)
