@@ -835,3 +835,26 @@ def test_the_grafana_dashboard_shows_what_to_watch() -> None:
         assert family in exported, family
     ids = [p["id"] for p in board["panels"]]
     assert len(ids) == len(set(ids))
+
+
+def test_the_restore_runbooks_cluster_validates() -> None:
+    """DEPLOY.md's restore (a new Cluster bootstrapped from the backups, with a recovery
+    target) is a Cluster the real CRD schema accepts, reading the backups' credentials."""
+    doc = (ROOT / "docs" / "DEPLOY.md").read_text()
+    match = re.search(r"replaced by\n\n((?: {7}.*\n)+)\n", doc)
+    assert match, "the restore runbook's bootstrap block"
+    text = "\n".join(line[7:] for line in match.group(1).splitlines())
+    text = re.sub(r"# (recoveryTarget:|  targetTime:)", r"\1", text)  # its optional target
+    text = text.replace("<your bucket>", "gpux-prod-backups")
+    snippet = yaml.safe_load(text)
+    assert snippet["bootstrap"]["recovery"]["recoveryTarget"]["targetTime"]
+    cluster = copy.deepcopy(of_kind("prod", "Cluster")["gpux-pg"])
+    cluster["metadata"]["name"] = "gpux-pg-restore"
+    cluster["spec"] = {**cluster["spec"], **snippet}
+    source = snippet["externalClusters"][0]
+    assert source["name"] == snippet["bootstrap"]["recovery"]["source"] == "gpux-pg"
+    backups = of_kind("prod", "Cluster")["gpux-pg"]["spec"]["backup"]["barmanObjectStore"]
+    assert source["barmanObjectStore"]["s3Credentials"] == backups["s3Credentials"]
+    code, results = render.kubeconform(yaml.safe_dump(cluster))
+    assert [r["status"] for r in results] == ["statusValid"], results
+    assert code == 0
