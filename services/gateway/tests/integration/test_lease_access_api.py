@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
+import httpx
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
@@ -113,21 +114,7 @@ async def test_the_access_handoff_from_provisioning_to_running(
         assert seen["provisioning_deadline"] is not None
         assert (seen["ready_at"], seen["failure"]) == (None, None)
         assert (await as_buyer.get(f"{path}/access")).json()["type"].endswith("/no-access")
-
-        for body in ({**SSH, "port": 0}, {**SSH, "endpoint_url": "https://x.example"}, {}):
-            refused = await as_seller.post(f"{path}/access", json=body)
-            assert refused.status_code == 422, body
-            assert refused.json()["errors"], body
-        for stranger in (as_other, as_buyer):
-            assert (await stranger.post(f"{path}/access", json=SSH)).status_code == 404
-            assert (await stranger.post(f"{path}/failure", json={})).status_code == 404
-        made = await as_seller.post("/v1/accounts/me/keys", json={"scopes": ["read"]})
-        async with gateway.client(made.json()["api_key"]) as read_only:
-            refused = await read_only.post(f"{path}/access", json=SSH)
-            assert (refused.status_code, refused.json()["type"]) == (
-                403,
-                "https://gpux.dev/problems/scope-required",
-            )
+        await only_the_seller_posts_valid_access(gateway, path, as_seller, (as_other, as_buyer))
         posted = await as_seller.post(f"{path}/access", json=SSH)
         assert posted.status_code == 200, posted.text
         assert posted.json()["ready_reported"] is True
@@ -163,6 +150,29 @@ async def test_the_access_handoff_from_provisioning_to_running(
         ("lease.ready_reported", buyer["id"])
     ]
     await seller_heard(gateway, seller["id"], lease.lease_id, key_id)
+
+
+async def only_the_seller_posts_valid_access(
+    gateway: RunningGateway,
+    path: str,
+    as_seller: httpx.AsyncClient,
+    strangers: tuple[httpx.AsyncClient, ...],
+) -> None:
+    """Bad details are 422s, anyone but the seller gets 404, a read-only seller key 403."""
+    for body in ({**SSH, "port": 0}, {**SSH, "endpoint_url": "https://x.example"}, {}):
+        refused = await as_seller.post(f"{path}/access", json=body)
+        assert refused.status_code == 422, body
+        assert refused.json()["errors"], body
+    for stranger in strangers:
+        assert (await stranger.post(f"{path}/access", json=SSH)).status_code == 404
+        assert (await stranger.post(f"{path}/failure", json={})).status_code == 404
+    made = await as_seller.post("/v1/accounts/me/keys", json={"scopes": ["read"]})
+    async with gateway.client(made.json()["api_key"]) as read_only:
+        refused = await read_only.post(f"{path}/access", json=SSH)
+        assert (refused.status_code, refused.json()["type"]) == (
+            403,
+            "https://gpux.dev/problems/scope-required",
+        )
 
 
 async def seller_heard(gateway: RunningGateway, seller_id: str, lease_id: str, key: str) -> None:
