@@ -19,7 +19,8 @@ async def create_pool(
 ) -> asyncpg.Pool:
     """Open a pool, or raise a ConfigError naming GPUX_DATABASE_URL.
 
-    ``init`` runs on every new connection (e.g. ``telemetry.trace_queries``).
+    ``init`` runs on every new connection (SQL spans come from the asyncpg instrumentation,
+    ``telemetry.instrument_libraries``).
     """
     url = settings.database_url.get_secret_value()
     try:

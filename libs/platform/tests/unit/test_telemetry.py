@@ -12,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import SpanKind
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 
 from gpux_platform import metrics
@@ -72,6 +73,36 @@ def test_a_processor_of_the_tests_records_without_an_exporter() -> None:
     with provider.get_tracer("t").start_as_current_span("work"):
         pass
     assert [s.name for s in spans.get_finished_spans()] == ["work"]
+
+
+def test_a_client_span_outside_any_trace_is_not_recorded_but_one_inside_is() -> None:
+    spans = InMemorySpanExporter()
+    provider = make_tracer_provider("t", GpuxSettings(), SimpleSpanProcessor(spans), environ={})
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("SELECT", kind=SpanKind.CLIENT) as polled:
+        assert not polled.is_recording()  # a relay's poll: no trace of its own every second
+    with (
+        tracer.start_as_current_span("POST /v1/orders", kind=SpanKind.SERVER),
+        tracer.start_as_current_span("INSERT", kind=SpanKind.CLIENT) as statement,
+    ):
+        assert statement.is_recording()
+    with tracer.start_as_current_span("orders.commands send", kind=SpanKind.PRODUCER) as sent:
+        assert sent.is_recording()  # only clients are quiet at the root
+    assert sorted(s.name for s in spans.get_finished_spans()) == [
+        "INSERT",
+        "POST /v1/orders",
+        "orders.commands send",
+    ]
+
+
+def test_the_sampler_is_the_one_otel_traces_sampler_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    spans = InMemorySpanExporter()
+    provider = make_tracer_provider("t", GpuxSettings(), SimpleSpanProcessor(spans), environ={})
+    with provider.get_tracer("t").start_as_current_span("POST /v1/orders", kind=SpanKind.SERVER):
+        pass
+    assert spans.get_finished_spans() == ()
+    assert "AlwaysOffSampler" in provider.sampler.get_description()
 
 
 def test_a_service_exposes_the_families_it_uses_and_its_own() -> None:
