@@ -814,7 +814,7 @@ def test_every_workload_has_a_pod_monitor_on_its_http_port(overlay: str) -> None
 
 def test_the_grafana_dashboard_shows_what_to_watch() -> None:
     """Request rate and latency, consumer lag, outbox backlog, events published, each from a
-    metric family the services export (or are to export: the outbox's, issue 18)."""
+    metric family the platform defines."""
     dashboard = of_kind("prod", "ConfigMap")["gpux-grafana-dashboard"]
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     board = yaml.safe_load(dashboard["data"]["gpux.json"])  # JSON is YAML
@@ -823,7 +823,7 @@ def test_the_grafana_dashboard_shows_what_to_watch() -> None:
         "Request rate": "rate(gpux_http_request_seconds_count",
         "Request latency": "histogram_quantile(0.95, sum by (le, job) "
         "(rate(gpux_http_request_seconds_bucket",
-        "Consumer lag": "gpux_consumer_lag",
+        "Consumer lag": "sum by (group, topic) (gpux_consumer_lag",
         "Outbox backlog": "gpux_outbox_backlog",
         "Events published": "rate(gpux_events_published_total",
     }
@@ -831,8 +831,17 @@ def test_the_grafana_dashboard_shows_what_to_watch() -> None:
         assert expr in exprs[title], title
     metrics = importlib.import_module("gpux_platform.metrics")
     exported = {m._name for m in vars(metrics).values() if hasattr(m, "_name")}
-    for family in ("gpux_http_request_seconds", "gpux_consumer_lag", "gpux_events_published"):
-        assert family in exported, family
+    families = {
+        "gpux_http_request_seconds",
+        "gpux_consumer_lag",
+        "gpux_events_published",
+        "gpux_outbox_backlog",
+        "gpux_outbox_oldest_age_seconds",
+    }
+    assert families <= exported, families - exported
+    every = " ".join(exprs.values())
+    for family in families:
+        assert family in every, family
     ids = [p["id"] for p in board["panels"]]
     assert len(ids) == len(set(ids))
 
@@ -858,3 +867,21 @@ def test_the_restore_runbooks_cluster_validates() -> None:
     code, results = render.kubeconform(yaml.safe_dump(cluster))
     assert [r["status"] for r in results] == ["statusValid"], results
     assert code == 0
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_traces_are_configured_by_the_standard_variables(overlay: str) -> None:
+    """OTEL_* (the SDK's and the exporter's own variables), never the deprecated GPUX_OTEL_*;
+    prod exports OTLP to the collector, dev exports nothing; OTEL_SERVICE_NAME is never shared
+    (each service names itself gpux-<name>)."""
+    config = of_kind(overlay, "ConfigMap")["gpux-config"]["data"]
+    assert not [k for k in config if k.startswith("GPUX_OTEL_")]
+    assert "OTEL_SERVICE_NAME" not in config
+    telemetry = importlib.import_module("gpux_platform.telemetry")
+    assert config["OTEL_TRACES_EXPORTER"] in telemetry.EXPORTERS
+    expected = "none" if overlay == "dev" else "otlp"
+    assert config["OTEL_TRACES_EXPORTER"] == expected
+    endpoint = config["OTEL_EXPORTER_OTLP_ENDPOINT"]
+    assert endpoint == "http://otel-collector.observability.svc:4318"  # no /v1/traces: appended
+    attributes = dict(a.split("=", 1) for a in config["OTEL_RESOURCE_ATTRIBUTES"].split(","))
+    assert attributes["deployment.environment.name"] == overlay
