@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -298,4 +299,102 @@ async def test_the_finder_recommends_a_gpu_and_buys_it(
         what="the finder's lease ended",
         timeout_s=30,
     )
+    await buyer.close()
+
+
+async def test_limit_orders_rest_and_are_cancelled(
+    pages: Pages, farm: Api, exchange: str, screenshots: Path
+) -> None:
+    buyer, key = await signed_up_buyer(exchange, "Orders Buyer")
+    page = await pages.open("/console/orders")
+    await sign_in(page, key)
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Orders")
+    form = page.get_by_role("form", name="Place order")
+    await form.get_by_label("GPU", exact=True).select_option(GPU)
+    await form.get_by_role("radio", name="Limit").check()
+    await form.get_by_label("Tier").select_option("on_demand")
+    await form.get_by_label("Hours").fill("2")
+    await form.get_by_label("Limit per GPU-hour (USD)").fill("0.05")
+    await form.get_by_label("Time in force").select_option("gtc")
+    await form.get_by_role("button", name="Place order").click()
+    # A good-till-date order names its date.
+    await form.get_by_label("Time in force").select_option("gtd")
+    until = datetime.now(UTC) + timedelta(days=2)
+    await form.get_by_label("Rest until").fill(until.strftime("%Y-%m-%dT12:00"))
+    await form.get_by_role("button", name="Place order").click()
+    rows = page.locator("table.orders tbody tr")
+    await expect(rows).to_have_count(2, timeout=LIVE_S)
+    for row in await rows.all():
+        await expect(row).to_have_attribute("data-status", "open", timeout=LIVE_S)
+    await expect(rows.filter(has_text="GTD")).to_contain_text(until.strftime("%b %-d, %Y"))
+    await assert_basics(page, "Orders")
+    await screenshot(page, screenshots / "console-orders-desktop.png")
+    for row in await rows.all():
+        order = await row.get_attribute("data-order")
+        await row.get_by_role("button", name=f"Cancel order {order}").click()
+        await expect(row).to_have_attribute("data-status", "cancelled", timeout=LIVE_S)
+    orders = await buyer.call("GET", "/v1/orders")
+    assert {o["status"] for o in orders["items"]} == {"cancelled"}
+    assert {o["time_in_force"] for o in orders["items"]} == {"gtc", "gtd"}
+    await buyer.close()
+
+
+async def test_signed_out_in_german_on_a_phone(pages: Pages, screenshots: Path) -> None:
+    page = await pages.open("/seller", locale="de-DE", phone=True)
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Bei gpux anmelden")
+    await expect(page.get_by_role("button", name="Konto anlegen")).to_be_visible()
+    await assert_fits_the_width(page)
+    await assert_basics(page, "Bei gpux anmelden")
+    await screenshot(page, screenshots / "console-signin-phone-de.png")
+    await page.get_by_role("navigation").get_by_role("link", name="Markt").click()
+    await page.locator(f'tr[data-gpu="{GPU}"] th a').click()
+    await expect(page.locator("section.buy")).to_contain_text(
+        "Melden Sie sich an oder legen Sie ein Käuferkonto an, um zu kaufen"
+    )
+
+
+async def test_the_seller_hands_over_access_and_the_lease_runs(
+    pages: Pages, exchange: str, screenshots: Path
+) -> None:
+    created = await Api(exchange).call(
+        "POST", "/v1/accounts", json={"name": "Provisioning Farm", "roles": ["seller"]}
+    )
+    seller = Api(exchange, created["api_key"])
+    body = {**per_second_offer("0.13", gpus=1), "provisioning_timeout_seconds": 600}
+    offer = await seller.call("POST", "/v1/offers", json=body)
+    await seller.until(f"/v1/offers/{offer['id']}", lambda o: o["status"] == "live")
+    buyer, key = await signed_up_buyer(exchange, "Access Buyer")
+    await buyer.call("POST", "/v1/orders", json={
+        "gpu": GPU, "gpus": 1, "type": "market", "max_price_per_gpu_hour": "0.13",
+        "currency": "USD", "tier": "on_demand", "time_in_force": "ioc", "hours": 1,
+    })  # fmt: skip
+    mine = await pages.open("/console/leases")
+    await sign_in(mine, key)
+    lease = mine.locator("table.leases tr[data-lease]")
+    await expect(lease).to_have_attribute("data-status", "provisioning", timeout=LIVE_S)
+    await expect(lease.locator("td.cost")).not_to_have_attribute("data-ticking", "")
+    theirs = await pages.open("/seller")
+    await sign_in(theirs, created["api_key"])
+    provided = theirs.locator("table.leases tr[data-lease]")
+    await expect(provided).to_have_attribute("data-status", "provisioning", timeout=LIVE_S)
+    await provided.get_by_role("button", name=f"Post access details for the lease of {GPU}").click()
+    handoff = provided.get_by_role("form")
+    await handoff.get_by_label("Host").fill("gpu-7.example.net")
+    await handoff.get_by_label("Port").fill("2222")
+    await handoff.get_by_label("Login").fill("ubuntu")
+    await handoff.get_by_label("Notes").fill("CUDA 12.4")
+    await handoff.get_by_role("button", name="Post access").click()
+    await expect(provided).to_have_attribute("data-status", "running", timeout=LIVE_S)
+    await assert_basics(theirs, "Seller: earnings and leases")
+    await screenshot(theirs, screenshots / "seller-desktop.png")
+    await expect(lease).to_have_attribute("data-status", "running", timeout=LIVE_S)
+    await expect(lease.locator("td.cost")).to_have_attribute("data-ticking", "")
+    await lease.get_by_role("button", name=f"Access details of the lease of {GPU}").click()
+    access = lease.locator("dl.access")
+    await expect(access).to_contain_text("ssh -p 2222 ubuntu@gpu-7.example.net")
+    await expect(access).to_contain_text("CUDA 12.4")
+    await lease.get_by_role("button", name=f"Stop the lease of {GPU}").click()
+    await expect(lease).to_have_attribute("data-status", "ended", timeout=LIVE_S)
+    await seller.call("DELETE", f"/v1/offers/{offer['id']}")
+    await seller.close()
     await buyer.close()
