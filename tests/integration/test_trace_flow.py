@@ -8,7 +8,8 @@ buyer's market order fills against a live offer through the REST API; the spans 
 SQL (asyncpg's), the Kafka sends and receives of every hop (aiokafka's), the hold in billing,
 the match, the trade in pricing and the lease in billing must form one tree under that
 request. Each service's ``/metrics`` exposes its own families: latency histograms, consumer
-lag read from the broker, the outbox backlog and the published-event counters.
+lag read from the broker, the outbox backlog and the published-event counters. Last, the
+gateway as a process of its own, configured by the standard ``OTEL_*`` variables.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,6 +34,7 @@ from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import BILLING_LEASES, MARKET_TRADES, ORDERS_BOOK, ORDERS_COMMANDS, Topic
 from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
 from gpux_devinfra.testing.http import get_until as until
+from gpux_devinfra.testing.processes import ServiceProcess, service_env
 from gpux_devinfra.testing.services import IN_TESTS, stack
 from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -327,3 +330,57 @@ async def test_metrics_expose_latency_lag_and_business_counters(market: Market) 
     # Billing's settlement families are billing's alone.
     assert "# TYPE gpux_settlement_seconds histogram" in billing
     assert "gpux_settlement_seconds" not in gateway
+
+
+async def test_a_service_process_traces_by_the_otel_variables_and_shows_its_own_families(
+    gpux_settings: GpuxSettings, tmp_path: Path
+) -> None:
+    """The gateway as a process of its own: the standard variables configure its exporter
+    (console, to its log), the instrumentation packages report with its provider, and its
+    ``/metrics`` shows the families it uses, not billing's."""
+    env = {
+        **service_env(gpux_settings, connect_timeout_s=3),
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+    }
+    gateway = ServiceProcess("gpux_gateway", env, tmp_path / "gateway.log")
+    gateway.start()
+    try:
+        await gateway.ready(timeout_s=60)
+        async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as client:
+            key = await account(client, "buyer")
+            missing = await client.get("/v1/orders/ord_nothing", headers=auth(key))
+            assert missing.status_code == 404, missing.text
+
+            async def scraped() -> str:
+                return (await client.get("/metrics")).text
+
+            # Its consumer groups' lag, read from the broker within seconds of the start.
+            metrics = await eventually(
+                scraped,
+                lambda text: re.search(r'gpux_consumer_lag\{group="[^"]+gateway\.', text),
+                what="the gateway's groups' lag on /metrics",
+            )
+
+        def exported() -> str:
+            return gateway.log_path.read_text(errors="replace")
+
+        await eventually(
+            exported,
+            lambda log: '"name": "GET /v1/orders/{order_id}"' in log,
+            what="the request's span, by route template, in the console export",
+        )
+        log = exported()
+        assert '"service.name": "gpux-gateway"' in log
+        # asyncpg's spans of the order's lookup, aiokafka's of the sign-up's events.
+        assert re.search(r'"db.statement": "SELECT [^"]*gateway\.orders', log)
+        assert re.search(r'"name": "\S+gateway\.accounts send"', log)
+        assert re.search(r'"name": "\S+gateway\.accounts receive"', log)
+        assert not re.search(r'"name": "[^"]*ord_nothing', log)  # never the raw path
+    finally:
+        gateway.terminate()
+        assert gateway.proc is not None
+        assert gateway.proc.wait(timeout=30) is not None, gateway.tail()
+    assert "gpux_http_request_seconds" in metrics
+    assert "# TYPE gpux_outbox_backlog gauge" in metrics
+    assert "gpux_settlement_seconds" not in metrics  # billing's
