@@ -145,7 +145,11 @@ async def open_runtime(
             # Outside prod a service creates what it needs; in prod the platform owns topics
             # (replication, min ISR) and a missing one is a configuration error.
             await ensure_topics(settings, REGISTRY, create=settings.env is not Environment.PROD)
-            applied = await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+            applied = (
+                await migrations.apply(pool, schema_of(spec.name), spec.migrations)
+                if settings.migrate_on_start
+                else []
+            )
         except BaseException:
             await redis.aclose()
             raise

@@ -44,6 +44,12 @@ class GpuxSettings(BaseSettings):
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8000, ge=0, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    migrate_on_start: bool = Field(
+        default=True,
+        description="Apply the schema's migrations at start-up. On Kubernetes a Job-like init"
+        " container applies them as the migration role, and the runtime role (no DDL) runs"
+        " with this off.",
+    )
     log_json: bool = False
     otel_exporter: Literal["none", "console", "otlp"] | None = Field(
         default=None,
