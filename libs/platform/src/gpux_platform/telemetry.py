@@ -41,6 +41,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Decision, Sampler, Samp
 from opentelemetry.trace import Link, SpanKind, get_current_span
 from opentelemetry.trace.span import TraceState
 from opentelemetry.util.types import Attributes
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpux_contracts.events import TraceContext
 from gpux_platform.settings import GpuxSettings
@@ -185,9 +186,34 @@ def kafka_instrumented() -> bool:
     return bool(AIOKafkaInstrumentor().is_instrumented_by_opentelemetry)
 
 
+class TraceIds:
+    """ASGI middleware for a provider that records nothing: each request still runs in a
+    (non-recording) span of the caller's trace, or of a new one, so the envelopes it writes and
+    its log lines carry trace ids, at the cost of an id instead of the instrumentation's
+    attributes per request."""
+
+    def __init__(self, app: ASGIApp, provider: TracerProvider) -> None:
+        self.app = app
+        self.tracer = provider.get_tracer("gpux.http")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # The first of repeated headers wins, as in Starlette's ``Headers``.
+        carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        span = self.tracer.start_span("HTTP", propagate.extract(carrier), SpanKind.SERVER)
+        with trace.use_span(span, end_on_exit=True):
+            await self.app(scope, receive, send)
+
+
 def instrument_app(app: FastAPI, provider: TracerProvider) -> None:
     """A server span per HTTP request, named by its route template (``GET /v1/orders/{id}``)
-    and continuing the caller's trace (``traceparent``); probes and ``/metrics`` untraced."""
+    and continuing the caller's trace (``traceparent``); probes and ``/metrics`` untraced.
+    Where the provider records nothing, only the trace ids are carried (``TraceIds``)."""
+    if not records(provider):
+        app.add_middleware(TraceIds, provider=provider)
+        return
     FastAPIInstrumentor.instrument_app(
         app,
         tracer_provider=provider,

@@ -27,7 +27,7 @@ from gpux_platform.broker import (
 from gpux_platform.metrics import HTTP_SECONDS
 from gpux_platform.service import trace_requests
 from gpux_platform.settings import GpuxSettings
-from gpux_platform.telemetry import make_tracer_provider
+from gpux_platform.telemetry import current_trace, make_tracer_provider
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
@@ -192,3 +192,27 @@ async def test_a_request_that_fails_is_a_failed_span(
     assert span.name == "GET /broken"
     assert span.status.status_code is StatusCode.ERROR
     assert [e.name for e in span.events] == ["exception"]
+
+
+async def test_where_nothing_is_recorded_a_request_still_carries_the_callers_trace_id() -> None:
+    silent = make_tracer_provider("unit", GpuxSettings(), environ={})
+    app = FastAPI()
+    trace_requests(app, silent)
+    seen: list[str | None] = []
+
+    @app.get("/items/{item_id}")
+    async def item(item_id: str) -> dict[str, str]:
+        context = current_trace()
+        seen.append(context.traceparent if context else None)
+        return {"id": item_id}
+
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        parent = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
+        assert (await client.get("/items/1", headers={"traceparent": parent})).status_code == 200
+        assert (await client.get("/items/2")).status_code == 200
+    continued, fresh = seen
+    assert continued is not None
+    assert continued.split("-")[1] == TRACE_ID  # the envelopes it writes carry the trace on
+    assert fresh is not None
+    assert fresh.split("-")[1] != TRACE_ID  # a trace of its own, ids only
