@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { consolePath, gpuPath, GUIDE_PATH, parseRoute, sellerPath } from "./router";
+import { consolePath, gpuPath, GUIDE_PATH, nextPath, parseRoute, sellerPath, signInPath } from "./router";
 
 describe("parseRoute", () => {
   it("knows the market, the guide and a GPU's page", () => {
@@ -26,5 +26,20 @@ describe("parseRoute", () => {
     for (const path of ["/guides", "/guide/x", "/gpus", "/gpus/a/b", "/orders", "/console/wallet", "/console/x", "/consoles", "/seller/overview", "/seller/offers/x"]) {
       expect(parseRoute(path)).toEqual({ page: "notFound" });
     }
+  });
+});
+
+describe("the way back after signing in", () => {
+  it("returns to a page of the app", () => {
+    expect(signInPath("/gpus/l4")).toBe("/console?next=%2Fgpus%2Fl4");
+    expect(nextPath("?next=%2Fgpus%2Fl4")).toBe("/gpus/l4");
+    expect(nextPath(new URL(`http://x${signInPath("/guide")}`).search)).toBe("/guide");
+  });
+
+  it("never leaves the app", () => {
+    for (const next of ["https://evil.example", "//evil.example/gpus/l4", "/\\evil.example", "javascript:alert(1)", "/no-such-page", ""]) {
+      expect(nextPath(`?next=${encodeURIComponent(next)}`)).toBeUndefined();
+    }
+    expect(nextPath("")).toBeUndefined();
   });
 });

@@ -28,6 +28,18 @@ export function sellerPath(section: SellerSection = "overview"): string {
   return section === "overview" ? SELLER_PATH : `${SELLER_PATH}/${section}`;
 }
 
+/** Where to go after signing in: a path of this app from `?next=` (never another origin). */
+export function nextPath(search: string): string | undefined {
+  const next = new URLSearchParams(search).get("next");
+  if (next === null || !next.startsWith("/") || next.startsWith("//") || next.includes("\\")) return undefined;
+  return parseRoute(next.split(/[?#]/)[0] ?? "").page === "notFound" ? undefined : next;
+}
+
+/** The console's sign-in, coming back to `from` afterwards. */
+export function signInPath(from: string): string {
+  return `${CONSOLE_PATH}?next=${encodeURIComponent(from)}`;
+}
+
 function section<T extends string>(pathname: string, base: string, sections: readonly T[]): T | undefined {
   const rest = pathname.replace(/\/$/, "");
   if (rest === base) return sections[0];

@@ -5,7 +5,7 @@ import { useId, useState, type FormEvent } from "react";
 
 import { api, TIERS, type Gpu, type Order, type Tier } from "../api/client";
 import { useAccount } from "../app/account";
-import { consolePath, Link } from "../app/router";
+import { consolePath, Link, signInPath, usePathname } from "../app/router";
 import { useSettings } from "../app/settings";
 import { useApi } from "../app/useApi";
 import { LeaseList } from "./Leases";
@@ -88,6 +88,7 @@ export function BuyCheapest({ gpu, gpuName, hours, price }: { readonly gpu: stri
   const { state } = useAccount();
   const [placed, setPlaced] = useState<Order | undefined>(undefined);
   const action = useAction();
+  const pathname = usePathname();
   const whole = Math.min(8760, Math.max(1, Math.ceil(hours)));
   const buy = () =>
     void action.run(async () => {
@@ -109,7 +110,7 @@ export function BuyCheapest({ gpu, gpuName, hours, price }: { readonly gpu: stri
     return (
       <div className="buy-cheapest">
         <p>
-          <Link href={consolePath()}>{t.c.signInToBuy}</Link>
+          <Link href={signInPath(pathname)}>{t.c.signInToBuy}</Link>
         </p>
       </div>
     );
@@ -131,12 +132,13 @@ export function BuyPanel({ gpu }: { readonly gpu: Gpu }) {
   const { state } = useAccount();
   const headingId = useId();
   const [placed, setPlaced] = useState<Order | undefined>(undefined);
+  const pathname = usePathname();
   return (
     <section className="buy" aria-labelledby={headingId}>
       <h2 id={headingId}>{t.c.buyTitle}</h2>
       {state.status === "signedOut" ? (
         <p>
-          <Link href={consolePath()}>{t.c.signInToBuy}</Link>
+          <Link href={signInPath(pathname)}>{t.c.signInToBuy}</Link>
         </p>
       ) : null}
       {state.status === "signedIn" && !state.account.roles.includes("buyer") ? <p className="note">{t.c.notABuyer}</p> : null}

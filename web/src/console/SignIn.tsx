@@ -4,6 +4,7 @@ import { useState, type FormEvent } from "react";
 
 import { ROLES, type Role } from "../api/client";
 import { useAccount } from "../app/account";
+import { navigate, nextPath } from "../app/router";
 import { useSettings } from "../app/settings";
 import { ErrorText, Field, Panel, useAction } from "./ui";
 
@@ -14,7 +15,11 @@ function SignInForm() {
   const action = useAction();
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    if (await action.run(() => signIn(key))) setKey("");
+    if (await action.run(() => signIn(key))) {
+      setKey("");
+      const next = nextPath(window.location.search);
+      if (next !== undefined) navigate(next);
+    }
   };
   return (
     <Panel title={t.c.signInTitle}>

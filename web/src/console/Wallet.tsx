@@ -1,7 +1,7 @@
 // The wallet: available and held balance per currency, and a top-up. Billing books a top-up
 // when its provider confirms it (the `dev` provider of a development exchange at once), so the
 // balances are read again for a while after one.
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 
 import { api, CURRENCIES, type Currency } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
@@ -88,19 +88,25 @@ function TopUp({ onDone }: { readonly onDone: () => void }) {
   );
 }
 
+const WATCH_MS = 15_000;
+
 export function Wallet() {
   const [reload, bump] = useReload();
-  const [watchUntil, setWatchUntil] = useState(0);
-  const poll = usePolling(1_000, watchUntil > 0);
-  const watching = watchUntil > 0 && Date.now() < watchUntil;
-  if (watchUntil > 0 && !watching) setWatchUntil(0);
+  // After a top-up the balances are read every second for a while (billing books it soon).
+  const [watching, setWatching] = useState(0);
+  const poll = usePolling(1_000, watching > 0);
+  useEffect(() => {
+    if (watching === 0) return;
+    const timer = setTimeout(() => setWatching(0), WATCH_MS);
+    return () => clearTimeout(timer);
+  }, [watching]);
   return (
     <div className="columns">
       <Balances refresh={reload + poll} />
       <TopUp
         onDone={() => {
           bump();
-          setWatchUntil(Date.now() + 15_000);
+          setWatching((w) => w + 1);
         }}
       />
     </div>
