@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import FilePayload, Page, expect
+from playwright.async_api import FilePayload, Page, Request, expect
 
 from gpux_devinfra.testing.waiting import eventually
 
@@ -253,6 +253,8 @@ async def test_api_keys_and_sessions_in_the_console_on_a_phone(
 ) -> None:
     buyer, key = await signed_up_buyer(exchange, "Keys Buyer")
     page = await pages.open("/console/keys", phone=True)
+    sent: list[Request] = []
+    page.on("request", lambda request: sent.append(request) if "/v1/" in request.url else None)
     await sign_in(page, key)
     await no_key_kept(page, key)
     await expect(page.get_by_role("heading", level=1)).to_have_text("API keys and sessions")
@@ -271,7 +273,29 @@ async def test_api_keys_and_sessions_in_the_console_on_a_phone(
     await screenshot(page, screenshots / "console-keys-phone.png")
     await row.get_by_role("button", name="Revoke the key ci reader").click()
     await expect(row).to_have_attribute("data-revoked", "")
+    await writes_carry_the_csrf_token(page, sent)
+    # Revoking this browser's own session signs it out.
+    current = page.locator("table.sessions tr[data-current]")
+    await current.get_by_role("button", name=re.compile(r"^Revoke the session of ")).click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Sign in to gpux")
+    sessions = await buyer.call("GET", "/v1/sessions")
+    assert sessions["items"] == []
     await buyer.close()
+
+
+async def writes_carry_the_csrf_token(page: Page, sent: list[Request]) -> None:
+    """Every write made with the session echoed its CSRF cookie; no request held a key."""
+    token = next(c["value"] for c in await page.context.cookies() if c["name"] == "gpux_csrf")
+    writes = [r for r in sent if r.method != "GET" and not r.url.endswith("/v1/sessions")]
+    paths = [(r.method, r.url.split("/v1/", 1)[1]) for r in writes]
+    assert ("POST", "accounts/me/keys") in paths
+    assert any(m == "DELETE" and p.startswith("accounts/me/keys/") for m, p in paths), paths
+    for request in writes:
+        headers = await request.all_headers()
+        assert headers.get("x-csrf-token") == token, request.url
+        assert "idempotency-key" in headers or request.method != "POST", request.url
+    for request in sent:
+        assert "authorization" not in await request.all_headers(), request.url
 
 
 async def test_the_finder_recommends_a_gpu_and_buys_it(

@@ -58,12 +58,20 @@ export const PRICE_STREAM: keyof paths = "/v1/stream/prices";
 /** Same origin: the gateway serves the app and the API, and the session cookie goes along. */
 export const api = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
 
-// Every write made with the session cookie echoes the CSRF cookie (src/api/csrf.ts).
+/** Fired when the exchange answers 401: the session ended (revoked, expired, its key revoked). */
+export const UNAUTHORIZED = "gpux:unauthorized";
+
+// Every write made with the session cookie echoes the CSRF cookie (src/api/csrf.ts); a 401
+// tells the page that it is signed out.
 api.use({
   onRequest({ request }) {
     for (const [name, value] of Object.entries(csrfHeader(request.method, document.cookie))) {
       request.headers.set(name, value);
     }
     return request;
+  },
+  onResponse({ response }) {
+    if (response.status === 401) window.dispatchEvent(new Event(UNAUTHORIZED));
+    return response;
   },
 });

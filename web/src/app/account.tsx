@@ -5,8 +5,8 @@
 // keeps no key anywhere else (nothing in localStorage): the session stands for it.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 
-import { api, type Account, type Role } from "../api/client";
-import { CSRF_COOKIE, readCookie } from "../api/csrf";
+import { api, UNAUTHORIZED, type Account, type Role } from "../api/client";
+import { CSRF_COOKIE, idempotencyKey, readCookie } from "../api/csrf";
 import { problemText } from "./problems";
 
 export type AccountState =
@@ -71,6 +71,16 @@ export function AccountProvider({ children }: { readonly children: ReactNode }) 
       current = false;
     };
   }, [generation]);
+  useEffect(() => {
+    // A session that ended while the page was open: signed out from then on.
+    const ended = () => {
+      if (!hasSessionCookie()) return;
+      dropSessionCookie();
+      setState({ status: "signedOut" });
+    };
+    window.addEventListener(UNAUTHORIZED, ended);
+    return () => window.removeEventListener(UNAUTHORIZED, ended);
+  }, []);
   const signIn = useCallback(
     async (apiKey: string) => {
       const failed = await openSession(apiKey.trim());
@@ -81,7 +91,10 @@ export function AccountProvider({ children }: { readonly children: ReactNode }) 
   );
   const signUp = useCallback(
     async (name: string, roles: readonly Role[]) => {
-      const { data, error, response } = await api.POST("/v1/accounts", { body: { name, roles: [...roles] } });
+      const { data, error, response } = await api.POST("/v1/accounts", {
+        params: { header: { "Idempotency-Key": idempotencyKey() } },
+        body: { name, roles: [...roles] },
+      });
       if (data === undefined) return problemText(error, response);
       setRevealed({ apiKey: data.api_key, name: data.key.name });
       const failed = await openSession(data.api_key);

@@ -57,7 +57,14 @@ function NewKeyForm({ onCreated }: { readonly onCreated: () => void }) {
   );
 }
 
-function RevokeButton({ label, path, onDone }: { readonly label: string; readonly path: { kind: "key" | "session"; id: string }; readonly onDone: () => void }) {
+/** Revoke a key or a session. Revoking this browser's own session signs it out: the page
+ * then only learns that (reading the lists again would be refused). */
+function RevokeButton({ label, path, own = false, onDone }: {
+  readonly label: string;
+  readonly path: { kind: "key" | "session"; id: string };
+  readonly own?: boolean;
+  readonly onDone: () => void;
+}) {
   const { t } = useSettings();
   const { refresh } = useAccount();
   const action = useAction();
@@ -70,8 +77,8 @@ function RevokeButton({ label, path, onDone }: { readonly label: string; readonl
             : await api.DELETE("/v1/sessions/{session_id}", { params: { path: { session_id: path.id } } });
         return response.ok ? undefined : problemText(error, response);
       })
-      .then(() => {
-        onDone();
+      .then((ok) => {
+        if (!(ok && own)) onDone();
         refresh();
       });
   return (
@@ -144,7 +151,7 @@ function Sessions({ refresh, onChange }: { readonly refresh: number; readonly on
                   <th scope="row">{session.user_agent || "–"}{session.current ? <span className="badge">{t.c.thisSession}</span> : null}</th>
                   <td>{formats.dateTime(session.created_at)}</td>
                   <td>{formats.dateTime(session.expires_at)}</td>
-                  <td><RevokeButton label={t.c.revokeSession(formats.dateTime(session.created_at))} path={{ kind: "session", id: session.id }} onDone={onChange} /></td>
+                  <td><RevokeButton label={t.c.revokeSession(formats.dateTime(session.created_at))} path={{ kind: "session", id: session.id }} own={session.current} onDone={onChange} /></td>
                 </tr>
               ))}
             </tbody>
