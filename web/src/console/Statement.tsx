@@ -77,7 +77,7 @@ export function Statement() {
                   <th scope="row">{t.c.kinds[line.kind as keyof typeof t.c.kinds] ?? line.kind}</th>
                   <td>{t.c.accountKinds[line.account_kind as keyof typeof t.c.accountKinds] ?? line.account_kind}</td>
                   <td className="ref">{line.reference}{line.fx_rate && line.fx_base && line.fx_quote ? <span className="sub">{t.c.fx(line.fx_base, line.fx_quote, line.fx_rate)}</span> : null}</td>
-                  <td className={`num ${line.amount.startsWith("-") ? "debit" : "credit"}`}>{formats.money(line.amount, line.currency)}</td>
+                  <td className={`num ${line.amount.startsWith("-") ? "debit" : "credit"}`}>{formats.moneyExact(line.amount, line.currency)}</td>
                 </tr>
               ))}
             </tbody>
