@@ -30,6 +30,7 @@ GPU, GPU_NAME = "a100-pcie-40gb", "A100 PCIe 40 GB"
 """The one GPU model the other browser tests leave alone."""
 LIVE_S = 30_000
 API_KEY = re.compile(r"^gpx_\S+$")
+NBSP = "\u00a0"
 SIGN_IN_TO_BUY = "Sign in or create a buyer account to buy"
 
 
@@ -361,6 +362,12 @@ async def test_limit_orders_rest_and_are_cancelled(
         order = await row.get_attribute("data-order")
         await row.get_by_role("button", name=f"Cancel order {order}").click()
         await expect(row).to_have_attribute("data-status", "cancelled", timeout=LIVE_S)
+    # The same console in German: its texts, dates and money.
+    await page.get_by_label("Language").select_option("de")
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Aufträge")
+    await expect(rows.first).to_contain_text("Gestrichen")
+    await expect(rows.first).to_contain_text(f"0,05{NBSP}$")
+    await assert_basics(page, "Aufträge")
     orders = await buyer.call("GET", "/v1/orders")
     assert {o["status"] for o in orders["items"]} == {"cancelled"}
     assert {o["time_in_force"] for o in orders["items"]} == {"gtc", "gtd"}
