@@ -77,7 +77,7 @@ def trace_exporter(
         deprecated("GPUX_OTEL_EXPORTER", "OTEL_TRACES_EXPORTER")
         kind = settings.otel_exporter
     standard_endpoint = any(environ.get(name) for name in OTLP_ENDPOINTS)
-    if not standard_endpoint and settings.otel_endpoint:
+    if kind in {"", "otlp"} and not standard_endpoint and settings.otel_endpoint:
         deprecated("GPUX_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         endpoint = settings.otel_endpoint
     if not kind:

@@ -57,7 +57,9 @@ def test_otel_service_name_wins_over_the_services_own(monkeypatch: pytest.Monkey
     assert provider.resource.attributes["service.name"] == "exchange-billing"
 
 
-def test_the_old_gpux_otel_settings_still_work_with_a_deprecation_warning() -> None:
+def test_the_old_gpux_otel_settings_still_work_with_a_deprecation_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     old = GpuxSettings(otel_exporter="otlp", otel_endpoint=f"{ENDPOINT}/v1/traces")
     with pytest.deprecated_call(match="GPUX_OTEL_EXPORTER"):
         exporter = trace_exporter(old, {})
@@ -65,6 +67,10 @@ def test_the_old_gpux_otel_settings_still_work_with_a_deprecation_warning() -> N
     assert exporter._endpoint == f"{ENDPOINT}/v1/traces"
     # A standard variable wins over the old setting.
     assert trace_exporter(old, {"OTEL_TRACES_EXPORTER": "none"}) is None
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://other:4318/t")  # read by it
+    standard = trace_exporter(old, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://other:4318/t"})
+    assert isinstance(standard, OTLPSpanExporter)
+    assert standard._endpoint == "http://other:4318/t"
 
 
 def test_a_processor_of_the_tests_records_without_an_exporter() -> None:
