@@ -128,8 +128,9 @@ class LeaseOpened(Payload):
     ends_at: AwareDatetime | None = None
     provisioning_deadline: AwareDatetime | None = Field(
         default=None,
-        description="When the seller must have posted access (`started_at` plus the offer's"
-        " provisioning timeout); None: the lease is ready at `started_at` and charged from"
+        description="When the seller must have posted access: the offer's provisioning"
+        " timeout after `started_at`, or after billing opened the lease when that is later;"
+        " None: the lease is ready at `started_at` and charged from"
         " then. Added to version 1 with a default: older records are ready at their start.",
     )
 

@@ -166,6 +166,20 @@ async def test_a_trade_without_a_timeout_opens_running_and_pays_its_first_hour(
     assert desk.published("lease.ready") == []
 
 
+async def test_a_lagging_billing_gives_the_seller_the_whole_timeout_from_the_opening(
+    desk: Desk,
+) -> None:
+    """Billing reads the trade 61 s late (a restart, a rebalance): the seller hears of the
+    lease only now, so its 60 s count from now, not from the trade."""
+    await funded(desk)
+    desk.clock.advance(timedelta(seconds=61))
+    await desk.run(MARKET_TRADES, trade(timeout_s=60))
+    (opened,) = desk.published("lease.opened")
+    assert opened["provisioning_deadline"] == iso(T0 + timedelta(seconds=121))
+    assert desk.published("lease.ended") == []
+    assert await tick(desk) == settlement.Tick(looked_at=0)
+
+
 # Ready ----------------------------------------------------------------------------------------
 
 

@@ -51,7 +51,12 @@ def started_at(trade: TradeExecuted) -> datetime:
     return trade.starts_at or trade.executed_at
 
 
-def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_s: int) -> Lease:
+def _lease_of(
+    trade: TradeExecuted, wallet_currency: Currency, held: int, every_s: int, opened_at: datetime
+) -> Lease:
+    """The lease a trade opens at ``opened_at`` (billing's clock): a provisioning lease's
+    deadline counts from its start or from then, whichever is later, so a lagging consumer
+    never takes the seller's time (they hear of the lease only once it is opened)."""
     price = to_micros(quantize(trade.price_per_gpu_hour))
     start = started_at(trade)
     terms = Terms(
@@ -78,7 +83,9 @@ def _lease_of(trade: TradeExecuted, wallet_currency: Currency, held: int, every_
         terms,
         State(
             held_micros=held,
-            provisioning_deadline=provisioning_deadline(start, trade.provisioning_timeout_seconds),
+            provisioning_deadline=provisioning_deadline(
+                max(start, opened_at), trade.provisioning_timeout_seconds
+            ),
         ),
     )
 
@@ -109,7 +116,7 @@ async def on_trade(uow: BillingUnitOfWork, event: Envelope[TradeExecuted]) -> No
         hold, held = taken
         wallet_currency = hold.currency
         staged.leased_gpus[hold.order_id] = hold.leased_gpus
-    lease = _lease_of(trade, wallet_currency, held, uow.rules.settle_every_s)
+    lease = _lease_of(trade, wallet_currency, held, uow.rules.settle_every_s, uow.now)
     staged.leases.append((lease, event))
 
 
