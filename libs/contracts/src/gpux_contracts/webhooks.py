@@ -38,7 +38,7 @@ def _parse(header: str) -> tuple[int, list[str]]:
         if not sep or not value:
             raise SignatureError("malformed signature header")
         if key == "t":
-            if timestamp is not None or not value.isdigit():
+            if timestamp is not None or not (value.isascii() and value.isdigit()):
                 raise SignatureError("malformed signature timestamp")
             timestamp = int(value)
         elif key == "v1":

@@ -80,6 +80,8 @@ def test_unknown_schemes_are_ignored_but_a_v1_is_required() -> None:
         f"v1={'a' * 64}",
         f"t=abc,v1={'a' * 64}",
         f"t=-5,v1={'a' * 64}",
+        f"t=\u0661\u0662,v1={'a' * 64}",
+        f"t=\u00b2,v1={'a' * 64}",
         f"t={T},t={T},v1={'a' * 64}",
         f"t={T},v1=",
         f"t={T},v1",

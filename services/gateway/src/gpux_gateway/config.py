@@ -147,6 +147,8 @@ class GatewaySettings(GpuxSettings):
             and DEV_ACCESS_KEYS in self.access_keys.get_secret_value()
         ):
             raise ValueError("GPUX_ACCESS_KEYS must be set in prod (the dev key is refused)")
+        if self.env is Environment.PROD and self.webhooks_allow_private:
+            raise ValueError("GPUX_WEBHOOKS_ALLOW_PRIVATE is refused in prod (development only)")
         try:
             parse_keyring(self.access_keys.get_secret_value())
         except AccessKeyError as exc:

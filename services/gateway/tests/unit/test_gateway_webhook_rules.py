@@ -3,13 +3,16 @@ subscribe to, the retry schedule, and when an endpoint is disabled."""
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from gpux_gateway.config import GatewaySettings
 from gpux_gateway.domain import webhooks as rules
 
 pytestmark = pytest.mark.unit
@@ -196,3 +199,17 @@ def test_a_delivery_failing_for_good_through_a_failing_run_disables_the_endpoint
 )
 def test_only_a_2xx_is_a_success(status: int | None, ok: bool) -> None:
     assert rules.is_success(status) is ok
+
+
+def test_prod_refuses_webhooks_to_private_targets() -> None:
+    keys = "k1:" + base64.b64encode(b"k" * 32).decode()
+    prod = {
+        "env": "prod",
+        "database_url": "postgresql://svc:pw@db:5432/gpux",
+        "key_pepper": "a-production-pepper-0123456789abcdef",
+        "access_keys": keys,
+    }
+    with pytest.raises(ValidationError, match="GPUX_WEBHOOKS_ALLOW_PRIVATE is refused in prod"):
+        GatewaySettings(webhooks_allow_private=True, **prod)
+    assert not GatewaySettings(**prod).webhooks_allow_private
+    assert GatewaySettings(webhooks_allow_private=True).webhooks_allow_private
