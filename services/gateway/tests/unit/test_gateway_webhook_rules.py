@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -203,7 +204,7 @@ def test_only_a_2xx_is_a_success(status: int | None, ok: bool) -> None:
 
 def test_prod_refuses_webhooks_to_private_targets() -> None:
     keys = "k1:" + base64.b64encode(b"k" * 32).decode()
-    prod = {
+    prod: dict[str, Any] = {
         "env": "prod",
         "database_url": "postgresql://svc:pw@db:5432/gpux",
         "key_pepper": "a-production-pepper-0123456789abcdef",
