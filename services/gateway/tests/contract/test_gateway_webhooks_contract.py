@@ -25,6 +25,7 @@ from gpux_gateway.notifications.types import AccountEventType
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.webhooks.repository import (
     AttemptRow,
+    DeliveryRow,
     DeliveryStatus,
     EndpointRow,
     EndpointStatus,
@@ -155,7 +156,7 @@ async def test_attempts_are_logged_and_the_log_is_newest_first(units: Units) -> 
             last_status=500,
             last_error="HTTP 500",
         )
-        await uow.webhooks.record_attempt(failed, attempt)
+        assert await uow.webhooks.record_attempt(failed, attempt, taken=first)
         await uow.commit()
     async with units() as uow:
         log = await uow.webhooks.deliveries_page(endpoint.id, None, 10)
@@ -246,3 +247,93 @@ async def test_concurrent_takers_never_take_one_delivery_twice(pool: asyncpg.Poo
     ids = [t.delivery.id for t in first + second]
     assert all(t.delivery.endpoint_id == endpoint.id for t in first + second)
     assert len(ids) == len(set(ids)) == 4
+
+
+def failed_attempt(taken: DeliveryRow) -> tuple[DeliveryRow, AttemptRow]:
+    """The outcome of a failed first attempt of ``taken`` at T, retried a minute later."""
+    attempt = AttemptRow(taken.id, 1, T, 500, "HTTP 500", 12)
+    failed = dataclasses.replace(
+        taken,
+        attempts=1,
+        run_failures=1,
+        first_attempt_at=T,
+        next_attempt_at=T + timedelta(minutes=1),
+        last_attempt_at=T,
+        last_status=500,
+        last_error="HTTP 500",
+    )
+    return failed, attempt
+
+
+async def test_an_attempt_never_rearms_a_delivery_of_an_endpoint_disabled_meanwhile(
+    units: Units,
+) -> None:
+    account_id, endpoint = await with_endpoint(units)
+    await record(units, account_id)
+    async with units() as uow:
+        taken = await uow.webhooks.take_due(T, 1000, T + HOLD)
+        (due,) = [t.delivery for t in taken if t.delivery.endpoint_id == endpoint.id]
+        await uow.commit()
+    off = dataclasses.replace(endpoint, status=EndpointStatus.DISABLED, disabled_reason="x")
+    async with units() as uow:
+        await uow.webhooks.update_endpoint(off)
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.webhooks.record_attempt(*failed_attempt(due), taken=due)
+        await uow.commit()
+    async with units() as uow:
+        stored = await uow.webhooks.delivery(endpoint.id, due.id)
+        assert await mine(uow, endpoint, T + timedelta(days=1)) == []
+    assert stored is not None
+    assert (stored.status, stored.next_attempt_at, stored.attempts) == (
+        DeliveryStatus.PENDING,
+        None,
+        1,
+    )
+    assert [a.n for a in stored.history] == [1]
+
+
+async def test_a_redelivery_supersedes_the_attempt_in_flight(units: Units) -> None:
+    account_id, endpoint = await with_endpoint(units)
+    await record(units, account_id)
+    async with units() as uow:
+        taken = await uow.webhooks.take_due(T, 1000, T + HOLD)
+        (due,) = [t.delivery for t in taken if t.delivery.endpoint_id == endpoint.id]
+        await uow.webhooks.requeue(due.id, T + timedelta(seconds=5))
+        await uow.commit()
+    async with units() as uow:
+        assert not await uow.webhooks.record_attempt(*failed_attempt(due), taken=due)
+        await uow.commit()
+    async with units() as uow:
+        stored = await uow.webhooks.delivery(endpoint.id, due.id)
+    assert stored is not None
+    assert (stored.status, stored.next_attempt_at, stored.attempts, stored.history) == (
+        DeliveryStatus.PENDING,
+        T + timedelta(seconds=5),
+        0,
+        (),
+    )
+
+
+async def test_disabled_endpoints_due_deliveries_never_fill_the_batch(pool: asyncpg.Pool) -> None:
+    clock = ManualClock(EPOCH)
+
+    def units() -> PostgresGatewayUnitOfWork:
+        return PostgresGatewayUnitOfWork(pool, clock)
+
+    before = T - timedelta(days=7300)  # due before every other test's deliveries
+    dead = [await with_endpoint(units) for _ in range(2)]
+    for n, (account_id, _) in enumerate(dead * 3):
+        await record(units, account_id, before + timedelta(milliseconds=n))
+    healthy_account, healthy = await with_endpoint(units)
+    await record(units, healthy_account, before + timedelta(seconds=1))
+    # Disabled while their deliveries stayed due (as an attempt used to re-arm them).
+    await pool.execute(
+        "UPDATE gateway.webhook_endpoints SET status = 'disabled' WHERE id = ANY($1::text[])",
+        [e.id for _, e in dead],
+    )
+    now = before + timedelta(seconds=2)
+    async with units() as uow:
+        taken = await uow.webhooks.take_due(now, 2, now + HOLD)
+        await uow.commit()
+    assert [t.delivery.endpoint_id for t in taken] == [healthy.id]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 
 import pytest
@@ -287,3 +287,110 @@ async def test_a_ping_posts_a_signed_test_event_and_queues_nothing() -> None:
     verify(secret, headers["Gpux-Signature"], body, now=int(EPOCH.timestamp()))
     assert b'"type":"webhook.ping"' in body
     assert uow.state.webhook_deliveries == {}
+
+
+class ByUrl:
+    """A sender answering 200 at ``ok`` and 500 anywhere else, calling ``during`` (if any)
+    while a POST is in flight."""
+
+    def __init__(self, ok: str, during: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.ok, self.during = ok, during
+        self.posts: list[str] = []
+
+    async def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> Sent:
+        self.posts.append(url)
+        if self.during is not None:
+            await self.during()
+        return Sent(200, None, 1) if url == self.ok else Sent(500, "HTTP 500", 1)
+
+
+async def add_at(uow: MemoryGatewayUnitOfWork, account_id: str, url: str) -> str:
+    endpoint_id = await add(uow, account_id)
+    endpoint = uow.state.webhook_endpoints[endpoint_id]
+    uow.state.webhook_endpoints[endpoint_id] = dataclasses.replace(endpoint, url=url)
+    return endpoint_id
+
+
+async def test_dead_endpoints_deliveries_never_starve_a_healthy_one() -> None:
+    uow = unit()
+    dead = [await add_at(uow, ALICE, f"https://dead{n}.example.com/") for n in range(2)]
+    for n in range(3):
+        uow.webhooks.enqueue(event(n), EPOCH)
+    await add_at(uow, BOB, "https://ok.example.com/")
+    for endpoint_id in dead:  # disabled with their deliveries left due
+        uow.state.webhook_endpoints[endpoint_id] = dataclasses.replace(
+            uow.state.webhook_endpoints[endpoint_id], status=EndpointStatus.DISABLED
+        )
+    (healthy,) = uow.webhooks.enqueue(event(9, account_id=BOB), EPOCH + timedelta(seconds=1))
+    assert isinstance(uow.clock, ManualClock)
+    uow.clock.advance(timedelta(seconds=1))
+    receiver = ByUrl("https://ok.example.com/")
+    small = dataclasses.replace(CONFIG, batch=2)
+    assert await dispatch_once(lambda: uow, receiver, uow.clock, small, lambda: 0.0) == 1
+    assert receiver.posts == ["https://ok.example.com/"]
+    assert uow.state.webhook_deliveries[healthy].status is DeliveryStatus.SUCCEEDED
+
+
+async def test_an_endpoint_disabled_in_a_round_keeps_all_its_deliveries_stopped() -> None:
+    uow = unit()
+    endpoint_id = await add_at(uow, ALICE, "https://dying.example.com/")
+    failing_for = CONFIG.policy.retry_for + timedelta(minutes=1)
+    uow.state.webhook_endpoints[endpoint_id] = dataclasses.replace(
+        uow.state.webhook_endpoints[endpoint_id], failing_since=EPOCH - failing_for
+    )
+    ids = [d for n in range(3) for d in uow.webhooks.enqueue(event(n), EPOCH)]
+    receiver = ByUrl("https://ok.example.com/")
+    assert await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG, lambda: 0.0) == 3
+    assert uow.state.webhook_endpoints[endpoint_id].status is EndpointStatus.DISABLED
+    for delivery_id in ids:
+        stopped = uow.state.webhook_deliveries[delivery_id]
+        assert (stopped.status, stopped.next_attempt_at, stopped.attempts) == (
+            DeliveryStatus.PENDING,
+            None,
+            1,
+        )
+
+
+async def test_an_endpoint_disabled_by_its_account_during_an_attempt_stays_stopped() -> None:
+    uow = unit()
+    endpoint_id = await add(uow)
+    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+
+    async def disable() -> None:
+        async with uow:
+            off = WebhookEndpointChange(status=EndpointStatus.DISABLED)
+            await service.update(uow, ALICE, endpoint_id, off, None)
+            await uow.commit()
+
+    receiver = ByUrl("https://ok.example.com/", during=disable)
+    await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG, lambda: 0.0)
+    stopped = uow.state.webhook_deliveries[delivery_id]
+    assert (stopped.status, stopped.next_attempt_at, stopped.attempts) == (
+        DeliveryStatus.PENDING,
+        None,
+        1,
+    )
+
+
+async def test_a_redelivery_during_the_attempt_supersedes_it() -> None:
+    uow = unit()
+    endpoint_id = await add(uow)
+    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+
+    async def redeliver() -> None:
+        async with uow:
+            await service.redeliver(uow, ALICE, endpoint_id, delivery_id)
+            await uow.commit()
+
+    await dispatch_once(lambda: uow, ByUrl(URL, during=redeliver), uow.clock, CONFIG)
+    requeued = uow.state.webhook_deliveries[delivery_id]
+    assert (requeued.status, requeued.next_attempt_at, requeued.attempts) == (
+        DeliveryStatus.PENDING,
+        EPOCH,
+        0,
+    )
+    receiver = ByUrl(URL)
+    assert await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG) == 1
+    delivered = uow.state.webhook_deliveries[delivery_id]
+    assert (delivered.status, delivered.attempts) == (DeliveryStatus.SUCCEEDED, 1)
+    assert receiver.posts == [URL]

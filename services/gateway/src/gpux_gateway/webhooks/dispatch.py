@@ -100,7 +100,8 @@ async def record(
 ) -> None:
     """Log the attempt made at ``at`` and move the delivery on: succeeded (and the endpoint's
     failing run over), pending with its next attempt, or failed; the endpoint failing for
-    ``policy.retry_for`` is disabled."""
+    ``policy.retry_for`` is disabled. An attempt superseded meanwhile (the delivery was
+    redelivered, or taken again once its hold ran out) is not recorded."""
     d = due.delivery
     first = d.first_attempt_at or at
     attempt = AttemptRow(d.id, d.attempts + 1, at, sent.status, sent.error, sent.duration_ms)
@@ -110,14 +111,15 @@ async def record(
     base = dataclasses.replace(base, last_status=sent.status, last_error=sent.error)
     if rules.is_success(sent.status):
         done = dataclasses.replace(base, status=DeliveryStatus.SUCCEEDED, next_attempt_at=None)
-        await uow.webhooks.record_attempt(done, attempt)
-        await uow.webhooks.endpoint_succeeded(d.endpoint_id)
+        if await uow.webhooks.record_attempt(done, attempt, taken=d):
+            await uow.webhooks.endpoint_succeeded(d.endpoint_id)
         return
     failures = d.run_failures + 1
     due_at = rules.next_attempt(first, uow.now, failures, policy, jitter)
     status = DeliveryStatus.PENDING if due_at is not None else DeliveryStatus.FAILED
     failed = dataclasses.replace(base, status=status, run_failures=failures, next_attempt_at=due_at)
-    await uow.webhooks.record_attempt(failed, attempt)
+    if not await uow.webhooks.record_attempt(failed, attempt, taken=d):
+        return
     endpoint = await uow.webhooks.endpoint_failed(d.endpoint_id, at)
     if (
         endpoint is not None

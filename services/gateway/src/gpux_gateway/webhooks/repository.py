@@ -141,13 +141,20 @@ class WebhooksRepository(Protocol):
         ...
 
     async def take_due(self, now: datetime, limit: int, hold_until: datetime) -> list[DueDelivery]:
-        """Up to ``limit`` pending deliveries due by ``now`` of enabled endpoints, oldest due
-        first, skipping those another transaction holds; they are not due again before
-        ``hold_until`` (an attempt that never reports is retried then)."""
+        """Up to ``limit`` pending deliveries due by ``now`` of enabled endpoints (those of
+        disabled ones never count against ``limit``), oldest due first, skipping those
+        another transaction holds; they are not due again before ``hold_until`` (an attempt
+        that never reports is retried then)."""
         ...
 
-    async def record_attempt(self, delivery: DeliveryRow, attempt: AttemptRow) -> None:
-        """Log the attempt and store the delivery's status, counts and next attempt."""
+    async def record_attempt(
+        self, delivery: DeliveryRow, attempt: AttemptRow, *, taken: DeliveryRow
+    ) -> bool:
+        """Log the attempt and store the delivery's status, counts and next attempt — none
+        while its endpoint is not enabled (disabled while the attempt was made: its deliveries
+        stay stopped). Nothing is stored, and False returned, when the delivery is no longer
+        as it was ``taken`` (same attempts, still held or stopped): a redelivery or another
+        take superseded this attempt."""
         ...
 
     async def endpoint_succeeded(self, endpoint_id: str) -> None:

@@ -149,6 +149,7 @@ class MemoryWebhooks:
 
     async def take_due(self, now: datetime, limit: int, hold_until: datetime) -> list[DueDelivery]:
         """Up to ``limit`` due deliveries of enabled endpoints, held until ``hold_until``."""
+        endpoints = self._state.webhook_endpoints
         due = sorted(
             (
                 d
@@ -156,28 +157,40 @@ class MemoryWebhooks:
                 if d.status is DeliveryStatus.PENDING
                 and d.next_attempt_at is not None
                 and d.next_attempt_at <= now
+                and endpoints[d.endpoint_id].status is EndpointStatus.ENABLED
             ),
             key=lambda d: (d.next_attempt_at or now, d.id),
         )[:limit]
         taken = []
         for d in due:
-            endpoint = self._state.webhook_endpoints[d.endpoint_id]
-            if endpoint.status is not EndpointStatus.ENABLED:
-                continue
+            endpoint = endpoints[d.endpoint_id]
             held = dataclasses.replace(d, next_attempt_at=hold_until)
             self._put(held)
             event = self._state.webhook_events[d.event_id]
             taken.append(DueDelivery(held, endpoint.url, endpoint.secret, event))
         return taken
 
-    async def record_attempt(self, delivery: DeliveryRow, attempt: AttemptRow) -> None:
-        """Log the attempt and store the delivery's outcome."""
-        if delivery.id not in self._state.webhook_deliveries:
-            return
+    async def record_attempt(
+        self, delivery: DeliveryRow, attempt: AttemptRow, *, taken: DeliveryRow
+    ) -> bool:
+        """Log the attempt and store the delivery's outcome, unless the delivery changed since
+        it was ``taken`` (redelivered, or taken again); no next attempt unless its endpoint is
+        enabled."""
+        now = self._state.webhook_deliveries.get(delivery.id)
+        if (
+            now is None
+            or now.attempts != taken.attempts
+            or now.next_attempt_at not in (taken.next_attempt_at, None)
+        ):
+            return False
+        endpoint = self._state.webhook_endpoints.get(delivery.endpoint_id)
+        if endpoint is None or endpoint.status is not EndpointStatus.ENABLED:
+            delivery = dataclasses.replace(delivery, next_attempt_at=None)
         log = self._state.webhook_attempts.setdefault(delivery.id, [])
         if all(a.n != attempt.n for a in log):
             log.append(attempt)
         self._put(dataclasses.replace(delivery, history=()))
+        return True
 
     async def endpoint_succeeded(self, endpoint_id: str) -> None:
         """The endpoint's failing run, if any, is over."""

@@ -19,13 +19,15 @@ from gpux_gateway.webhooks.repository import (
 )
 
 # Take due deliveries of enabled endpoints (SKIP LOCKED: replicas share the queue), hold them
-# until $3, and return them with their endpoint's URL and secret and their event.
+# until $3, and return them with their endpoint's URL and secret and their event. The endpoint
+# is filtered before the LIMIT: a disabled endpoint's deliveries never take a batch's places.
 _TAKE = """
 WITH due AS (
     SELECT d.id FROM gateway.webhook_deliveries d
+    JOIN gateway.webhook_endpoints e ON e.id = d.endpoint_id AND e.status = 'enabled'
     WHERE d.status = 'pending' AND d.next_attempt_at <= $1
     ORDER BY d.next_attempt_at LIMIT $2
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
 ), held AS (
     UPDATE gateway.webhook_deliveries d SET next_attempt_at = $3
     FROM due, gateway.webhook_endpoints e
@@ -37,6 +39,37 @@ SELECT d.*, a.type AS event_type,
 FROM held d JOIN gateway.account_events a ON a.id = d.event_id
 ORDER BY d.next_attempt_at, d.id
 """
+
+
+# Store an attempt's outcome if the delivery is as it was taken: the same attempts and still
+# held ($11), or stopped since (NULL: its endpoint was disabled). Its next attempt stays NULL
+# unless its endpoint is enabled (one disabled meanwhile keeps its deliveries stopped).
+_RECORD = """
+UPDATE gateway.webhook_deliveries d SET status = $2, attempts = $3, run_failures = $4,
+    first_attempt_at = $5,
+    next_attempt_at = CASE WHEN e.status = 'enabled' THEN $6::timestamptz END,
+    last_attempt_at = $7, last_status = $8, last_error = $9
+FROM gateway.webhook_endpoints e
+WHERE d.id = $1 AND e.id = d.endpoint_id AND d.attempts = $10
+  AND (d.next_attempt_at = $11 OR d.next_attempt_at IS NULL)
+RETURNING d.id
+"""
+
+
+def _recorded(delivery: DeliveryRow, taken: DeliveryRow) -> tuple[object, ...]:
+    return (
+        delivery.id,
+        delivery.status.value,
+        delivery.attempts,
+        delivery.run_failures,
+        delivery.first_attempt_at,
+        delivery.next_attempt_at,
+        delivery.last_attempt_at,
+        delivery.last_status,
+        delivery.last_error,
+        taken.attempts,
+        taken.next_attempt_at,
+    )
 
 
 def _endpoint(row: asyncpg.Record) -> EndpointRow:
@@ -226,13 +259,18 @@ class PostgresWebhooks:
         """Up to ``limit`` due deliveries of enabled endpoints, held until ``hold_until``."""
         return [_due(r) for r in await self._conn.fetch(_TAKE, now, limit, hold_until)]
 
-    async def record_attempt(self, delivery: DeliveryRow, attempt: AttemptRow) -> None:
-        """Log the attempt and store the delivery's outcome."""
+    async def record_attempt(
+        self, delivery: DeliveryRow, attempt: AttemptRow, *, taken: DeliveryRow
+    ) -> bool:
+        """Log the attempt and store the delivery's outcome, unless the delivery changed since
+        it was ``taken`` (redelivered, or taken again); no next attempt unless its endpoint is
+        enabled."""
+        updated = await self._conn.fetchval(_RECORD, *_recorded(delivery, taken))
+        if updated is None:
+            return False
         await self._conn.execute(
             "INSERT INTO gateway.webhook_attempts (delivery_id, n, at, status, error,"
-            " duration_ms) SELECT $1, $2, $3, $4, $5, $6"
-            " WHERE EXISTS (SELECT 1 FROM gateway.webhook_deliveries WHERE id = $1)"
-            " ON CONFLICT DO NOTHING",
+            " duration_ms) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
             attempt.delivery_id,
             attempt.n,
             attempt.at,
@@ -240,20 +278,7 @@ class PostgresWebhooks:
             attempt.error,
             attempt.duration_ms,
         )
-        await self._conn.execute(
-            "UPDATE gateway.webhook_deliveries SET status = $2, attempts = $3,"
-            " run_failures = $4, first_attempt_at = $5, next_attempt_at = $6,"
-            " last_attempt_at = $7, last_status = $8, last_error = $9 WHERE id = $1",
-            delivery.id,
-            delivery.status.value,
-            delivery.attempts,
-            delivery.run_failures,
-            delivery.first_attempt_at,
-            delivery.next_attempt_at,
-            delivery.last_attempt_at,
-            delivery.last_status,
-            delivery.last_error,
-        )
+        return True
 
     async def endpoint_succeeded(self, endpoint_id: str) -> None:
         """The endpoint's failing run, if any, is over."""
