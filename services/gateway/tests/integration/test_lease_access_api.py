@@ -127,6 +127,7 @@ async def test_the_access_handoff_from_provisioning_to_running(
             assert (await stranger.get(f"{path}/access")).status_code == 404
         got = await as_buyer.get(f"{path}/access")
         assert got.status_code == 200, got.text
+        assert got.headers["cache-control"] == "no-store"
         assert (got.json()["endpoint_url"], got.json()["host"]) == (
             "https://nb.example.com/lab",
             None,

@@ -212,12 +212,15 @@ async def test_endpoints_crud_secret_once_and_tenancy(gateway: Running) -> None:
         assert first.status_code == retry.status_code == 201
         assert retry.json() == first.json()
         assert first.json()["secret"].startswith("whsec_")
+        assert first.headers["cache-control"] == retry.headers["cache-control"] == "no-store"
         endpoint_id = first.json()["id"]
         shown = (await client.get(f"{URL}/{endpoint_id}")).json()
         assert "secret" not in shown
         assert shown["event_types"] == ["*"]
         assert [e["id"] for e in (await client.get(URL)).json()["items"]] == [endpoint_id]
-        rotated = (await client.post(f"{URL}/{endpoint_id}/rotate-secret")).json()
+        rotation = await client.post(f"{URL}/{endpoint_id}/rotate-secret")
+        assert rotation.headers["cache-control"] == "no-store"
+        rotated = rotation.json()
         assert rotated["secret"] not in (first.json()["secret"], None)
         changed = await client.patch(f"{URL}/{endpoint_id}", json={"event_types": ["order.filled"]})
         assert changed.json()["event_types"] == ["order.filled"]
@@ -294,3 +297,39 @@ async def test_a_ping_reaches_the_receiver_signed(gateway: Running) -> None:
     assert hit.headers["gpux-event-id"] == answer.json()["event_id"]
     verify(endpoint["secret"], hit.headers["gpux-signature"], hit.body, now=int(time.time()))
     assert json.loads(hit.body)["type"] == "webhook.ping"
+
+
+HELD = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    " AND state LIKE 'idle in transaction%'"
+    " AND query LIKE '%webhook_endpoints WHERE id = $1 AND account_id = $2%'"
+)
+"""Transactions left open after reading one of an account's endpoints."""
+
+
+async def test_a_ping_holds_no_transaction_while_the_receiver_answers(
+    gateway: Running, pool: asyncpg.Pool
+) -> None:
+    _, key = await sign_up(gateway)
+    arrived, answer_now = asyncio.Event(), asyncio.Event()
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        arrived.set()
+        await answer_now.wait()
+        writer.write(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(slow, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, gateway.client(key) as client:
+        endpoint = await add_endpoint(client, f"http://127.0.0.1:{port}/hook")
+        pinging = asyncio.create_task(client.post(f"{URL}/{endpoint['id']}/ping"))
+        async with asyncio.timeout(30):  # a guard against hanging, not an assertion
+            await arrived.wait()
+        held = await pool.fetchval(HELD)
+        answer_now.set()
+        answer = await pinging
+    assert held == 0
+    assert (answer.status_code, answer.json()["status"]) == (200, 204)

@@ -275,9 +275,10 @@ async def test_a_ping_posts_a_signed_test_event_and_queues_nothing() -> None:
     endpoint_id = await add(uow)
     receiver = Receiver(503)
     async with uow:
-        answer = await service.ping(uow, ALICE, endpoint_id, receiver)
+        request = await service.ping_request(uow, ALICE, endpoint_id)
         with pytest.raises(ProblemError) as refused:
-            await service.ping(uow, BOB, endpoint_id, receiver)
+            await service.ping_request(uow, BOB, endpoint_id)
+    answer = await service.ping(request, receiver)
     assert refused.value.status == 404
     assert (answer.delivered, answer.status, answer.error) == (False, 503, "HTTP 500")
     ((url, body, headers),) = receiver.posts

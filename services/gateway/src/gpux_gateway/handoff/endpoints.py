@@ -6,7 +6,7 @@ once per lease), so they take no Idempotency-Key: a retry does what the first ca
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from gpux_gateway.domain.access import Principal, Scope
 from gpux_gateway.domain.handoff import AccessDetailsError
@@ -77,9 +77,10 @@ async def post_access(
     responses=problem_responses((410, "Erased after the lease ended")),
 )
 async def get_access(
-    lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep, gw: GatewayDep
+    lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep, gw: GatewayDep, response: Response
 ) -> AccessOut:
     buyer_id = account_id_for(who, Scope.READ)
+    response.headers["Cache-Control"] = "no-store"  # the details are secrets
     return await service.get_access(uow, gw.access_cipher, buyer_id=buyer_id, lease_id=lease_id)
 
 

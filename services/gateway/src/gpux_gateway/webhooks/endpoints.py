@@ -35,6 +35,8 @@ from gpux_gateway.webhooks.schemas import (
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
 Limit = Annotated[int, Query(ge=1, le=100)]
 PING_TIMEOUT_S = 10.0
+NO_STORE = "no-store"
+"""The ``Cache-Control`` of an answer showing a secret."""
 
 
 def _manager(who: Principal) -> str:
@@ -46,6 +48,7 @@ def _reader(who: Principal) -> str:
 
 
 async def _url(gw: GatewayDep, url: str) -> str:
+    # Resolves the host (up to RESOLVE_TIMEOUT_S): called with no unit of work open.
     refusal = await WebhookTargets(allow_private=gw.settings.webhooks_allow_private).refusal(url)
     if refusal is not None:
         raise field_error(("body", "url"), refusal)
@@ -66,23 +69,22 @@ def _types(types: list[str]) -> tuple[str, ...]:
     summary="Add a webhook endpoint (its secret is shown once)",
 )
 async def create_endpoint(
-    *,
-    body: NewWebhookEndpoint,
-    who: PrincipalDep,
-    gw: GatewayDep,
-    uow: UnitOfWorkDep,
-    idem: IdempotencyDep,
+    *, body: NewWebhookEndpoint, who: PrincipalDep, gw: GatewayDep, idem: IdempotencyDep
 ) -> JSONResponse:
     account_id = _manager(who)
     types = _types(body.event_types)
     once = idem.once(body, scope=account_id)
     url = await _url(gw, body.url)
-    outcome = await service.create(
-        uow, account_id, url=url, event_types=types, description=body.description, once=once
-    )
-    created = outcome.body.get("id") if 200 <= outcome.status_code < 300 else None
-    shown = await service.secret(uow, account_id, created) if created else None
-    return idem.answer(outcome, reveal={"secret": shown} if shown else None)
+    async with gw.unit_of_work() as uow:
+        outcome = await service.create(
+            uow, account_id, url=url, event_types=types, description=body.description, once=once
+        )
+        created = outcome.body.get("id") if 200 <= outcome.status_code < 300 else None
+        shown = await service.secret(uow, account_id, created) if created else None
+        await uow.commit()
+    answer = idem.answer(outcome, reveal={"secret": shown} if shown else None)
+    answer.headers["Cache-Control"] = NO_STORE
+    return answer
 
 
 @router.get("", response_model=Page[WebhookEndpointOut], summary="The account's webhook endpoints")
@@ -109,13 +111,15 @@ async def update_endpoint(
     body: WebhookEndpointChange,
     who: PrincipalDep,
     gw: GatewayDep,
-    uow: UnitOfWorkDep,
 ) -> WebhookEndpointOut:
     account_id = _manager(who)
     types = _types(body.event_types) if body.event_types is not None else None
     if body.url is not None:
         await _url(gw, body.url)
-    return await service.update(uow, account_id, endpoint_id, body, types)
+    async with gw.unit_of_work() as uow:
+        changed = await service.update(uow, account_id, endpoint_id, body, types)
+        await uow.commit()
+    return changed
 
 
 @router.delete("/{endpoint_id}", status_code=204, summary="Delete a webhook endpoint")
@@ -132,8 +136,9 @@ async def delete_endpoint(
     summary="Replace the endpoint's signing secret (the new one is shown once)",
 )
 async def rotate_secret(
-    endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+    endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep, response: Response
 ) -> WebhookEndpointWithSecret:
+    response.headers["Cache-Control"] = NO_STORE
     return await service.rotate_secret(uow, _manager(who), endpoint_id)
 
 
@@ -170,12 +175,14 @@ async def redeliver(
     response_model=WebhookPingOut,
     summary="Send the endpoint a signed test event now, and see what it answered",
 )
-async def ping(
-    endpoint_id: ResourceId, who: PrincipalDep, gw: GatewayDep, uow: UnitOfWorkDep
-) -> WebhookPingOut:
+async def ping(endpoint_id: ResourceId, who: PrincipalDep, gw: GatewayDep) -> WebhookPingOut:
+    account_id = _manager(who)
+    async with gw.unit_of_work() as uow:
+        request = await service.ping_request(uow, account_id, endpoint_id)
+        await uow.commit()
     targets = WebhookTargets(allow_private=gw.settings.webhooks_allow_private)
     sender = HttpWebhooks(targets, timeout_s=PING_TIMEOUT_S)
     try:
-        return await service.ping(uow, _manager(who), endpoint_id, sender)
+        return await service.ping(request, sender)
     finally:
         await sender.aclose()

@@ -3,13 +3,15 @@ changing, re-enabling, rotating the secret, deleting; the delivery log and redel
 
 Every read and write names the caller's account, so another account's endpoint (or its
 deliveries) is a 404. The routes check a URL (``UrlGuard``: its form and the addresses it
-resolves to) and the event types before they reach these.
+resolves to) and the event types before they reach these, with no unit of work open (a
+resolution may take seconds); a ping is read in a unit (``ping_request``) and sent after it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -197,11 +199,19 @@ PING = "webhook.ping"
 """The type of a test ping's event (sent only to the endpoint pinged, never recorded)."""
 
 
-async def ping(
-    uow: GatewayUnitOfWork, account_id: str, endpoint_id: str, sender: Sender
-) -> WebhookPingOut:
-    """POST a signed ``webhook.ping`` event to one of the account's endpoints now (enabled
-    or not), and say what it answered; nothing is queued or logged."""
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """A signed test POST, ready to be sent (with no unit of work open)."""
+
+    event_id: str
+    url: str
+    body: bytes
+    headers: dict[str, str]
+
+
+async def ping_request(uow: GatewayUnitOfWork, account_id: str, endpoint_id: str) -> Ping:
+    """A signed ``webhook.ping`` event for one of the account's endpoints (enabled or not);
+    404 for any other."""
     endpoint = await mine(uow, account_id, endpoint_id)
     event = WebhookEvent(
         id="evt_ping_" + new_id(),
@@ -214,9 +224,14 @@ async def ping(
     headers = signed_headers(
         endpoint.secret, body, uow.now, event_id=event.id, delivery_id="whd_ping_" + new_id()
     )
-    sent = await sender.send(endpoint.url, body, headers)
+    return Ping(event.id, endpoint.url, body, headers)
+
+
+async def ping(request: Ping, sender: Sender) -> WebhookPingOut:
+    """POST the ping now and say what the endpoint answered; nothing is queued or logged."""
+    sent = await sender.send(request.url, request.body, request.headers)
     return WebhookPingOut(
-        event_id=event.id,
+        event_id=request.event_id,
         delivered=rules.is_success(sent.status),
         status=sent.status,
         error=sent.error,
