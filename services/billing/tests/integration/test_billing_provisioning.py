@@ -100,10 +100,12 @@ async def test_a_provisioning_lease_is_stored_then_made_ready_and_charged_from_r
     await lease.fund()
     await lease.open()
     row = await lease.row()
+    # Billing opened the lease 5 s after its start: the seller's time counts from then.
+    deadline = DEADLINE + timedelta(seconds=5)
     assert (row["provisioning_deadline"], row["ready_at"], row["next_due_at"]) == (
-        DEADLINE,
+        deadline,
         None,
-        DEADLINE,
+        deadline,
     )
     assert (row["period"], row["charged_micros"], row["held_micros"]) == (0, 0, 4_000_000)
     clock.advance(timedelta(seconds=85))
