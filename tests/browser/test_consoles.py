@@ -433,3 +433,44 @@ async def test_the_seller_hands_over_access_and_the_lease_runs(
     await seller.call("DELETE", f"/v1/offers/{offer['id']}")
     await seller.close()
     await buyer.close()
+
+
+CONSOLE_PAGES = (
+    ("/console", "console-wallet", "Wallet"),
+    ("/console/orders", "console-orders", "Orders"),
+    ("/console/leases", "console-leases", "Leases"),
+    ("/console/statement", "console-statement", "Statement"),
+    ("/console/keys", "console-keys", "API keys and sessions"),
+    ("/seller", "seller", "Seller: earnings and leases"),
+    ("/seller/offers", "seller-offers", "Seller: offers"),
+)
+"""Every page of both consoles: its path, its screenshots' name and its title."""
+SHOT_ELSEWHERE = {
+    "console-keys-phone",
+    "console-leases-desktop",
+    "console-orders-desktop",
+    "console-statement-desktop",
+    "seller-desktop",
+    "seller-offers-desktop",
+}
+"""Screenshots the flows above take, of their pages in use."""
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+async def test_every_console_page_has_the_basics_at_both_widths(
+    pages: Pages, exchange: str, screenshots: Path, phone: bool
+) -> None:
+    created = await Api(exchange).call(
+        "POST", "/v1/accounts", json={"name": "Both Sides", "roles": ["buyer", "seller"]}
+    )
+    for path, name, title in CONSOLE_PAGES:
+        page = await pages.open(path, phone=phone)
+        await sign_in(page, created["api_key"])
+        await expect(page.get_by_role("heading", level=1)).to_have_text(title)
+        await assert_basics(page, title)
+        await assert_fits_the_width(page)
+        shot = f"{name}-{'phone' if phone else 'desktop'}"
+        if shot not in SHOT_ELSEWHERE:
+            await screenshot(page, screenshots / f"{shot}.png")
+        await page.context.close()
+        pages.contexts.remove(page.context)
