@@ -8,6 +8,7 @@ import { useAccount } from "../app/account";
 import { problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
+import { ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { ErrorText, Field, Panel, useAction, useReload } from "./ui";
 
@@ -98,30 +99,17 @@ function KeysTable({ refresh, onChange }: { readonly refresh: number; readonly o
     <>
       <LoadStatus load={keys} />
       {keys.data !== undefined ? (
-        <div className="scroller" role="region" aria-label={t.c.apiKeys} tabIndex={0}>
-          <table className="console-table keys">
-            <thead>
-              <tr>
-                <th scope="col">{t.c.keyName}</th>
-                <th scope="col">{t.c.prefix}</th>
-                <th scope="col">{t.c.scopes}</th>
-                <th scope="col">{t.c.created}</th>
-                <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((key) => (
-                <tr key={key.id} data-key={key.id} data-revoked={key.revoked_at !== null ? "" : undefined}>
-                  <th scope="row">{key.name}</th>
-                  <td><code>{key.prefix}…</code></td>
-                  <td>{key.scopes.join(", ")}</td>
-                  <td>{formats.dateTime(key.created_at)}</td>
-                  <td>{key.revoked_at !== null ? t.c.revokedAt(formats.dateTime(key.revoked_at)) : <RevokeButton label={t.c.revokeKey(key.name)} path={{ kind: "key", id: key.id }} onDone={onChange} />}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable label={t.c.apiKeys} className="console-table keys" columns={[{ label: t.c.keyName }, { label: t.c.prefix }, { label: t.c.scopes }, { label: t.c.created }, { label: t.c.actions, hidden: true }]}>
+          {keys.data.map((key) => (
+            <tr key={key.id} data-key={key.id} data-revoked={key.revoked_at !== null ? "" : undefined}>
+              <th scope="row">{key.name}</th>
+              <td><code>{key.prefix}…</code></td>
+              <td>{key.scopes.join(", ")}</td>
+              <td>{formats.dateTime(key.created_at)}</td>
+              <td>{key.revoked_at !== null ? t.c.revokedAt(formats.dateTime(key.revoked_at)) : <RevokeButton label={t.c.revokeKey(key.name)} path={{ kind: "key", id: key.id }} onDone={onChange} />}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       ) : null}
     </>
   );
@@ -135,28 +123,16 @@ function Sessions({ refresh, onChange }: { readonly refresh: number; readonly on
       <p className="note small">{t.c.sessionsText}</p>
       <LoadStatus load={sessions} />
       {sessions.data !== undefined ? (
-        <div className="scroller" role="region" aria-label={t.c.sessions} tabIndex={0}>
-          <table className="console-table sessions">
-            <thead>
-              <tr>
-                <th scope="col">{t.c.browser}</th>
-                <th scope="col">{t.c.created}</th>
-                <th scope="col">{t.c.expires}</th>
-                <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.data.items.map((session) => (
-                <tr key={session.id} data-session={session.id} data-current={session.current ? "" : undefined}>
-                  <th scope="row">{session.user_agent || "–"}{session.current ? <span className="badge">{t.c.thisSession}</span> : null}</th>
-                  <td>{formats.dateTime(session.created_at)}</td>
-                  <td>{formats.dateTime(session.expires_at)}</td>
-                  <td><RevokeButton label={t.c.revokeSession(formats.dateTime(session.created_at))} path={{ kind: "session", id: session.id }} own={session.current} onDone={onChange} /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable label={t.c.sessions} className="console-table sessions" columns={[{ label: t.c.browser }, { label: t.c.created }, { label: t.c.expires }, { label: t.c.actions, hidden: true }]}>
+          {sessions.data.items.map((session) => (
+            <tr key={session.id} data-session={session.id} data-current={session.current ? "" : undefined}>
+              <th scope="row">{session.user_agent || "–"}{session.current ? <span className="badge">{t.c.thisSession}</span> : null}</th>
+              <td>{formats.dateTime(session.created_at)}</td>
+              <td>{formats.dateTime(session.expires_at)}</td>
+              <td><RevokeButton label={t.c.revokeSession(formats.dateTime(session.created_at))} path={{ kind: "session", id: session.id }} own={session.current} onDone={onChange} /></td>
+            </tr>
+          ))}
+        </ScrollTable>
       ) : null}
     </Panel>
   );

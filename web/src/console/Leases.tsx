@@ -6,7 +6,7 @@ import { api, type Lease } from "../api/client";
 import { problemText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
-import { LoadStatus } from "../app/Status";
+import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { fromMicros } from "../guide/finder";
 import { AccessDetails, PostAccess } from "./Access";
@@ -78,42 +78,25 @@ export function LeasesTable({ leases, role, onChange }: { readonly leases: reado
   const { t, formats } = useSettings();
   const now = useNow(leases.some(ticks));
   return (
-    <div className="scroller" role="region" aria-label={role === "buyer" ? t.c.yourLeases : t.c.offerLeases} tabIndex={0}>
-      <table className="console-table leases">
-        <thead>
-          <tr>
-            <th scope="col">{t.c.gpu}</th>
-            <th scope="col">{t.tier}</th>
-            <th scope="col" className="num">{t.c.gpus}</th>
-            <th scope="col" className="num">{t.c.priceHr}</th>
-            <th scope="col">{t.c.billing}</th>
-            <th scope="col">{t.c.started}</th>
-            <th scope="col">{t.c.status}</th>
-            <th scope="col" className="num">{t.c.costSoFar}</th>
-            <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          {leases.map((lease) => (
-            <tr key={lease.lease_id} data-lease={lease.lease_id} data-order={lease.order_id} data-status={lease.status}>
-              <th scope="row"><Link href={gpuPath(lease.gpu)}>{lease.gpu}</Link></th>
-              <td>{t.tiers[lease.tier as "on_demand"] ?? lease.tier}</td>
-              <td className="num">{formats.number(lease.gpus)}</td>
-              <td className="num">{formats.money(lease.price_per_gpu_hour, lease.currency)}</td>
-              <td>{t.c.billings[lease.billing]}{lease.hours !== null ? <span className="sub">{t.c.forHours(formats.number(lease.hours))}</span> : null}</td>
-              <td>{formats.dateTime(chargedFrom(lease))}</td>
-              <td><LeaseStatusText lease={lease} /></td>
-              <Cost lease={lease} now={now} />
-              <td className="actions">
-                {role === "buyer" && STOPPABLE.has(lease.status) ? <StopButton lease={lease} onDone={onChange} /> : null}
-                {role === "buyer" && REACHABLE.has(lease.status) ? <AccessDetails lease={lease} /> : null}
-                {role === "seller" && HANDED_OVER.has(lease.status) ? <PostAccess lease={lease} onDone={onChange} /> : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <ScrollTable label={role === "buyer" ? t.c.yourLeases : t.c.offerLeases} className="console-table leases" columns={[{ label: t.c.gpu }, { label: t.tier }, { label: t.c.gpus, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.billing }, { label: t.c.started }, { label: t.c.status }, { label: t.c.costSoFar, num: true }, { label: t.c.actions, hidden: true }]}>
+      {leases.map((lease) => (
+        <tr key={lease.lease_id} data-lease={lease.lease_id} data-order={lease.order_id} data-status={lease.status}>
+          <th scope="row"><Link href={gpuPath(lease.gpu)}>{lease.gpu}</Link></th>
+          <td>{t.tiers[lease.tier as "on_demand"] ?? lease.tier}</td>
+          <td className="num">{formats.number(lease.gpus)}</td>
+          <td className="num">{formats.money(lease.price_per_gpu_hour, lease.currency)}</td>
+          <td>{t.c.billings[lease.billing]}{lease.hours !== null ? <span className="sub">{t.c.forHours(formats.number(lease.hours))}</span> : null}</td>
+          <td>{formats.dateTime(chargedFrom(lease))}</td>
+          <td><LeaseStatusText lease={lease} /></td>
+          <Cost lease={lease} now={now} />
+          <td className="actions">
+            {role === "buyer" && STOPPABLE.has(lease.status) ? <StopButton lease={lease} onDone={onChange} /> : null}
+            {role === "buyer" && REACHABLE.has(lease.status) ? <AccessDetails lease={lease} /> : null}
+            {role === "seller" && HANDED_OVER.has(lease.status) ? <PostAccess lease={lease} onDone={onChange} /> : null}
+          </td>
+        </tr>
+      ))}
+    </ScrollTable>
   );
 }
 
@@ -127,8 +110,7 @@ export function LeaseList({ role, orderId, refresh = 0 }: { readonly role: "buye
   const items = (leases.data?.items ?? []).filter((lease) => orderId === undefined || lease.order_id === orderId);
   return (
     <>
-      <LoadStatus load={leases} />
-      {leases.status === "ok" && items.length === 0 ? <p className="note" data-empty="">{orderId === undefined ? t.c.noLeases : t.c.noLeaseYet}</p> : null}
+      <ListStatus load={leases} count={items.length} empty={orderId === undefined ? t.c.noLeases : t.c.noLeaseYet} />
       {items.length > 0 ? <LeasesTable leases={items} role={role} onChange={bump} /> : null}
     </>
   );

@@ -10,6 +10,7 @@ import { problemText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
+import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { ErrorText, Field, Panel, SelectField, useAction, usePolling, useReload } from "./ui";
 
@@ -136,43 +137,24 @@ export function OrdersList({ refresh }: { readonly refresh: number }) {
   const items = orders.data?.items ?? [];
   return (
     <Panel title={t.c.yourOrders}>
-      <LoadStatus load={orders} />
-      {orders.status === "ok" && items.length === 0 ? <p className="note" data-empty="">{t.c.noOrders}</p> : null}
+      <ListStatus load={orders} count={items.length} empty={t.c.noOrders} />
       {items.length > 0 ? (
-        <div className="scroller" role="region" aria-label={t.c.yourOrders} tabIndex={0}>
-          <table className="console-table orders">
-            <thead>
-              <tr>
-                <th scope="col">{t.c.created}</th>
-                <th scope="col">{t.c.gpu}</th>
-                <th scope="col">{t.c.orderType}</th>
-                <th scope="col">{t.tier}</th>
-                <th scope="col" className="num">{t.c.filled}</th>
-                <th scope="col" className="num">{t.c.hours}</th>
-                <th scope="col" className="num">{t.c.priceHr}</th>
-                <th scope="col">{t.c.timeInForce}</th>
-                <th scope="col">{t.c.status}</th>
-                <th scope="col"><span className="visually-hidden">{t.c.actions}</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((o) => (
-                <tr key={o.id} data-order={o.id} data-status={o.status}>
-                  <td>{formats.dateTime(o.created_at)}</td>
-                  <th scope="row"><Link href={gpuPath(o.gpu)}>{o.gpu}</Link></th>
-                  <td>{t.c.orderTypes[o.type]}</td>
-                  <td>{t.c.orderTiers[o.tier]}</td>
-                  <td className="num">{t.c.filledOf(formats.number(o.filled_gpus), formats.number(o.gpus))}</td>
-                  <td className="num">{o.hours === null ? t.c.openEnded : formats.number(o.hours)}</td>
-                  <td className="num">{o.max_price_per_gpu_hour === null ? "–" : formats.money(o.max_price_per_gpu_hour, o.currency)}</td>
-                  <td>{o.time_in_force.toUpperCase()}{o.expires_at ? <span className="sub">{formats.dateTime(o.expires_at)}</span> : null}</td>
-                  <td><OrderStatus order={o} /></td>
-                  <td>{OPEN.has(o.status) && o.remaining_gpus > 0 ? <CancelButton order={o} onDone={bump} /> : null}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable label={t.c.yourOrders} className="console-table orders" columns={[{ label: t.c.created }, { label: t.c.gpu }, { label: t.c.orderType }, { label: t.tier }, { label: t.c.filled, num: true }, { label: t.c.hours, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.timeInForce }, { label: t.c.status }, { label: t.c.actions, hidden: true }]}>
+          {items.map((o) => (
+            <tr key={o.id} data-order={o.id} data-status={o.status}>
+              <td>{formats.dateTime(o.created_at)}</td>
+              <th scope="row"><Link href={gpuPath(o.gpu)}>{o.gpu}</Link></th>
+              <td>{t.c.orderTypes[o.type]}</td>
+              <td>{t.c.orderTiers[o.tier]}</td>
+              <td className="num">{t.c.filledOf(formats.number(o.filled_gpus), formats.number(o.gpus))}</td>
+              <td className="num">{o.hours === null ? t.c.openEnded : formats.number(o.hours)}</td>
+              <td className="num">{o.max_price_per_gpu_hour === null ? "–" : formats.money(o.max_price_per_gpu_hour, o.currency)}</td>
+              <td>{o.time_in_force.toUpperCase()}{o.expires_at ? <span className="sub">{formats.dateTime(o.expires_at)}</span> : null}</td>
+              <td><OrderStatus order={o} /></td>
+              <td>{OPEN.has(o.status) && o.remaining_gpus > 0 ? <CancelButton order={o} onDone={bump} /> : null}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       ) : null}
     </Panel>
   );

@@ -7,7 +7,7 @@ import { api, CURRENCIES, type Currency } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
 import { problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
-import { LoadStatus } from "../app/Status";
+import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { ErrorText, Field, Panel, SelectField, useAction, usePolling, useReload } from "./ui";
 
@@ -19,29 +19,17 @@ export function Balances({ refresh }: { readonly refresh: number }) {
   const items = balances.data ?? [];
   return (
     <Panel title={t.c.balances}>
-      <LoadStatus load={balances} />
-      {balances.status === "ok" && items.length === 0 ? <p className="note" data-empty="">{t.c.noBalances}</p> : null}
+      <ListStatus load={balances} count={items.length} empty={t.c.noBalances} />
       {items.length > 0 ? (
-        <div className="scroller" role="region" aria-label={t.c.balances} tabIndex={0}>
-          <table className="console-table balances">
-            <thead>
-              <tr>
-                <th scope="col">{t.currency}</th>
-                <th scope="col" className="num">{t.c.available}</th>
-                <th scope="col" className="num">{t.c.held}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((b) => (
-                <tr key={b.currency} data-currency={b.currency} data-available={b.available}>
-                  <th scope="row">{b.currency}</th>
-                  <td className="num">{formats.money(b.available, b.currency)}</td>
-                  <td className="num">{formats.money(b.held, b.currency)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable label={t.c.balances} className="console-table balances" columns={[{ label: t.currency }, { label: t.c.available, num: true }, { label: t.c.held, num: true }]}>
+          {items.map((b) => (
+            <tr key={b.currency} data-currency={b.currency} data-available={b.available}>
+              <th scope="row">{b.currency}</th>
+              <td className="num">{formats.money(b.available, b.currency)}</td>
+              <td className="num">{formats.money(b.held, b.currency)}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       ) : null}
     </Panel>
   );

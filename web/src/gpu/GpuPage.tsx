@@ -11,6 +11,7 @@ import { useRefreshOnQuotes } from "../app/refresh";
 import { Link } from "../app/router";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
+import { ScrollTable } from "../app/Table";
 import { useTitle } from "../app/title";
 import { useApi } from "../app/useApi";
 import { askIn } from "../market/asks";
@@ -113,32 +114,18 @@ function CandleTable({ candles }: { readonly candles: readonly Candle[] }) {
   return (
     <details className="candles">
       <summary>{t.candleData}</summary>
-      <div className="scroller" role="region" aria-label={t.candleData} tabIndex={0}>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{t.candle.start}</th>
-              <th scope="col" className="num">{t.candle.open}</th>
-              <th scope="col" className="num">{t.candle.high}</th>
-              <th scope="col" className="num">{t.candle.low}</th>
-              <th scope="col" className="num">{t.candle.close}</th>
-              <th scope="col" className="num">{t.candle.gpus}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...candles].reverse().map((c) => (
-              <tr key={c.start}>
-                <th scope="row">{formats.dateTime(c.start)}</th>
-                <td className="num">{formats.money(c.open, settings.currency)}</td>
-                <td className="num">{formats.money(c.high, settings.currency)}</td>
-                <td className="num">{formats.money(c.low, settings.currency)}</td>
-                <td className="num">{formats.money(c.close, settings.currency)}</td>
-                <td className="num">{formats.number(c.gpus)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ScrollTable label={t.candleData} columns={[{ label: t.candle.start }, { label: t.candle.open, num: true }, { label: t.candle.high, num: true }, { label: t.candle.low, num: true }, { label: t.candle.close, num: true }, { label: t.candle.gpus, num: true }]}>
+        {[...candles].reverse().map((c) => (
+          <tr key={c.start}>
+            <th scope="row">{formats.dateTime(c.start)}</th>
+            <td className="num">{formats.money(c.open, settings.currency)}</td>
+            <td className="num">{formats.money(c.high, settings.currency)}</td>
+            <td className="num">{formats.money(c.low, settings.currency)}</td>
+            <td className="num">{formats.money(c.close, settings.currency)}</td>
+            <td className="num">{formats.number(c.gpus)}</td>
+          </tr>
+        ))}
+      </ScrollTable>
     </details>
   );
 }

@@ -8,7 +8,7 @@ import { idempotencyKey } from "../api/csrf";
 import { problemText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
-import { LoadStatus } from "../app/Status";
+import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { decimalInput, PRICE_PATTERN } from "../console/Orders";
 import { DEFAULT_NOTICE_S, type OfferDraft } from "../console/csv";
@@ -166,29 +166,13 @@ export function OffersList({ refresh }: { readonly refresh: number }) {
   const items = offers.data?.items ?? [];
   return (
     <Panel title={t.c.yourOffers}>
-      <LoadStatus load={offers} />
-      {offers.status === "ok" && items.length === 0 ? <p className="note" data-empty="">{t.c.noOffers}</p> : null}
+      <ListStatus load={offers} count={items.length} empty={t.c.noOffers} />
       {items.length > 0 ? (
-        <div className="scroller" role="region" aria-label={t.c.yourOffers} tabIndex={0}>
-          <table className="console-table offers">
-            <thead>
-              <tr>
-                <th scope="col">{t.c.gpu}</th>
-                <th scope="col">{t.tier}</th>
-                <th scope="col" className="num">{t.c.leased}</th>
-                <th scope="col" className="num">{t.c.priceHr}</th>
-                <th scope="col">{t.c.billing}</th>
-                <th scope="col">{t.c.status}</th>
-                <th scope="col">{t.c.actions}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((offer) => (
-                <OfferRow key={offer.id} offer={offer} onChange={bump} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable label={t.c.yourOffers} className="console-table offers" columns={[{ label: t.c.gpu }, { label: t.tier }, { label: t.c.leased, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.billing }, { label: t.c.status }, { label: t.c.actions }]}>
+          {items.map((offer) => (
+            <OfferRow key={offer.id} offer={offer} onChange={bump} />
+          ))}
+        </ScrollTable>
       ) : null}
     </Panel>
   );

@@ -4,6 +4,7 @@ import { api } from "../api/client";
 import { consolePath, sellerPath, type SellerSection } from "../app/router";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
+import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { ConsoleFrame } from "../console/ConsoleFrame";
 import { LeaseList } from "../console/Leases";
@@ -18,33 +19,23 @@ function Earnings() {
   const items = earnings.data?.items ?? [];
   return (
     <Panel title={t.c.earnings}>
-      <LoadStatus load={earnings} />
-      {earnings.status === "ok" && items.length === 0 ? <p className="note" data-empty="">{t.c.noEarnings}</p> : null}
+      <ListStatus load={earnings} count={items.length} empty={t.c.noEarnings} />
       {items.length > 0 ? (
-        <div className="scroller" role="region" aria-label={t.c.earnings} tabIndex={0}>
-          <table className="console-table earnings">
-            <thead>
-              <tr>
-                <th scope="col">{t.currency}</th>
-                <th scope="col" className="num">{t.c.gross}</th>
-                <th scope="col" className="num">{t.c.fee}</th>
-                <th scope="col" className="num">{t.c.net}</th>
-                <th scope="col" className="num">{t.c.leasesCount}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.currency} data-currency={e.currency} data-net={e.net}>
-                  <th scope="row">{e.currency}</th>
-                  <td className="num">{formats.money(e.gross, e.currency)}</td>
-                  <td className="num">{formats.money(e.fee, e.currency)}</td>
-                  <td className="num">{formats.money(e.net, e.currency)}</td>
-                  <td className="num">{t.c.leasesRunning(formats.number(e.leases), formats.number(e.running))}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable
+          label={t.c.earnings}
+          className="console-table earnings"
+          columns={[{ label: t.currency }, { label: t.c.gross, num: true }, { label: t.c.fee, num: true }, { label: t.c.net, num: true }, { label: t.c.leasesCount, num: true }]}
+        >
+          {items.map((e) => (
+            <tr key={e.currency} data-currency={e.currency} data-net={e.net}>
+              <th scope="row">{e.currency}</th>
+              <td className="num">{formats.money(e.gross, e.currency)}</td>
+              <td className="num">{formats.money(e.fee, e.currency)}</td>
+              <td className="num">{formats.money(e.net, e.currency)}</td>
+              <td className="num">{t.c.leasesRunning(formats.number(e.leases), formats.number(e.running))}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       ) : null}
     </Panel>
   );
