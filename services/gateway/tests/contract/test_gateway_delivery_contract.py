@@ -9,7 +9,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.events import Payload
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import (
@@ -21,7 +20,6 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import OrderPlaced, OrderTier, OrderType, TimeInForce
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.domain.handoff import Sealed
 from gpux_gateway.domain.ssh_keys import SshKeyType
@@ -31,6 +29,7 @@ from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
 from ..lease_events import lease_ended, lease_opened, lease_totals
+from .accounts import an_account
 from .conftest import Units
 
 pytestmark = pytest.mark.integration
@@ -147,16 +146,6 @@ async def test_an_opening_without_a_deadline_runs_and_statuses_page_as_shown(
                 LeaseFilter(buyer, status=status), after=None, limit=10, now=now
             )
             assert [r.id for r in page] == [lease.lease_id], status
-
-
-async def an_account(units: Units) -> str:
-    account_id = new_id()
-    async with units() as uow:
-        await uow.accounts.add(
-            AccountRow(account_id, "acme", (Role.BUYER,), AccountStatus.ACTIVE, EPOCH)
-        )
-        await uow.commit()
-    return account_id
 
 
 def a_key(account_id: str, n: int) -> SshKeyRow:

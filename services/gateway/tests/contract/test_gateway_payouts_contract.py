@@ -8,27 +8,17 @@ from datetime import timedelta
 
 import pytest
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_contracts.payouts import PayoutRejection, PayoutStatus, PayoutStatusChanged
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.payouts.repository import PayoutRow
 
+from .accounts import an_account
 from .conftest import Units
 
 pytestmark = pytest.mark.integration
-
-
-async def a_seller(units: Units) -> str:
-    account_id = new_id()
-    async with units() as uow:
-        await uow.accounts.add(
-            AccountRow(account_id, "acme", (Role.SELLER,), AccountStatus.ACTIVE, EPOCH)
-        )
-        await uow.commit()
-    return account_id
 
 
 def a_payout(seller_id: str) -> PayoutRow:
@@ -64,7 +54,7 @@ def decided(
 
 
 async def test_a_sellers_payouts_are_its_own_in_id_order(units: Units) -> None:
-    alice, bob = await a_seller(units), await a_seller(units)
+    alice, bob = await an_account(units, Role.SELLER), await an_account(units, Role.SELLER)
     first, second = a_payout(alice), a_payout(alice)
     async with units() as uow:
         await uow.payouts.add(first)
@@ -82,7 +72,7 @@ async def test_a_sellers_payouts_are_its_own_in_id_order(units: Units) -> None:
 
 
 async def test_decisions_apply_upward_only(units: Units) -> None:
-    alice = await a_seller(units)
+    alice = await an_account(units, Role.SELLER)
     paid, rejected = a_payout(alice), a_payout(alice)
     async with units() as uow:
         await uow.payouts.add(paid)

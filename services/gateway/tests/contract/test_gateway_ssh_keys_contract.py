@@ -7,26 +7,15 @@ from dataclasses import replace
 
 import pytest
 
-from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.ids import new_id
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH
 from gpux_gateway.domain.ssh_keys import SshKeyType
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
+from .accounts import an_account
 from .conftest import Units
 
 pytestmark = pytest.mark.integration
-
-
-async def an_account(units: Units) -> str:
-    account_id = new_id()
-    async with units() as uow:
-        await uow.accounts.add(
-            AccountRow(account_id, "acme", (Role.BUYER,), AccountStatus.ACTIVE, EPOCH)
-        )
-        await uow.commit()
-    return account_id
 
 
 def a_key(account_id: str, fingerprint: str) -> SshKeyRow:

@@ -15,9 +15,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from gpux_contracts.accounts import AccountStatus, Role
 from gpux_contracts.ids import new_id
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.notifications.events import AccountEvent
@@ -33,22 +31,13 @@ from gpux_gateway.webhooks.repository import (
 )
 from gpux_platform.clock import ManualClock
 
+from .accounts import an_account
 from .conftest import Units
 
 pytestmark = pytest.mark.integration
 
 T = datetime(2000, 1, 1, tzinfo=UTC)
 HOLD = timedelta(seconds=30)
-
-
-async def an_account(units: Units) -> str:
-    account_id = new_id()
-    async with units() as uow:
-        await uow.accounts.add(
-            AccountRow(account_id, "acme", (Role.BUYER,), AccountStatus.ACTIVE, EPOCH)
-        )
-        await uow.commit()
-    return account_id
 
 
 def an_endpoint(account_id: str, types: tuple[str, ...] = ("*",)) -> EndpointRow:
@@ -65,6 +54,22 @@ def an_endpoint(account_id: str, types: tuple[str, ...] = ("*",)) -> EndpointRow
         created_at=EPOCH,
         updated_at=EPOCH,
     )
+
+
+def failed_attempt(taken: DeliveryRow) -> tuple[DeliveryRow, AttemptRow]:
+    """The outcome of a failed first attempt of ``taken`` at T, retried a minute later."""
+    attempt = AttemptRow(taken.id, 1, T, 500, "HTTP 500", 12)
+    failed = dataclasses.replace(
+        taken,
+        attempts=1,
+        run_failures=1,
+        first_attempt_at=T,
+        next_attempt_at=T + timedelta(minutes=1),
+        last_attempt_at=T,
+        last_status=500,
+        last_error="HTTP 500",
+    )
+    return failed, attempt
 
 
 async def record(units: Units, account_id: str, at: datetime = T) -> str:
@@ -145,17 +150,7 @@ async def test_attempts_are_logged_and_the_log_is_newest_first(units: Units) -> 
     async with units() as uow:
         taken = await uow.webhooks.take_due(T + timedelta(seconds=1), 1000, T + HOLD)
         first = next(t.delivery for t in taken if t.delivery.endpoint_id == endpoint.id)
-        attempt = AttemptRow(first.id, 1, T, 500, "HTTP 500", 12)
-        failed = dataclasses.replace(
-            first,
-            attempts=1,
-            run_failures=1,
-            first_attempt_at=T,
-            next_attempt_at=T + timedelta(minutes=1),
-            last_attempt_at=T,
-            last_status=500,
-            last_error="HTTP 500",
-        )
+        failed, attempt = failed_attempt(first)
         assert await uow.webhooks.record_attempt(failed, attempt, taken=first)
         await uow.commit()
     async with units() as uow:
@@ -247,22 +242,6 @@ async def test_concurrent_takers_never_take_one_delivery_twice(pool: asyncpg.Poo
     ids = [t.delivery.id for t in first + second]
     assert all(t.delivery.endpoint_id == endpoint.id for t in first + second)
     assert len(ids) == len(set(ids)) == 4
-
-
-def failed_attempt(taken: DeliveryRow) -> tuple[DeliveryRow, AttemptRow]:
-    """The outcome of a failed first attempt of ``taken`` at T, retried a minute later."""
-    attempt = AttemptRow(taken.id, 1, T, 500, "HTTP 500", 12)
-    failed = dataclasses.replace(
-        taken,
-        attempts=1,
-        run_failures=1,
-        first_attempt_at=T,
-        next_attempt_at=T + timedelta(minutes=1),
-        last_attempt_at=T,
-        last_status=500,
-        last_error="HTTP 500",
-    )
-    return failed, attempt
 
 
 async def test_an_attempt_never_rearms_a_delivery_of_an_endpoint_disabled_meanwhile(

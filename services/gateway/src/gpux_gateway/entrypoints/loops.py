@@ -24,13 +24,19 @@ async def purge_once(gw: Gateway) -> int:
     return removed
 
 
+async def repeat(once: Callable[[], Awaitable[int]], every_s: float, done: str) -> None:
+    """Run ``once`` every ``every_s`` until cancelled, logging ``done`` with the count it
+    returns when that is not 0."""
+    while True:
+        count = await once()
+        if count:
+            log.info(done, extra={"count": count})
+        await asyncio.sleep(every_s)
+
+
 async def purge_loop(gw: Gateway, every_s: float = 3600) -> None:
     """Purge hourly, until cancelled."""
-    while True:
-        removed = await purge_once(gw)
-        if removed:
-            log.info("idempotency records purged", extra={"count": removed})
-        await asyncio.sleep(every_s)
+    await repeat(lambda: purge_once(gw), every_s, "idempotency records purged")
 
 
 async def erase_access_once(gw: Gateway) -> int:
@@ -44,11 +50,7 @@ async def erase_access_once(gw: Gateway) -> int:
 
 async def erase_access_loop(gw: Gateway, every_s: float = 60) -> None:
     """Erase expired access details every minute, until cancelled."""
-    while True:
-        erased = await erase_access_once(gw)
-        if erased:
-            log.info("lease access details erased", extra={"count": erased})
-        await asyncio.sleep(every_s)
+    await repeat(lambda: erase_access_once(gw), every_s, "lease access details erased")
 
 
 async def lag_loop(gw: Gateway, topics: Collection[str], every_s: float = 0.5) -> None:

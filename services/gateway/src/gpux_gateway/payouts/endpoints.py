@@ -24,6 +24,9 @@ from gpux_gateway.service.access import account_id_for, admin_only
 
 router = APIRouter(tags=["payouts"])
 
+DECIDED = problem_responses((409, "The payout is paid or rejected already"))
+"""The 409 of an admin's decision: billing paid or rejected the payout already."""
+
 
 @router.post(
     "/v1/payouts",
@@ -68,7 +71,7 @@ async def get_payout(payout_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDe
     response_model=PayoutDecisionAccepted,
     summary="Confirm a payout's bank transfer was made (admin)",
     tags=["admin"],
-    responses=problem_responses((409, "The payout is paid or rejected already")),
+    responses=DECIDED,
 )
 async def confirm_payout(
     payout_id: ResourceId, body: PayoutConfirmIn, who: PrincipalDep, uow: UnitOfWorkDep
@@ -83,7 +86,7 @@ async def confirm_payout(
     response_model=PayoutDecisionAccepted,
     summary="Reject a pending payout: its amount goes back to the seller (admin)",
     tags=["admin"],
-    responses=problem_responses((409, "The payout is paid or rejected already")),
+    responses=DECIDED,
 )
 async def reject_payout(
     payout_id: ResourceId, body: PayoutRejectIn, who: PrincipalDep, uow: UnitOfWorkDep

@@ -128,11 +128,24 @@ async def _undecided(uow: GatewayUnitOfWork, payout_id: str) -> PayoutRow:
     return row
 
 
+def _send_decision(
+    uow: GatewayUnitOfWork,
+    row: PayoutRow,
+    decision: str,
+    command: PayoutConfirmRequested | PayoutRejectRequested,
+) -> PayoutDecisionAccepted:
+    """Send billing the admin's ``decision`` (``confirm`` or ``reject``) on the payout;
+    the answer's status is ``<decision>_requested``."""
+    # One command per payout and decision: deciding twice sends the same id, which billing
+    # absorbs.
+    event_id = command_id("admin", row.id, f"payout.{decision}")
+    send(uow, BILLING_COMMANDS, row.seller_id, command, event_id)
+    return PayoutDecisionAccepted(payout_id=row.id, status=f"{decision}_requested")
+
+
 async def confirm(uow: GatewayUnitOfWork, payout_id: str, reference: str) -> PayoutDecisionAccepted:
     """Tell billing the admin made a payout's bank transfer (billing books it paid)."""
     row = await _undecided(uow, payout_id)
-    # One command per payout: confirming twice sends the same id, which billing absorbs.
-    event_id = command_id("admin", payout_id, "payout.confirm")
     command = PayoutConfirmRequested(
         payout_id=payout_id,
         seller_id=row.seller_id,
@@ -140,14 +153,12 @@ async def confirm(uow: GatewayUnitOfWork, payout_id: str, reference: str) -> Pay
         reference=reference,
         requested_at=uow.now,
     )
-    send(uow, BILLING_COMMANDS, row.seller_id, command, event_id)
-    return PayoutDecisionAccepted(payout_id=payout_id, status="confirm_requested")
+    return _send_decision(uow, row, "confirm", command)
 
 
 async def reject(uow: GatewayUnitOfWork, payout_id: str, reason: str) -> PayoutDecisionAccepted:
     """Tell billing the admin rejected a pending payout (its amount goes back to the seller)."""
     row = await _undecided(uow, payout_id)
-    event_id = command_id("admin", payout_id, "payout.reject")
     command = PayoutRejectRequested(
         payout_id=payout_id,
         seller_id=row.seller_id,
@@ -155,5 +166,4 @@ async def reject(uow: GatewayUnitOfWork, payout_id: str, reason: str) -> PayoutD
         reason=reason,
         requested_at=uow.now,
     )
-    send(uow, BILLING_COMMANDS, row.seller_id, command, event_id)
-    return PayoutDecisionAccepted(payout_id=payout_id, status="reject_requested")
+    return _send_decision(uow, row, "reject", command)

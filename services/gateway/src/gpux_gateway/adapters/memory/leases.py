@@ -189,6 +189,17 @@ class MemoryLeases:
             now=now,
         )
 
+    def _between(self, event: LeaseInterruptionNoticed | LeaseReady, now: datetime) -> LeaseRow:
+        """The row of the lease an event names the parties of, but not the currencies."""
+        return self._ensure(
+            event.lease_id,
+            buyer_id=event.buyer_id,
+            seller_id=event.seller_id,
+            currency=None,
+            wallet_currency=None,
+            now=now,
+        )
+
     def _take_totals(self, charged: LeaseCharged | LeaseCharges, now: datetime) -> None:
         row = self._reported(charged, now)
         if totals_apply(row.period, charged.totals.period):
@@ -223,14 +234,7 @@ class MemoryLeases:
 
     async def apply_notice(self, notice: LeaseInterruptionNoticed, now: datetime) -> None:
         """Note the lease's interruption (the first notice read stays)."""
-        row = self._ensure(
-            notice.lease_id,
-            buyer_id=notice.buyer_id,
-            seller_id=notice.seller_id,
-            currency=None,
-            wallet_currency=None,
-            now=now,
-        )
+        row = self._between(notice, now)
         self._state.leases[row.id] = dataclasses.replace(
             row,
             offer_id=_either(row.offer_id, notice.offer_id),
@@ -243,14 +247,7 @@ class MemoryLeases:
     async def apply_ready(self, ready: LeaseReady, now: datetime) -> None:
         """Run a provisioning lease from its ``ready_at`` (the first read stays, with its
         ``ends_at``)."""
-        row = self._ensure(
-            ready.lease_id,
-            buyer_id=ready.buyer_id,
-            seller_id=ready.seller_id,
-            currency=None,
-            wallet_currency=None,
-            now=now,
-        )
+        row = self._between(ready, now)
         status = "running" if row.status == "provisioning" else row.status
         first = row.ready_at is None
         self._state.leases[row.id] = dataclasses.replace(
