@@ -19,6 +19,7 @@ from gpux_contracts.leases import (
     LeaseCharged,
     LeaseEnded,
     LeaseEndReason,
+    LeaseFailure,
     LeaseLowBalance,
     LeaseOpened,
     LeaseTotals,
@@ -130,6 +131,28 @@ def lease_ended(lease: LeaseOpened, totals: LeaseTotals, **fields: Any) -> Lease
         "totals": totals,
     }
     return LeaseEnded(**(values | fields))
+
+
+def lease_failed(
+    lease: LeaseOpened,
+    failure: LeaseFailure,
+    *,
+    ended_at: datetime,
+    detail: str = "",
+    charged_through: datetime | None = None,
+) -> LeaseEnded:
+    """The lease failed before it ran (``failure``, ``detail``) at ``ended_at``, nothing
+    charged: its totals are period 0, charged through its start unless ``charged_through``."""
+    through = lease.started_at if charged_through is None else charged_through
+    totals = lease_totals(0, charged_through=through, charged=0, fee=0)
+    return lease_ended(
+        lease,
+        totals,
+        reason=LeaseEndReason.FAILED,
+        failure=failure,
+        detail=detail,
+        ended_at=ended_at,
+    )
 
 
 def lease_low_balance(lease: LeaseOpened, as_of: datetime, **fields: Any) -> LeaseLowBalance:

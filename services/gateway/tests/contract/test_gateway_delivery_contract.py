@@ -13,7 +13,6 @@ from gpux_contracts.events import Payload
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import (
     LeaseEnded,
-    LeaseEndReason,
     LeaseFailure,
     LeaseOpened,
     LeaseReady,
@@ -28,7 +27,7 @@ from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
-from ..lease_events import lease_ended, lease_opened, lease_totals
+from ..lease_events import lease_failed, lease_opened
 from .accounts import an_account
 from .conftest import Units
 
@@ -72,14 +71,8 @@ def ready(lease: LeaseOpened, at: datetime = READY_AT) -> LeaseReady:
 
 
 def failed(lease: LeaseOpened, ended_at: datetime = DEADLINE) -> LeaseEnded:
-    totals = lease_totals(0, charged_through=EPOCH, charged=0, fee=0)
-    return lease_ended(
-        lease,
-        totals,
-        reason=LeaseEndReason.FAILED,
-        failure=LeaseFailure.PROVISIONING_TIMEOUT,
-        detail="",
-        ended_at=ended_at,
+    return lease_failed(
+        lease, LeaseFailure.PROVISIONING_TIMEOUT, ended_at=ended_at, charged_through=EPOCH
     )
 
 

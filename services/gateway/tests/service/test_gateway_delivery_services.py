@@ -44,7 +44,7 @@ from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 
-from ..lease_events import lease_ended, lease_opened, lease_totals
+from ..lease_events import lease_ended, lease_failed, lease_opened, lease_totals
 from .test_gateway_trading_services import once
 
 pytestmark = pytest.mark.unit
@@ -127,15 +127,8 @@ def ready(lease: LeaseOpened, at: datetime) -> LeaseReady:
 
 
 def failed(lease: LeaseOpened, detail: str = "") -> Payload:
-    totals = lease_totals(0, charged_through=lease.started_at, charged=0, fee=0)
-    return lease_ended(
-        lease,
-        totals,
-        reason=LeaseEndReason.FAILED,
-        failure=LeaseFailure.SELLER_REPORTED,
-        detail=detail,
-        ended_at=EPOCH + timedelta(minutes=3),
-    )
+    ended_at = EPOCH + timedelta(minutes=3)
+    return lease_failed(lease, LeaseFailure.SELLER_REPORTED, ended_at=ended_at, detail=detail)
 
 
 async def shown(uow: MemoryGatewayUnitOfWork, lease: LeaseOpened) -> dict[str, Any]:
