@@ -12,18 +12,17 @@ from __future__ import annotations
 import atexit
 import base64
 import functools
-import importlib.util
 import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
+
+from gpux_devinfra.testing.modules import load_path
 
 Obj = dict[str, Any]
 
@@ -55,20 +54,8 @@ class RenderError(RuntimeError):
     """kustomize refused an overlay."""
 
 
-def _load_script() -> ModuleType:
-    # scripts/ is no package: load the fetcher by path (it is also run as a script).
-    spec = importlib.util.spec_from_file_location(
-        "gpux_k8s_tools", ROOT / "scripts" / "k8s_tools.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-k8s_tools = _load_script()
+# scripts/ is no package: load the fetcher by path (it is also run as a script).
+k8s_tools = load_path("gpux_k8s_tools", ROOT / "scripts" / "k8s_tools.py")
 
 
 @functools.cache

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 import yaml
 
 from gpux_devinfra import kafka, postgres, redis
+from gpux_devinfra.testing.environment import settings_from
 from gpux_platform.service import ServiceSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,12 +118,7 @@ def test_each_service_settings_parse_and_name_the_compose_network(
     for variable in environment:
         assert variable.startswith("GPUX_"), variable
         assert variable[5:].lower() in settings_type.model_fields, (name, variable)
-    with monkeypatch.context() as patch:
-        for variable in [v for v in os.environ if v.startswith("GPUX_")]:
-            patch.delenv(variable)
-        for variable, value in environment.items():
-            patch.setenv(variable, value)
-        settings = settings_type()
+    settings = settings_from(settings_type, environment, monkeypatch)
     assert settings.http_port == port
     for variable, value in role.items():
         assert str(getattr(settings, variable[5:].lower())) == value

@@ -21,19 +21,18 @@ import functools
 import importlib
 import importlib.util
 import ipaddress
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
 from gpux_contracts.topics import REGISTRY, by_name
+from gpux_devinfra.testing.environment import settings_from
+from gpux_devinfra.testing.modules import load_path
 from gpux_devinfra.testing.services import subscriptions
 from gpux_platform.service import ServiceSpec
 from gpux_platform.settings import GpuxSettings
@@ -84,18 +83,8 @@ def http_port(name: str) -> int:
 Obj = dict[str, Any]
 
 
-def _load_render() -> ModuleType:
-    # Tests run with --import-mode=importlib and tests/ is no package: load the helper by path.
-    spec = importlib.util.spec_from_file_location("gpux_k8s_render", HERE / "render.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-render = _load_render()
+# Tests run with --import-mode=importlib and tests/ is no package: load the helper by path.
+render = load_path("gpux_k8s_render", HERE / "render.py")
 
 
 @functools.cache
@@ -520,12 +509,7 @@ def test_settings_parse_with_the_services_own_classes(
         for variable in set(environment) - PENDING_SETTINGS:
             if variable.startswith("GPUX_"):
                 assert variable[5:].lower() in settings_type.model_fields, (name, variable)
-        with monkeypatch.context() as patch:
-            for variable in [v for v in os.environ if v.startswith("GPUX_")]:
-                patch.delenv(variable)
-            for variable, value in environment.items():
-                patch.setenv(variable, value)
-            settings = settings_type()
+        settings = settings_from(settings_type, environment, monkeypatch)
         _, role, port = ROLES.get(name, (service, {}, http_port(service)))
         assert settings.http_port == port
         for variable, value in role.items():

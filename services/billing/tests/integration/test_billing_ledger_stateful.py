@@ -9,8 +9,6 @@ funds, a changed replay) leaves the example's transaction usable, as a handler w
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -19,22 +17,15 @@ import pytest
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import MIGRATIONS
+from gpux_devinfra.testing.modules import load_path
 from gpux_platform import migrations
 from gpux_platform.settings import GpuxSettings
 
 
 def _machine_module() -> ModuleType:
     """The unit tier's machine module (test modules are not importable packages here)."""
-    name = "gpux_billing_tests_ledger_machine"
-    if name not in sys.modules:
-        path = Path(__file__).parents[1] / "unit" / "test_billing_ledger_stateful.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while it loads
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    path = Path(__file__).parents[1] / "unit" / "test_billing_ledger_stateful.py"
+    return load_path("gpux_billing_tests_ledger_machine", path)
 
 
 @pytest.fixture(scope="module")
