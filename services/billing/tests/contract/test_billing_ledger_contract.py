@@ -7,7 +7,6 @@ PostgreSQL tests run inside a transaction that is rolled back, with owners of th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
@@ -68,19 +67,12 @@ class Store:
         return await self.ledger.balance(AccountKey(owner, currency, AccountKind(kind)))
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def store(request: pytest.FixtureRequest, billing_pool: asyncpg.Pool) -> AsyncIterator[Store]:
-    tag = "c" + new_id()[-10:]
-    if request.param == "memory":
-        yield Store(MemoryLedger(), None, tag)
-        return
-    async with billing_pool.acquire() as conn:
-        transaction = conn.transaction()
-        await transaction.start()
-        try:
-            yield Store(PostgresLedger(conn), conn, tag)
-        finally:
-            await transaction.rollback()
+@pytest.fixture
+def store(contract_conn: asyncpg.Connection | None) -> Store:
+    conn = contract_conn
+    return Store(
+        MemoryLedger() if conn is None else PostgresLedger(conn), conn, "c" + new_id()[-10:]
+    )
 
 
 async def test_a_posted_transfer_moves_balances(store: Store) -> None:

@@ -5,7 +5,6 @@ with its failure, and sellers' reports before their trade are kept once and take
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -40,21 +39,12 @@ class Repositories:
         return f"{self.tag}{name}"
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def repos(
-    request: pytest.FixtureRequest, billing_pool: asyncpg.Pool
-) -> AsyncIterator[Repositories]:
+@pytest.fixture
+def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
     tag = "p" + new_id()[-10:]
-    if request.param == "memory":
-        yield Repositories(MemoryLeases({}), MemoryPendingReports({}), tag)
-        return
-    async with billing_pool.acquire() as conn:
-        transaction = conn.transaction()
-        await transaction.start()
-        try:
-            yield Repositories(PostgresLeases(conn), PostgresPendingReports(conn), tag)
-        finally:
-            await transaction.rollback()
+    if (conn := contract_conn) is None:
+        return Repositories(MemoryLeases({}), MemoryPendingReports({}), tag)
+    return Repositories(PostgresLeases(conn), PostgresPendingReports(conn), tag)
 
 
 def provisioning(lease_id: str, hours: int | None = 2) -> Lease:

@@ -4,7 +4,6 @@ use cannot drift from the real ones."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -73,13 +72,11 @@ class Repositories:
         return f"{self.tag}{name}"
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def repos(
-    request: pytest.FixtureRequest, billing_pool: asyncpg.Pool
-) -> AsyncIterator[Repositories]:
+@pytest.fixture
+def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
     tag = "r" + new_id()[-10:]
-    if request.param == "memory":
-        yield Repositories(
+    if (conn := contract_conn) is None:
+        return Repositories(
             MemoryLedger(),
             MemoryWallets({}),
             MemoryHolds({}),
@@ -89,23 +86,16 @@ async def repos(
             MemoryPendingInterruptions({}),
             tag,
         )
-        return
-    async with billing_pool.acquire() as conn:
-        transaction = conn.transaction()
-        await transaction.start()
-        try:
-            yield Repositories(
-                PostgresLedger(conn),
-                PostgresWallets(conn),
-                PostgresHolds(conn),
-                PostgresLeases(conn),
-                PostgresRates(conn),
-                PostgresBestAsks(conn),
-                PostgresPendingInterruptions(conn),
-                tag,
-            )
-        finally:
-            await transaction.rollback()
+    return Repositories(
+        PostgresLedger(conn),
+        PostgresWallets(conn),
+        PostgresHolds(conn),
+        PostgresLeases(conn),
+        PostgresRates(conn),
+        PostgresBestAsks(conn),
+        PostgresPendingInterruptions(conn),
+        tag,
+    )
 
 
 def requested(topup_id: str, account: str, amount: int, provider: str = "manual") -> Topup:

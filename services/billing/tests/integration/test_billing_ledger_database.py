@@ -18,6 +18,7 @@ from gpux_billing.domain.ledger import AccountKey, AccountKind
 from gpux_billing.domain.transfers import Sale
 from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
+from gpux_devinfra.testing.database import rolled_back
 from gpux_platform.settings import GpuxSettings
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
@@ -36,13 +37,8 @@ SELECT t.id, v.leg, v.owner, v.currency, v.kind, v.amount
 
 @pytest.fixture
 async def conn(billing_pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
-    async with billing_pool.acquire() as connection:
-        transaction = connection.transaction()
-        await transaction.start()
-        try:
-            yield connection
-        finally:
-            await transaction.rollback()
+    async with rolled_back(billing_pool) as connection:
+        yield connection
 
 
 @pytest.fixture

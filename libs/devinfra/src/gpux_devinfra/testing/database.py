@@ -1,4 +1,5 @@
-"""PostgreSQL for tests: a pool on a test's database, with a schema's migrations applied."""
+"""PostgreSQL for tests: a pool on a test's database, with a schema's migrations applied, and a
+connection whose transaction is rolled back."""
 
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ async def migrated_pool(
         yield pool
     finally:
         await pool.close()
+
+
+@contextlib.asynccontextmanager
+async def rolled_back(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection of ``pool`` inside a transaction that is rolled back on leaving, so a
+    test's rows never outlive it."""
+    async with pool.acquire() as conn:
+        transaction = conn.transaction()
+        await transaction.start()
+        try:
+            yield conn
+        finally:
+            await transaction.rollback()
