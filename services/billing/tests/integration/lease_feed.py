@@ -4,21 +4,37 @@ read back from its topics and ledger.
 ``send`` publishes a payload at billing's (fast) clock; ``lease_events`` reads a lease's
 events on ``billing.leases`` (its item of an aggregated ``leases.settled`` as one of them),
 ``of_type`` picks one type's payloads of them; ``balance`` reads a ledger account.
+``fast_billing`` runs billing in-process at a fast clock; ``funded_order`` credits a buyer and
+has its order funded.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
+from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKey, AccountKind
 from gpux_contracts.events import Envelope, Payload, wrap
+from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
-from gpux_contracts.topics import BILLING_LEASES, Topic
+from gpux_contracts.topics import (
+    BILLING_BALANCES,
+    BILLING_COMMANDS,
+    BILLING_LEASES,
+    ORDERS_BOOK,
+    ORDERS_COMMANDS,
+    Topic,
+)
 from gpux_devinfra.testing import waiting
 from gpux_devinfra.testing.kafka import publish, published
+from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed
+from gpux_devinfra.testing.services import running
 from gpux_platform.clock import Clock
 from gpux_platform.settings import GpuxSettings
 
@@ -82,3 +98,51 @@ async def balance(pool: asyncpg.Pool, owner: str, currency: Currency, kind: Acco
     """The balance of ``owner``'s ledger account of ``kind`` in ``currency``."""
     async with pool.acquire() as conn:
         return await PostgresLedger(conn).balance(AccountKey(owner, currency, kind))
+
+
+@asynccontextmanager
+async def fast_billing(settings: GpuxSettings, speed: float) -> AsyncIterator[GpuxSettings]:
+    """Billing in-process on ``settings`` with dev top-ups, its clock ``speed`` times the wall
+    clock's from now, settling every minute of it; yields the settings it runs with."""
+    async with running(
+        SPEC,
+        settings,
+        dev_topups=True,
+        clock_speed=speed,
+        clock_epoch=datetime.now(UTC),
+        settle_every_s=60,
+        settle_tick_s=0.2,
+    ) as (_, running_settings):
+        yield running_settings
+
+
+async def funded_order(
+    settings: GpuxSettings,
+    buyer: str,
+    currency: Currency = Currency.USD,
+    credit: str = "10",
+    *,
+    gpus: int = 2,
+    limit: str = "2.00",
+) -> str:
+    """Credit the buyer, place an order and wait until billing funded it; its id."""
+    credit_command = credit_requested(buyer, credit, currency, credit_id=new_id())
+    order = order_placed(buyer_id=buyer, gpus=gpus, price=limit, currency=currency)
+    await send(settings, BILLING_COMMANDS, buyer, credit_command)
+    # Credits and orders travel on different topics: wait for the credit to be booked first.
+    booked = await published(
+        settings, BILLING_BALANCES, lambda b: b["payload"]["account_id"] == buyer, 0.2, 30
+    )
+    assert booked, "billing did not book the credit"
+    await send(settings, ORDERS_COMMANDS, GPU, order)
+    funded = await published(
+        settings,
+        ORDERS_BOOK,
+        lambda b: (
+            b["event_type"] == "order.funded"
+            and b["payload"]["order"]["order_id"] == order.order_id
+        ),
+        settle_s=0.2,
+    )
+    assert funded, "billing did not fund the order"
+    return order.order_id

@@ -10,7 +10,7 @@ interruptions as the book would; results are read back from Kafka (``billing.lea
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -18,7 +18,6 @@ import asyncpg
 import pytest
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
-from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.leases import whole_seconds
 from gpux_billing.domain.ledger import AccountKind
 from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionRequested
@@ -28,20 +27,16 @@ from gpux_contracts.money import Currency, accrued_micros, from_micros
 from gpux_contracts.offers import Tier
 from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.topics import (
-    BILLING_BALANCES,
     BILLING_COMMANDS,
     BILLING_LEASES,
     CAPACITY_COMMANDS,
     MARKET_TRADES,
-    ORDERS_BOOK,
-    ORDERS_COMMANDS,
 )
 from gpux_devinfra.testing.kafka import Published, publish, published
-from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, trade_executed
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.payloads import GPU, trade_executed
 from gpux_platform.settings import GpuxSettings
 
-from .lease_feed import balance, lease_events, of_type, send
+from .lease_feed import balance, fast_billing, funded_order, lease_events, of_type, send
 
 SPEED = 30
 NOTICE = timedelta(seconds=300.5)  # 10 s of the wall clock: billing hears of it well before
@@ -49,36 +44,8 @@ NOTICE = timedelta(seconds=300.5)  # 10 s of the wall clock: billing hears of it
 
 @pytest.fixture(scope="module")
 async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
-    async with running(
-        SPEC,
-        module_settings,
-        dev_topups=True,
-        clock_speed=SPEED,
-        clock_epoch=datetime.now(UTC),
-        settle_every_s=60,
-        settle_tick_s=0.2,
-    ) as (_, settings):
+    async with fast_billing(module_settings, SPEED) as settings:
         yield settings
-
-
-async def funded_order(settings: GpuxSettings, buyer: str) -> str:
-    """10 USD for the buyer, and its order for 2 GPUs at 2.00 held (4.00)."""
-    credit = credit_requested(buyer, "10", Currency.USD, credit_id=new_id())
-    await send(settings, BILLING_COMMANDS, buyer, credit, "gateway")
-    booked = await published(
-        settings, BILLING_BALANCES, lambda b: b["payload"]["account_id"] == buyer, 0.2, 30
-    )
-    assert booked, "billing did not book the credit"
-    order = order_placed(buyer_id=buyer, gpus=2, price="2.00")
-    await send(settings, ORDERS_COMMANDS, GPU, order, "gateway")
-    funded = await published(
-        settings,
-        ORDERS_BOOK,
-        lambda b: b["payload"].get("order", {}).get("order_id") == order.order_id,
-        settle_s=0.2,
-    )
-    assert funded, "billing did not fund the order"
-    return order.order_id
 
 
 async def lease_of(settings: GpuxSettings, tier: Tier, billing: str, **terms: Any) -> TradeExecuted:

@@ -18,7 +18,6 @@ import asyncpg
 import pytest
 
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
-from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.amounts import convert
 from gpux_billing.domain.ledger import AccountKind
 from gpux_contracts.fx import RatePublished
@@ -27,7 +26,6 @@ from gpux_contracts.leases import LeaseStopRequested
 from gpux_contracts.money import Currency, canonical, from_micros
 from gpux_contracts.orders import OrderPlaced, TradeExecuted
 from gpux_contracts.topics import (
-    BILLING_BALANCES,
     BILLING_COMMANDS,
     BILLING_LEDGER,
     FX_RATES,
@@ -41,30 +39,19 @@ from gpux_devinfra.testing.kafka import publish, published
 from gpux_devinfra.testing.payloads import (
     GPU,
     best_ask_changed,
-    credit_requested,
     order_placed,
     trade_executed,
 )
-from gpux_devinfra.testing.services import running
 from gpux_platform.settings import GpuxSettings
 
-from .lease_feed import balance, envelope, lease_events, of_type, send
+from .lease_feed import balance, envelope, fast_billing, funded_order, lease_events, of_type, send
 
 SPEED = 30
 
 
 @pytest.fixture(scope="module")
 async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
-    epoch = datetime.now(UTC)
-    async with running(
-        SPEC,
-        module_settings,
-        dev_topups=True,
-        clock_speed=SPEED,
-        clock_epoch=epoch,
-        settle_every_s=60,
-        settle_tick_s=0.2,
-    ) as (_, settings):
+    async with fast_billing(module_settings, SPEED) as settings:
         # Billing learns the USD rate before any lease needs it (as pricing's loader does).
         rate = RatePublished(
             base=Currency.USD,
@@ -88,30 +75,6 @@ def transfers(body: dict[str, Any]) -> list[dict[str, Any]]:
     if body["event_type"] == "ledger.batch_posted":
         return list(payload["transfers"])
     return [payload]
-
-
-async def funded_order(
-    settings: GpuxSettings, buyer: str, currency: Currency, credit: str, *, gpus: int, limit: str
-) -> str:
-    """Credit the buyer, place an order and wait until billing funded it."""
-    credit_command = credit_requested(buyer, credit, currency, credit_id=new_id())
-    order = order_placed(buyer_id=buyer, gpus=gpus, price=limit, currency=currency)
-    await send(settings, BILLING_COMMANDS, buyer, credit_command)
-    # Credits and orders travel on different topics: wait for the credit to be booked first.
-    booked = await published(settings, BILLING_BALANCES, where("account_id", buyer), 0.2, 30)
-    assert booked, "billing did not book the credit"
-    await send(settings, ORDERS_COMMANDS, GPU, order)
-    funded = await published(
-        settings,
-        ORDERS_BOOK,
-        lambda b: (
-            b["event_type"] == "order.funded"
-            and b["payload"]["order"]["order_id"] == order.order_id
-        ),
-        settle_s=0.2,
-    )
-    assert funded, "billing did not fund the order"
-    return order.order_id
 
 
 async def leased(

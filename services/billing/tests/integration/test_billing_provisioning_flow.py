@@ -5,33 +5,28 @@ events come out on ``billing.leases`` and ``capacity.commands``."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import asyncpg
 import pytest
 
-from gpux_billing.bootstrap import SPEC
 from gpux_billing.domain.ledger import AccountKind
 from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseReadyReported
 from gpux_contracts.money import Currency
 from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.topics import (
-    BILLING_BALANCES,
     BILLING_COMMANDS,
     CAPACITY_COMMANDS,
     MARKET_TRADES,
-    ORDERS_BOOK,
-    ORDERS_COMMANDS,
 )
 from gpux_devinfra.testing.kafka import published
-from gpux_devinfra.testing.payloads import GPU, credit_requested, order_placed, trade_executed
-from gpux_devinfra.testing.services import running
+from gpux_devinfra.testing.payloads import GPU, trade_executed
 from gpux_platform.settings import GpuxSettings
 
-from .lease_feed import balance, lease_events, of_type, send
+from .lease_feed import balance, fast_billing, funded_order, lease_events, of_type, send
 
 pytestmark = pytest.mark.integration
 
@@ -40,15 +35,7 @@ SPEED = 30
 
 @pytest.fixture(scope="module")
 async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
-    async with running(
-        SPEC,
-        module_settings,
-        dev_topups=True,
-        clock_speed=SPEED,
-        clock_epoch=datetime.now(UTC),
-        settle_every_s=60,
-        settle_tick_s=0.2,
-    ) as (_, settings):
+    async with fast_billing(module_settings, SPEED) as settings:
         yield settings
 
 
@@ -56,23 +43,9 @@ async def leased(settings: GpuxSettings, timeout_s: int) -> TradeExecuted:
     """A new buyer with 10 USD, an order of 2 GPUs funded at 2.00 (4.00 held), and the trade
     of an hourly lease at 1.80 whose offer gives ``timeout_s`` to provision."""
     buyer = f"b{new_id()}"
-    await send(settings, BILLING_COMMANDS, buyer, credit_requested(buyer, "10", credit_id=new_id()))
-    booked = await published(
-        settings, BILLING_BALANCES, lambda b: b["payload"]["account_id"] == buyer, 0.2, 30
-    )
-    assert booked, "billing did not book the credit"
-    order = order_placed(buyer_id=buyer, gpus=2, price="2.00")
-    await send(settings, ORDERS_COMMANDS, GPU, order)
-
-    def funded(body: dict[str, Any]) -> bool:
-        payload = body["payload"]
-        return bool(
-            body["event_type"] == "order.funded" and payload["order"]["order_id"] == order.order_id
-        )
-
-    assert await published(settings, ORDERS_BOOK, funded, settle_s=0.2), "not funded"
+    order_id = await funded_order(settings, buyer)
     executed = trade_executed(
-        order_id=order.order_id,
+        order_id=order_id,
         offer_id=new_id(),
         buyer_id=buyer,
         seller_id=f"s{new_id()}",
