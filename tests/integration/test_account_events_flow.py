@@ -18,8 +18,7 @@ import pytest
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.sse import SseParser
-from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
-from gpux_devinfra.testing.http import get_until as until
+from gpux_devinfra.testing.http import auth, leased_for_an_hour
 from gpux_devinfra.testing.services import IN_TESTS, stack
 from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -30,7 +29,6 @@ from gpux_pricing.bootstrap import SPEC as PRICING
 pytestmark = pytest.mark.integration
 
 GPU = "rtx-4090"
-FINAL = {"filled", "cancelled", "expired", "rejected"}
 
 
 @pytest.fixture(scope="module")
@@ -73,23 +71,7 @@ def types_of(bodies: list[dict[str, Any]]) -> set[str]:
 
 
 async def test_each_party_hears_its_own_events_of_a_trade(client: httpx.AsyncClient) -> None:
-    seller = await account(client, "seller")
-    offer = await push_offer(client, seller, offer_body("2.00", "EUR", 2, gpu=GPU))
-    await until(client, f"/v1/offers/{offer['id']}", lambda o: o["status"] == "live", key=seller)
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, "50", "EUR")
-    order = {
-        "gpu": GPU, "gpus": 2, "type": "limit", "max_price_per_gpu_hour": "2.00",
-        "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc", "hours": 1,
-    }  # fmt: skip
-    made = await client.post("/v1/orders", json=order, headers=auth(buyer))
-    assert made.status_code == 202, made.text
-    order_id = made.json()["id"]
-    placed = await until(
-        client, f"/v1/orders/{order_id}", lambda o: o["status"] in FINAL, key=buyer
-    )
-    assert placed["status"] == "filled", placed
-
+    seller, buyer, order_id = await leased_for_an_hour(client, GPU, 2, "2.00", "50")
     buyers_types = {"balance.updated", "order.updated", "order.filled", "lease.opened"}
     async with stream(client, buyer) as bought, stream(client, seller) as sold:
         await eventually(lambda: buyers_types <= types_of(bought), what="the buyer's events")

@@ -13,7 +13,6 @@ The exchange's clock runs 60 times faster than the wall clock, so the default no
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -22,10 +21,17 @@ import pytest
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_contracts.money import accrued_micros, quantize, to_micros
-from gpux_devinfra.testing.http import account, auth, dev_top_up
+from gpux_contracts.money import accrued_micros
+from gpux_devinfra.testing.http import (
+    account,
+    auth,
+    dev_top_up,
+    final_order,
+    micros,
+    seconds_between,
+)
 from gpux_devinfra.testing.http import get_until as until
-from gpux_devinfra.testing.services import IN_TESTS, stack
+from gpux_devinfra.testing.services import chain_at_speed
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.settings import GpuxSettings
@@ -33,31 +39,14 @@ from gpux_pricing.bootstrap import SPEC as PRICING
 
 SPEED = 60
 GPU = "a100-sxm-80gb"
-FINAL = {"filled", "cancelled", "expired", "rejected"}
 
 
 @pytest.fixture(scope="module")
 async def fast_chain(module_settings: GpuxSettings) -> AsyncIterator[httpx.AsyncClient]:
     """The whole chain in-process on a clock 60 times the wall clock; a client of the gateway."""
-    settings = module_settings.model_copy(
-        update={"clock_speed": SPEED, "clock_epoch": datetime.now(UTC)}
-    )
-    overrides = {**IN_TESTS, "billing": {**IN_TESTS["billing"], "settle_tick_s": 0.1}}
-    async with (
-        stack(settings, CATALOG, PRICING, MATCHING, BILLING, GATEWAY, overrides=overrides) as s,
-        s["gateway"].client() as client,
-    ):
+    chain = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
+    async with chain_at_speed(module_settings, *chain, speed=SPEED) as client:
         yield client
-
-
-def micros(text: str) -> int:
-    return to_micros(quantize(Decimal(text)))
-
-
-def seconds_between(start: str, end: str) -> int:
-    """Whole seconds from ``start`` to ``end`` (a started second is not billed)."""
-    delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
-    return delta.days * 86_400 + delta.seconds
 
 
 async def buyer_with(client: httpx.AsyncClient, amount: str) -> str:
@@ -74,12 +63,7 @@ async def buy(
         "gpu": GPU, "gpus": gpus, "type": "market", "max_price_per_gpu_hour": cap,
         "currency": "EUR", "tier": tier, "time_in_force": "ioc",
     }  # fmt: skip
-    made = await client.post("/v1/orders", json=body, headers=auth(key))
-    assert made.status_code == 202, made.text
-    order: dict[str, Any] = await until(
-        client, f"/v1/orders/{made.json()['id']}", lambda o: o["status"] in FINAL, key=key
-    )
-    return order
+    return await final_order(client, key, body)
 
 
 async def only_lease(client: httpx.AsyncClient, key: str) -> dict[str, Any]:

@@ -19,7 +19,6 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,12 +29,19 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
-from gpux_contracts.money import accrued_micros, quantize, to_micros
+from gpux_contracts.money import accrued_micros
 from gpux_contracts.webhooks import SIGNATURE_HEADER, verify
-from gpux_devinfra.testing.http import account, auth, dev_top_up
+from gpux_devinfra.testing.http import (
+    account,
+    auth,
+    dev_top_up,
+    final_order,
+    micros,
+    seconds_between,
+)
 from gpux_devinfra.testing.http import get_until as until
 from gpux_devinfra.testing.receiver import Receiver, receiving
-from gpux_devinfra.testing.services import IN_TESTS, stack
+from gpux_devinfra.testing.services import chain_at_speed
 from gpux_gateway.bootstrap import SPEC as GATEWAY
 from gpux_matching.bootstrap import SPEC as MATCHING
 from gpux_platform.settings import GpuxSettings
@@ -44,35 +50,17 @@ from gpux_pricing.bootstrap import SPEC as PRICING
 SPEED = 10
 GPU = "h100-sxm"
 OTHER_GPU = "l40s"
-FINAL = {"filled", "cancelled", "expired", "rejected"}
 
 
 @pytest.fixture(scope="module")
 async def chain(module_settings: GpuxSettings) -> AsyncIterator[httpx.AsyncClient]:
     """The whole chain in-process on a clock 10 times the wall clock; a client of the gateway
     that may deliver webhooks to loopback."""
-    settings = module_settings.model_copy(
-        update={"clock_speed": SPEED, "clock_epoch": datetime.now(UTC)}
-    )
-    overrides = {
-        **IN_TESTS,
-        "billing": {**IN_TESTS["billing"], "settle_tick_s": 0.1},
-        "gateway": {**IN_TESTS["gateway"], "webhooks_allow_private": True},
-    }
-    async with (
-        stack(settings, CATALOG, PRICING, MATCHING, BILLING, GATEWAY, overrides=overrides) as s,
-        s["gateway"].client() as client,
-    ):
+    chain = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
+    async with chain_at_speed(
+        module_settings, *chain, speed=SPEED, gateway={"webhooks_allow_private": True}
+    ) as client:
         yield client
-
-
-def micros(text: str) -> int:
-    return to_micros(quantize(Decimal(text)))
-
-
-def seconds_between(start: str, end: str) -> int:
-    delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
-    return delta.days * 86_400 + delta.seconds
 
 
 def public_key() -> str:
@@ -137,11 +125,7 @@ async def buy(client: httpx.AsyncClient, key: str, gpu: str, **extra: Any) -> di
         "gpu": gpu, "gpus": 1, "type": "market", "max_price_per_gpu_hour": "5.00",
         "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc", **extra,
     }  # fmt: skip
-    made = await client.post("/v1/orders", json=body, headers=auth(key))
-    assert made.status_code == 202, made.text
-    order: dict[str, Any] = await until(
-        client, f"/v1/orders/{made.json()['id']}", lambda o: o["status"] in FINAL, key=key
-    )
+    order = await final_order(client, key, body)
     assert order["status"] == "filled", order
     return order
 

@@ -24,7 +24,7 @@ from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.bootstrap import SPEC as BILLING
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.testing.database import migrated_pool
-from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
+from gpux_devinfra.testing.http import auth, leased_for_an_hour
 from gpux_devinfra.testing.http import get_until as until
 from gpux_devinfra.testing.services import IN_TESTS, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -34,7 +34,6 @@ from gpux_pricing.bootstrap import SPEC as PRICING
 
 ADMIN_KEY = "admin-key-for-tests-0123456789abcdef"
 GPU = "rtx-4090"
-FINAL = {"filled", "cancelled", "expired", "rejected"}
 
 
 @dataclass
@@ -75,21 +74,7 @@ async def statement(client: httpx.AsyncClient, key: str) -> list[dict[str, Any]]
 
 async def seller_with_earnings(client: httpx.AsyncClient) -> str:
     """A seller whose offer a buyer leased for an hour (charged at once): 36.00 EUR payable."""
-    seller = await account(client, "seller")
-    offer = await push_offer(client, seller, offer_body("10.00", "EUR", 4, gpu=GPU))
-    await until(client, f"/v1/offers/{offer['id']}", lambda o: o["status"] == "live", key=seller)
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, "100", "EUR")
-    order = {
-        "gpu": GPU, "gpus": 4, "type": "limit", "max_price_per_gpu_hour": "10.00",
-        "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc", "hours": 1,
-    }  # fmt: skip
-    made = await client.post("/v1/orders", json=order, headers=auth(buyer))
-    assert made.status_code == 202, made.text
-    placed = await until(
-        client, f"/v1/orders/{made.json()['id']}", lambda o: o["status"] in FINAL, key=buyer
-    )
-    assert placed["status"] == "filled", placed
+    seller, _, _ = await leased_for_an_hour(client, GPU, 4, "10.00", "100")
     await until(
         client,
         "/v1/accounts/me/earnings",

@@ -4,11 +4,13 @@ clients see."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import httpx
 
+from gpux_contracts.money import quantize, to_micros
 from gpux_devinfra.testing import waiting
 
 
@@ -64,6 +66,58 @@ async def dev_top_up(
         client, "/v1/accounts/me/balances", credited, key=key
     )
     return balances
+
+
+def micros(amount: str) -> int:
+    """An amount as the API writes it, in integer micro-units (as the ledger books it)."""
+    return to_micros(quantize(Decimal(amount)))
+
+
+def seconds_between(start: str, end: str) -> int:
+    """Whole seconds from the API's instant ``start`` to ``end`` (a started second is not
+    billed)."""
+    delta = datetime.fromisoformat(end) - datetime.fromisoformat(start)
+    return delta.days * 86_400 + delta.seconds
+
+
+FINAL_ORDER_STATUSES = frozenset({"filled", "cancelled", "expired", "rejected"})
+"""The statuses an order ends in."""
+
+
+async def final_order(client: httpx.AsyncClient, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Place the order ``body`` as ``key``'s buyer (202) and wait until it is final; the order
+    then."""
+    made = await client.post("/v1/orders", json=body, headers=auth(key))
+    assert made.status_code == 202, made.text
+    order: dict[str, Any] = await get_until(
+        client,
+        f"/v1/orders/{made.json()['id']}",
+        lambda o: o["status"] in FINAL_ORDER_STATUSES,
+        key=key,
+    )
+    return order
+
+
+async def leased_for_an_hour(
+    client: httpx.AsyncClient, gpu: str, gpus: int, price: str, top_up: str
+) -> tuple[str, str, str]:
+    """A new seller's live hourly offer of ``gpus`` at ``price`` EUR, and a new buyer with
+    ``top_up`` EUR whose limit order at that price for an hour of them all filled (IOC); the
+    seller's and the buyer's keys and the order's id."""
+    seller = await account(client, "seller")
+    offer = await push_offer(client, seller, offer_body(price, "EUR", gpus, gpu=gpu))
+    await get_until(
+        client, f"/v1/offers/{offer['id']}", lambda o: o["status"] == "live", key=seller
+    )
+    buyer = await account(client, "buyer")
+    await dev_top_up(client, buyer, top_up, "EUR")
+    body = {
+        "gpu": gpu, "gpus": gpus, "type": "limit", "max_price_per_gpu_hour": price,
+        "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc", "hours": 1,
+    }  # fmt: skip
+    order = await final_order(client, buyer, body)
+    assert order["status"] == "filled", order
+    return seller, buyer, str(order["id"])
 
 
 THREE_CURRENCIES: tuple[tuple[str, str, int], ...] = (

@@ -2,7 +2,8 @@
 
 ``running`` starts one service the way ``python -m gpux_<name>`` would (its runtime, its
 wiring, its HTTP app) and yields where it listens; ``stack`` starts several, in order, for
-the flows that go through the public API.
+the flows that go through the public API; ``chain_at_speed`` starts them on a fast clock and
+yields a client of the gateway.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import httpx
@@ -148,3 +150,23 @@ async def stack(
                 )
             )
         yield served
+
+
+@contextlib.asynccontextmanager
+async def chain_at_speed(
+    base: GpuxSettings, *specs: ServiceSpec, speed: float, gateway: Mapping[str, Any] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Start ``specs`` (a whole chain, the gateway among them) on a clock ``speed`` times the
+    wall clock's from now, billing settling every 0.1 s and the gateway with ``gateway``
+    beside ``IN_TESTS``; a client of the gateway."""
+    settings = base.model_copy(update={"clock_speed": speed, "clock_epoch": datetime.now(UTC)})
+    overrides = {
+        **IN_TESTS,
+        "billing": {**IN_TESTS["billing"], "settle_tick_s": 0.1},
+        "gateway": {**IN_TESTS["gateway"], **(gateway or {})},
+    }
+    async with (
+        stack(settings, *specs, overrides=overrides) as served,
+        served["gateway"].client() as client,
+    ):
+        yield client
