@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from gpux_devinfra.testing.kafka import published
 from gpux_devinfra.testing.services import running
 from gpux_gateway.bootstrap import SPEC
 from gpux_gateway.config import GatewaySettings
+from gpux_platform.broker import Outgoing, make_broker, publish_many
 from gpux_platform.settings import GpuxSettings
 
 ADMIN_KEY = "admin-key-for-tests-0123456789abcdef"
@@ -32,18 +34,27 @@ class RunningGateway:
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30)
 
 
+@contextlib.asynccontextmanager
+async def serving(base: GpuxSettings, **overrides: Any) -> AsyncIterator[RunningGateway]:
+    """A gateway served in this process on ``base`` with the tests' ``ADMIN_KEY`` and the
+    settings' ``overrides``."""
+    async with running(SPEC, base, admin_key=SecretStr(ADMIN_KEY), **overrides) as (
+        url,
+        settings,
+    ):
+        assert isinstance(settings, GatewaySettings)
+        yield RunningGateway(url, settings)
+
+
 @pytest.fixture(scope="session")
 async def gateway(gpux_settings: GpuxSettings) -> AsyncIterator[RunningGateway]:
-    async with running(
-        SPEC,
+    async with serving(
         gpux_settings,
-        admin_key=SecretStr(ADMIN_KEY),
         rate_limit="100/minute",
         anonymous_rate_limit="10000/minute",
         max_body_bytes=65536,
-    ) as (url, settings):
-        assert isinstance(settings, GatewaySettings)
-        yield RunningGateway(url, settings)
+    ) as served:
+        yield served
 
 
 SignUp = Callable[[list[str]], Awaitable[dict[str, str]]]
@@ -107,6 +118,16 @@ async def commands_about(
     """Every record the gateway published on ``topic`` whose payload's ``field`` is ``value``
     (once none arrived for ``settle_s``)."""
     found = await published(
-        gateway.settings, topic, lambda body: body["payload"][field] == value, settle_s=settle_s
+        gateway.settings, topic, lambda body: body["payload"].get(field) == value, settle_s=settle_s
     )
     return [record.body for record in found]
+
+
+async def publish_as(gateway: RunningGateway, producer: str, messages: list[Outgoing]) -> None:
+    """Publish ``messages`` as the ``producer`` service does, on a broker of its own."""
+    broker = make_broker(gateway.settings, producer)
+    await broker.start()
+    try:
+        await publish_many(broker, gateway.settings, messages)
+    finally:
+        await broker.stop()

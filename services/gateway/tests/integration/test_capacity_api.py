@@ -20,19 +20,14 @@ from gpux_contracts.topics import (
 from gpux_devinfra.testing.http import get_until
 from gpux_devinfra.testing.payloads import offer_status
 from gpux_gateway.domain.rebuy import rebuy_order_id
-from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.broker import Outgoing
 
 from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
-from .conftest import ORDER, Parties, commands_about
+from .conftest import ORDER, Parties, commands_about, publish_as
 
 
 async def _publish(gateway: Any, *messages: Outgoing) -> None:
-    broker = make_broker(gateway.settings, "billing")
-    await broker.start()
-    try:
-        await publish_many(broker, gateway.settings, list(messages))
-    finally:
-        await broker.stop()
+    await publish_as(gateway, "billing", list(messages))
 
 
 def _lease_event(payload: Payload) -> Outgoing:

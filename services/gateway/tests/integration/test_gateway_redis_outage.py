@@ -11,17 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from gpux_contracts.topics import ORDERS_COMMANDS
-from gpux_devinfra.testing.services import running
 from gpux_devinfra.testing.stores import PrivateStore
 from gpux_devinfra.testing.waiting import eventually
-from gpux_gateway.bootstrap import SPEC
-from gpux_gateway.config import GatewaySettings
 from gpux_platform.settings import GpuxSettings
 
-from .conftest import ADMIN_KEY, ORDER, RunningGateway, commands_about
+from .conftest import ORDER, RunningGateway, commands_about, serving
 
 LIMIT = 5
 
@@ -30,16 +26,13 @@ LIMIT = 5
 async def on_private_redis(
     module_settings: GpuxSettings, private_redis: PrivateStore
 ) -> AsyncIterator[RunningGateway]:
-    async with running(
-        SPEC,
+    async with serving(
         module_settings,
         redis_url=private_redis.url,
-        admin_key=SecretStr(ADMIN_KEY),
         rate_limit=f"{LIMIT}/minute",
         anonymous_rate_limit="10000/minute",
-    ) as (url, settings):
-        assert isinstance(settings, GatewaySettings)
-        yield RunningGateway(url, settings)
+    ) as served:
+        yield served
 
 
 async def place(client: httpx.AsyncClient, count: int) -> list[httpx.Response]:

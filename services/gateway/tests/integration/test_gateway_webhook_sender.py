@@ -19,6 +19,8 @@ from gpux_gateway.adapters.webhook_sender import (
     WebhookTargets,
 )
 
+from .loopback_http import loopback, read_request
+
 pytestmark = pytest.mark.integration
 
 
@@ -35,12 +37,7 @@ class KeepAliveServer:
         self.connections += 1
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             while True:
-                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-                headers = {
-                    k.strip().lower(): v.strip()
-                    for k, _, v in (line.partition(":") for line in head[1:] if ":" in line)
-                }
-                await reader.readexactly(int(headers.get("content-length", "0")))
+                _, headers, _ = await read_request(reader)
                 self.hosts.append(headers["host"])
                 writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")  # no body: reusable at once
                 await writer.drain()
@@ -50,9 +47,7 @@ class KeepAliveServer:
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[KeepAliveServer]:
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        async with server:
+        async with loopback(self._serve) as self.port:
             yield self
 
 

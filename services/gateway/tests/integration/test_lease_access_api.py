@@ -13,16 +13,16 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from gpux_contracts.events import Envelope, Payload, wrap
-from gpux_contracts.leases import LeaseEndReason, LeaseFailure, LeaseOpened, LeaseReady
+from gpux_contracts.leases import LeaseFailure, LeaseOpened, LeaseReady
 from gpux_contracts.topics import BILLING_COMMANDS, BILLING_LEASES
 from gpux_devinfra.testing.http import get_until
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.handoff import service as handoff
-from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.broker import Outgoing
 from gpux_platform.clock import SystemClock
 
-from ..lease_events import lease_ended, lease_opened, lease_totals
-from .conftest import ORDER, Parties, RunningGateway, commands_about
+from ..lease_events import lease_failed, lease_opened
+from .conftest import ORDER, Parties, RunningGateway, commands_about, publish_as
 
 SSH = {"host": "gpu-7.example.com", "port": 2222, "user": "ubuntu", "notes": "sudo ok"}
 
@@ -34,12 +34,7 @@ async def publish(gateway: RunningGateway, *payloads: Payload) -> None:
         wrap(p, producer="billing", occurred_at=now) for p in payloads
     ]
     messages = [Outgoing(BILLING_LEASES, e.payload.lease_id, e) for e in envelopes]
-    broker = make_broker(gateway.settings, "billing")
-    await broker.start()
-    try:
-        await publish_many(broker, gateway.settings, messages)
-    finally:
-        await broker.stop()
+    await publish_as(gateway, "billing", messages)
 
 
 async def register_key(gateway: RunningGateway, key: str) -> str:
@@ -64,16 +59,22 @@ def provisioning(buyer: str, seller: str, order_id: str, **fields: Any) -> Lease
     return lease_opened(buyer, seller, started_at=started, **(values | fields))
 
 
+async def shown_provisioning(
+    gateway: RunningGateway, parties: Parties, order_id: str
+) -> tuple[LeaseOpened, str]:
+    """A provisioning lease of the order's, published and shown to its seller as
+    provisioning; and its path."""
+    buyer, seller, _ = parties
+    lease = provisioning(buyer["id"], seller["id"], order_id)
+    await publish(gateway, lease)
+    path = f"/v1/leases/{lease.lease_id}"
+    async with gateway.client(seller["key"]) as as_seller:
+        await get_until(as_seller, path, lambda b: b.get("status") == "provisioning")
+    return lease, path
+
+
 def failed(lease: LeaseOpened, ended_at: datetime) -> Payload:
-    totals = lease_totals(0, charged_through=lease.started_at, charged=0, fee=0)
-    return lease_ended(
-        lease,
-        totals,
-        reason=LeaseEndReason.FAILED,
-        failure=LeaseFailure.SELLER_REPORTED,
-        detail="no power",
-        ended_at=ended_at,
-    )
+    return lease_failed(lease, LeaseFailure.SELLER_REPORTED, ended_at=ended_at, detail="no power")
 
 
 async def test_an_order_names_ssh_keys_of_the_buyers_own_only(
@@ -195,12 +196,9 @@ async def seller_heard(gateway: RunningGateway, seller_id: str, lease_id: str, k
 async def test_a_failure_report_fails_nothing_twice_and_a_failed_lease_refuses_access(
     gateway: RunningGateway, parties: Parties
 ) -> None:
-    buyer, seller, _ = parties
-    lease = provisioning(buyer["id"], seller["id"], "order-x")
-    await publish(gateway, lease)
-    path = f"/v1/leases/{lease.lease_id}"
+    _, seller, _ = parties
+    lease, path = await shown_provisioning(gateway, parties, "order-x")
     async with gateway.client(seller["key"]) as as_seller:
-        await get_until(as_seller, path, lambda b: b.get("status") == "provisioning")
         for _ in range(2):
             reported = await as_seller.post(f"{path}/failure", json={"detail": "PSU died"})
             assert reported.status_code == 202, reported.text
@@ -223,11 +221,8 @@ async def test_access_is_erased_after_the_retention_and_answers_410(
     gateway: RunningGateway, parties: Parties
 ) -> None:
     buyer, seller, _ = parties
-    lease = provisioning(buyer["id"], seller["id"], "order-y")
-    await publish(gateway, lease)
-    path = f"/v1/leases/{lease.lease_id}"
+    lease, path = await shown_provisioning(gateway, parties, "order-y")
     async with gateway.client(seller["key"]) as as_seller:
-        await get_until(as_seller, path, lambda b: b.get("status") == "provisioning")
         assert (await as_seller.post(f"{path}/access", json=SSH)).status_code == 200
         await publish(gateway, failed(lease, datetime.now(UTC) - timedelta(days=2)))
         await get_until(as_seller, path, lambda b: b.get("status") == "failed")

@@ -25,7 +25,7 @@ from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import BILLING_COMMANDS, BILLING_LEASES, BILLING_LEDGER
 from gpux_devinfra.testing.http import get_until
 from gpux_devinfra.testing.kafka import published
-from gpux_platform.broker import Outgoing, make_broker, publish_many
+from gpux_platform.broker import Outgoing
 
 from ..lease_events import (
     lease_charged,
@@ -36,7 +36,7 @@ from ..lease_events import (
     lease_totals,
     leases_settled,
 )
-from .conftest import Parties
+from .conftest import Parties, publish_as
 
 EUR, USD = Currency.EUR, Currency.USD
 HOUR, SECOND = BillingGranularity.HOUR, BillingGranularity.SECOND
@@ -60,12 +60,7 @@ async def _publish(gateway: Any, *envelopes: Envelope[Any]) -> None:
             messages.append(Outgoing(BILLING_LEASES, payload.leases[0].lease_id, env))
         else:
             messages.append(Outgoing(BILLING_LEASES, payload.lease_id, env))
-    broker = make_broker(gateway.settings, "billing")
-    await broker.start()
-    try:
-        await publish_many(broker, gateway.settings, messages)
-    finally:
-        await broker.stop()
+    await publish_as(gateway, "billing", messages)
 
 
 def _opened(buyer: str, seller: str, *, started_at: datetime, **fields: Any) -> LeaseOpened:

@@ -16,12 +16,10 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from gpux_contracts.ids import new_id
 from gpux_contracts.webhooks import verify
 from gpux_devinfra.testing.database import migrated_pool
-from gpux_devinfra.testing.services import running
 from gpux_devinfra.testing.waiting import eventually
 from gpux_gateway.adapters.postgres.unit_of_work import PostgresGatewayUnitOfWork
 from gpux_gateway.adapters.webhook_sender import HttpWebhooks, WebhookTargets
@@ -32,10 +30,12 @@ from gpux_platform.clock import SystemClock
 from gpux_platform.service import schema_of
 from gpux_platform.settings import GpuxSettings
 
+from .conftest import RunningGateway, serving
+from .loopback_http import loopback, read_request
+
 pytestmark = pytest.mark.integration
 
 URL = "/v1/webhook-endpoints"
-ADMIN_KEY = "admin-key-for-tests-0123456789abcdef"
 
 
 @dataclass
@@ -57,14 +57,8 @@ class Receiver:
     port: int = 0
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        headers = {}
-        for line in head[1:]:
-            if ":" in line:
-                name, value = line.split(":", 1)
-                headers[name.strip().lower()] = value.strip()
-        body = await reader.readexactly(int(headers.get("content-length", "0")))
-        self.hits.append(Hit(head[0].split(" ")[1], headers, body))
+        request_line, headers, body = await read_request(reader)
+        self.hits.append(Hit(request_line.split(" ")[1], headers, body))
         n = len(self.hits) - 1
         status = self.statuses[min(n, len(self.statuses) - 1)]
         writer.write(
@@ -75,9 +69,7 @@ class Receiver:
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[Receiver]:
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        async with server:
+        async with loopback(self._serve) as self.port:
             yield self
 
     @property
@@ -85,21 +77,10 @@ class Receiver:
         return f"http://127.0.0.1:{self.port}/hook"
 
 
-@dataclass
-class Running:
-    url: str
-
-    def client(self, key: str | None = None) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30)
-
-
 @pytest.fixture(scope="module")
-async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
-    async with running(
-        SPEC,
+async def gateway(module_settings: GpuxSettings) -> AsyncIterator[RunningGateway]:
+    async with serving(
         module_settings,
-        admin_key=SecretStr(ADMIN_KEY),
         rate_limit="1000/minute",
         anonymous_rate_limit="10000/minute",
         webhooks_allow_private=True,
@@ -107,8 +88,8 @@ async def gateway(module_settings: GpuxSettings) -> AsyncIterator[Running]:
         webhooks_retry_cap_s=0.4,
         webhooks_retry_for_s=5.0,
         webhooks_poll_s=0.1,
-    ) as (url, _):
-        yield Running(url)
+    ) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +98,7 @@ async def pool(module_settings: GpuxSettings) -> AsyncIterator[asyncpg.Pool]:
         yield pool
 
 
-async def sign_up(gateway: Running) -> tuple[str, str]:
+async def sign_up(gateway: RunningGateway) -> tuple[str, str]:
     async with gateway.client() as client:
         response = await client.post("/v1/accounts", json={"name": "acme", "roles": ["buyer"]})
     assert response.status_code == 201, response.text
@@ -144,7 +125,7 @@ async def add_endpoint(client: httpx.AsyncClient, url: str) -> dict[str, Any]:
 
 
 async def test_a_failing_receiver_gets_the_event_on_the_fourth_attempt(
-    gateway: Running, pool: asyncpg.Pool
+    gateway: RunningGateway, pool: asyncpg.Pool
 ) -> None:
     account_id, key = await sign_up(gateway)
     async with Receiver([500, 502, 503, 200]).serving() as receiver, gateway.client(key) as client:
@@ -178,7 +159,9 @@ async def test_a_failing_receiver_gets_the_event_on_the_fourth_attempt(
         assert json.loads(hit.body) == event.public()
 
 
-async def test_an_always_failing_endpoint_is_disabled(gateway: Running, pool: asyncpg.Pool) -> None:
+async def test_an_always_failing_endpoint_is_disabled(
+    gateway: RunningGateway, pool: asyncpg.Pool
+) -> None:
     account_id, key = await sign_up(gateway)
     async with Receiver([500]).serving() as receiver, gateway.client(key) as client:
         endpoint = await add_endpoint(client, receiver.url)
@@ -202,7 +185,7 @@ async def test_an_always_failing_endpoint_is_disabled(gateway: Running, pool: as
         assert enabled.json()["disabled_reason"] is None
 
 
-async def test_endpoints_crud_secret_once_and_tenancy(gateway: Running) -> None:
+async def test_endpoints_crud_secret_once_and_tenancy(gateway: RunningGateway) -> None:
     (_, key), (_, other) = await sign_up(gateway), await sign_up(gateway)
     async with gateway.client(key) as client, gateway.client(other) as theirs:
         headers = {"Idempotency-Key": "webhook-create-1"}
@@ -249,7 +232,7 @@ async def test_endpoints_crud_secret_once_and_tenancy(gateway: Running) -> None:
     ],
 )
 async def test_refused_endpoints_are_422_naming_the_field(
-    gateway: Running, body: dict[str, Any], field: str
+    gateway: RunningGateway, body: dict[str, Any], field: str
 ) -> None:
     _, key = await sign_up(gateway)
     async with gateway.client(key) as client:
@@ -285,7 +268,7 @@ async def test_the_guard_refuses_non_public_targets_at_creation_and_at_each_atte
     assert receiver.hits[0].headers["host"] == f"127.0.0.1:{receiver.port}"
 
 
-async def test_a_ping_reaches_the_receiver_signed(gateway: Running) -> None:
+async def test_a_ping_reaches_the_receiver_signed(gateway: RunningGateway) -> None:
     _, key = await sign_up(gateway)
     async with Receiver([204]).serving() as receiver, gateway.client(key) as client:
         endpoint = await add_endpoint(client, receiver.url)
@@ -308,7 +291,7 @@ HELD = (
 
 
 async def test_a_ping_holds_no_transaction_while_the_receiver_answers(
-    gateway: Running, pool: asyncpg.Pool
+    gateway: RunningGateway, pool: asyncpg.Pool
 ) -> None:
     _, key = await sign_up(gateway)
     arrived, answer_now = asyncio.Event(), asyncio.Event()
