@@ -64,6 +64,14 @@ class GroupLagMonitor:
 
     async def measure(self) -> list[PartitionLag]:
         """Read every group's lag now and set the gauge; returns what was read."""
+        read = await self.read()
+        for found in read:
+            CONSUMER_LAG.labels(found.group, found.topic, str(found.partition)).set(found.lag)
+        return read
+
+    async def read(self) -> list[PartitionLag]:
+        """Read every group's lag now (the gauge untouched); a failure raises (KafkaError,
+        OSError, TimeoutError) and leaves the clients to ``close``."""
         admin, consumer = await self._connect()
         topics = sorted({t for topics in self._groups.values() for t in topics})
         partitions = await self._partitions(admin, topics)
@@ -82,8 +90,6 @@ class GroupLagMonitor:
                 meta = committed.get(tp)
                 offset = meta.offset if meta is not None and meta.offset >= 0 else starts[tp]
                 read.append(PartitionLag(group, tp.topic, tp.partition, max(0, ends[tp] - offset)))
-        for found in read:
-            CONSUMER_LAG.labels(found.group, found.topic, str(found.partition)).set(found.lag)
         return read
 
     async def run(self) -> None:

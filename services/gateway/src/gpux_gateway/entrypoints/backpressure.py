@@ -11,13 +11,10 @@ way a request only compares two integers.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Collection, Mapping
 from types import TracebackType
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 from prometheus_client import Counter
 
@@ -29,6 +26,7 @@ from gpux_gateway.domain.backpressure import (
     follow_lag,
     view_lag,
 )
+from gpux_platform.lag import GroupLagMonitor
 from gpux_platform.metrics import CONSUMER_LAG
 from gpux_platform.settings import GpuxSettings
 
@@ -83,9 +81,9 @@ def consumer_lag(topics: Collection[str]) -> dict[str, int]:
 
 
 class GroupLag:
-    """Each partition's lag of consumer groups, read from Kafka: the partition's end offset
-    minus the group's committed offset (its first offset before the group committed any, as
-    the subscribers start from the earliest).
+    """Each partition's lag of the view groups, read from Kafka by the platform's reader
+    (``gpux_platform.lag.GroupLagMonitor``: the partition's end offset minus the group's
+    committed offset, its first offset before the group committed any).
 
     ``groups`` maps a topic's physical name to the physical name of the group that reads it.
     Connected on the first ``read``; a read that fails keeps the last reading (which then
@@ -93,11 +91,10 @@ class GroupLag:
     """
 
     def __init__(self, settings: GpuxSettings, groups: Mapping[str, str]) -> None:
-        self._bootstrap = settings.kafka_bootstrap
-        self._timeout_ms = int(settings.connect_timeout_s * 1000) + 10_000
-        self._groups = dict(groups)
-        self._clients: tuple[AIOKafkaAdminClient, AIOKafkaConsumer] | None = None
-        self._partitions: dict[str, list[TopicPartition]] = {}
+        by_group: dict[str, list[str]] = {}
+        for topic, group in groups.items():
+            by_group.setdefault(group, []).append(topic)
+        self._reader = GroupLagMonitor(settings, by_group)
         self._last: dict[str, int] = {}
         self._failing = False
 
@@ -110,70 +107,18 @@ class GroupLag:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self._disconnect()
+        await self._reader.close()
 
     async def read(self) -> dict[str, int]:
         """``topic:partition`` → records behind, now (or as last read, if Kafka fails)."""
         try:
-            self._last = await self._read()
+            read = await self._reader.read()
         except (KafkaError, OSError, TimeoutError) as exc:
             if not self._failing:
                 log.warning("view lag not read from Kafka", extra={"error": repr(exc)})
             self._failing = True
-            await self._disconnect()
+            await self._reader.close()
             return self._last
         self._failing = False
+        self._last = {f"{found.topic}:{found.partition}": found.lag for found in read}
         return self._last
-
-    async def _read(self) -> dict[str, int]:
-        admin, consumer = await self._connect()
-        every = [tp for parts in self._partitions.values() for tp in parts]
-        if not every:
-            return {}
-        ends = await consumer.end_offsets(every)
-        committed = await asyncio.gather(
-            *(
-                admin.list_consumer_group_offsets(group, partitions=self._partitions[topic])
-                for topic, group in self._groups.items()
-                if self._partitions.get(topic)
-            )
-        )
-        offsets = {tp: meta.offset for found in committed for tp, meta in found.items()}
-        fresh = [tp for tp in every if offsets.get(tp, -1) < 0]
-        if fresh:
-            offsets.update(await consumer.beginning_offsets(fresh))
-        return {f"{tp.topic}:{tp.partition}": max(0, ends[tp] - offsets[tp]) for tp in every}
-
-    async def _connect(self) -> tuple[AIOKafkaAdminClient, AIOKafkaConsumer]:
-        if self._clients is not None:
-            return self._clients
-        admin = AIOKafkaAdminClient(
-            bootstrap_servers=self._bootstrap, request_timeout_ms=self._timeout_ms
-        )
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=self._bootstrap,
-            request_timeout_ms=self._timeout_ms,
-            enable_auto_commit=False,
-        )
-        self._clients = (admin, consumer)  # set first: a failed start is closed by _disconnect
-        await admin.start()
-        await consumer.start()
-        described = await admin.describe_topics(list(self._groups))
-        self._partitions = {
-            found["topic"]: sorted(
-                TopicPartition(found["topic"], part["partition"]) for part in found["partitions"]
-            )
-            for found in described
-            if found["error_code"] == 0  # 3: unknown topic (none yet)
-        }
-        return self._clients
-
-    async def _disconnect(self) -> None:
-        if self._clients is None:
-            return
-        admin, consumer = self._clients
-        self._clients = None
-        try:
-            await consumer.stop()
-        finally:
-            await admin.close()
