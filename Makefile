@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 UV = $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 
-.PHONY: help bootstrap web openapi up test test-unit lint asyncapi format infra-up infra-down infra-status bench bench-quick
+.PHONY: help bootstrap web openapi sdk up test test-unit lint asyncapi format infra-up infra-down infra-status bench bench-quick
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -26,8 +26,12 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 
 web: web/dist/index.html  ## build the web app into web/dist (npm ci and Vite, only when out of date)
 
-openapi: bootstrap  ## regenerate web/openapi.json (and the price stream's) from the gateway's code
+openapi: bootstrap  ## regenerate web/openapi.json (and the price stream's) from the gateway's code, then the SDK from it
 	@$(UV) run --frozen python web/scripts/openapi.py
+	@$(UV) run --frozen python scripts/sdk.py
+
+sdk: bootstrap  ## regenerate the Python SDK (libs/sdk/src, not in git) from web/openapi.json
+	@$(UV) run --frozen python scripts/sdk.py --force
 
 up: bootstrap web  ## run the exchange: infrastructure plus every service (Ctrl-C stops what it started)
 	@$(UV) run --frozen python -m gpux_devinfra.exchange

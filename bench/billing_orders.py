@@ -17,26 +17,22 @@ Not a timed test: it only reports.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
-import sys
-import time
+import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 import asyncpg
-from billing import LOCAL_DB, Counting, OneConnection, scratch_pool
+from batch_runs import Run, arguments, both_ways, counted_run, report, rows_by_name, scratch_name
+from billing import scratch_pool
 
 from gpux_billing.adapters.postgres.unit_of_work import PostgresBillingUnitOfWork
 from gpux_billing.domain.rules import Rules
 from gpux_billing.service import HANDLERS_BY_TOPIC, prepare
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.fx import RatePublished
-from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_contracts.topics import (
     BILLING_COMMANDS,
@@ -51,18 +47,6 @@ from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-
-@dataclass
-class Run:
-    """One way of applying the orders (or trades: ``bench/billing_trades.py``)."""
-
-    orders: int
-    units: int
-    seconds: float
-    round_trips: int
-    statements: int
-    outcome: dict[str, Any]
 
 
 def event(payload: Payload, at: datetime = T0) -> Envelope[Any]:
@@ -116,19 +100,18 @@ async def seed_buyers(unit_of_work: Any, buyers: int) -> None:
 
 async def balances_and_events(conn: asyncpg.Connection) -> dict[str, Any]:
     """Every account's balance, and the outbox's events by topic (balances aside)."""
-    balances = await conn.fetch(
-        "SELECT owner, currency, kind, balance_micros FROM billing.accounts ORDER BY 1, 2, 3"
+    return await rows_by_name(
+        conn,
+        balances="SELECT owner, currency, kind, balance_micros FROM billing.accounts"
+        " ORDER BY 1, 2, 3",
+        events="SELECT topic, count(*) AS n FROM billing.outbox WHERE topic <> 'billing.balances'"
+        " GROUP BY 1 ORDER BY 1",
     )
-    events = await conn.fetch(
-        "SELECT topic, count(*) AS n FROM billing.outbox WHERE topic <> 'billing.balances'"
-        " GROUP BY 1 ORDER BY 1"
-    )
-    return {"balances": [tuple(r) for r in balances], "events": [tuple(r) for r in events]}
 
 
 async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
-    holds = await conn.fetch("SELECT order_id, held_micros FROM billing.holds ORDER BY 1")
-    return {"holds": [tuple(r) for r in holds], **await balances_and_events(conn)}
+    holds = "SELECT order_id, held_micros FROM billing.holds ORDER BY 1"
+    return {**await rows_by_name(conn, holds=holds), **await balances_and_events(conn)}
 
 
 Units = Callable[[], PostgresBillingUnitOfWork]
@@ -145,71 +128,47 @@ async def measure(
 ) -> Run:
     """Apply ``events`` of ``topic`` in batches of ``per`` on a fresh database, after ``seed``;
     counted, and what the database holds after them (``outcome``)."""
-    name = f"gpux_bench_{topic.name.replace('.', '_')}_{new_id()[-8:].lower()}"
+    name = scratch_name(topic.name.replace(".", "_"))
     async with scratch_database(url, name) as database_url, scratch_pool(database_url) as pool:
         clock = ManualClock(T0)
         rules = Rules()
         await seed(lambda: PostgresBillingUnitOfWork(pool, rules=rules, clock=clock))
         async with pool.acquire() as raw:
-            counting = Counting(raw)
-            one = cast(asyncpg.Pool, OneConnection(counting))
-            batch = batch_handler(
-                topic, lambda: PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
+            return await counted_run(
+                raw,
+                lambda one: batch_handler(
+                    topic, lambda: PostgresBillingUnitOfWork(one, rules=rules, clock=clock)
+                ),
+                events,
+                per,
+                lambda: outcome(raw),
             )
-            units = 0
-            started = time.perf_counter()
-            for at in range(0, len(events), per):
-                units += (await batch.apply(events[at : at + per])).units
-            seconds = time.perf_counter() - started
-            result = await outcome(raw)
-        return Run(len(events), units, seconds, counting.round_trips, counting.statements, result)
 
 
-def row(label: str, run: Run) -> str:
-    """A table row of a run: units, seconds, ms and round trips per item, per unit."""
-    per_unit = f"{run.round_trips / run.units:,.1f} / {run.statements / run.units:,.1f}"
-    per_item = f"{run.round_trips / run.orders:,.2f}"
-    ms = 1000 * run.seconds / run.orders
-    return (
-        f"| {label:<26} | {run.units:>5} | {run.seconds:>7.3f} | {ms:>8.3f} |"
-        f" {per_unit:>15} | {per_item:>9} |"
+async def measure_both_ways(
+    url: str,
+    topic: Topic,
+    events: Sequence[Envelope[Any]],
+    *,
+    seed: Callable[[Units], Awaitable[None]],
+    outcome: Callable[[asyncpg.Connection], Awaitable[dict[str, Any]]],
+) -> tuple[Run, Run]:
+    """``measure`` with every event in one batch, then with one event per batch."""
+    return await both_ways(
+        events, functools.partial(measure, url, topic, events, seed=seed, outcome=outcome)
     )
-
-
-def report(item: str, batched: Run, single: Run, checked: str) -> None:
-    """Print the two runs of ``item``s as a table; fail if they ended differently."""
-    same = batched.outcome == single.outcome
-    print(f"{batched.orders:,} {item}s of {checked} both ways: {same}", file=sys.stderr)
-    print(
-        f"| path | units | seconds | ms/{item} | round trips / statements per unit"
-        f" | round trips/{item} |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
-    print(row("one batch", batched))
-    print(row(f"one {item} per unit (peer)", single))
-    print(f"| **ratio** | | | **{single.seconds / batched.seconds:.1f}×** | | |")
-    if not same:
-        raise SystemExit("the two paths disagree")
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--orders", type=int, default=500)
-    parser.add_argument("--buyers", type=int, default=100)
-    parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
-    args = parser.parse_args()
+    args = arguments(__doc__, orders=500, buyers=100)
     orders = _orders(args.orders, args.buyers)
-    batched, single = [
-        await measure(
-            args.db,
-            ORDERS_COMMANDS,
-            orders,
-            per,
-            seed=lambda units: seed_buyers(units, args.buyers),
-            outcome=_outcome,
-        )
-        for per in (len(orders), 1)
-    ]
+    batched, single = await measure_both_ways(
+        args.db,
+        ORDERS_COMMANDS,
+        orders,
+        seed=lambda units: seed_buyers(units, args.buyers),
+        outcome=_outcome,
+    )
     report("order", batched, single, f"{args.buyers:,} buyers; same holds, balances and events")
 
 

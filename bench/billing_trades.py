@@ -19,22 +19,19 @@ Not a timed test: it only reports.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 from datetime import timedelta
 from typing import Any
 
 import asyncpg
-from billing import LOCAL_DB
+from batch_runs import arguments, report, rows_by_name
 from billing_orders import (
     T0,
     Units,
     balances_and_events,
     batch_handler,
     event,
-    measure,
-    report,
+    measure_both_ways,
     seed_buyers,
 )
 
@@ -98,36 +95,25 @@ async def _seed(units: Units, trades: int, buyers: int) -> None:
 
 
 async def _outcome(conn: asyncpg.Connection) -> dict[str, Any]:
-    leases = await conn.fetch(
-        "SELECT id, wallet_currency, period, charged_micros, paid_micros, held_micros,"
-        " end_reason, next_due_at FROM billing.leases ORDER BY 1"
+    left = await rows_by_name(
+        conn,
+        leases="SELECT id, wallet_currency, period, charged_micros, paid_micros, held_micros,"
+        " end_reason, next_due_at FROM billing.leases ORDER BY 1",
+        holds="SELECT order_id, leased_gpus FROM billing.holds ORDER BY 1",
     )
-    holds = await conn.fetch("SELECT order_id, leased_gpus FROM billing.holds ORDER BY 1")
-    return {
-        "leases": [tuple(r) for r in leases],
-        "holds": [tuple(r) for r in holds],
-        **await balances_and_events(conn),
-    }
+    return {**left, **await balances_and_events(conn)}
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trades", type=int, default=500)
-    parser.add_argument("--buyers", type=int, default=100)
-    parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
-    args = parser.parse_args()
+    args = arguments(__doc__, trades=500, buyers=100)
     trades = _trades(args.trades, args.buyers)
-    batched, single = [
-        await measure(
-            args.db,
-            MARKET_TRADES,
-            trades,
-            per,
-            seed=lambda units: _seed(units, args.trades, args.buyers),
-            outcome=_outcome,
-        )
-        for per in (len(trades), 1)
-    ]
+    batched, single = await measure_both_ways(
+        args.db,
+        MARKET_TRADES,
+        trades,
+        seed=lambda units: _seed(units, args.trades, args.buyers),
+        outcome=_outcome,
+    )
     checked = f"{args.buyers:,} buyers; same leases, holds, balances and events"
     report("trade", batched, single, checked)
 

@@ -132,7 +132,8 @@ async def fund(api: Api, keys: list[str], amount: str = TOPUP, timeout_s: float 
             async with gate:
                 wallets = await api.call("GET", "/v1/accounts/me/balances", key=key)
             if any(
-                w["currency"] == CURRENCY and Decimal(w["available"]) >= wanted for w in wallets
+                w["currency"] == CURRENCY and Decimal(w["available"]) >= wanted
+                for w in wallets["items"]
             ):
                 return
             await asyncio.sleep(0.5)

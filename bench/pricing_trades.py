@@ -18,22 +18,18 @@ queued the same events. Not a timed test: it only reports.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
-import os
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 import asyncpg
-from billing import LOCAL_DB, Counting, OneConnection, scratch_pool
-from billing_orders import Run, report
+from batch_runs import Run, arguments, both_ways, counted_run, report, rows_by_name, scratch_name
+from billing import scratch_pool
 
 from gpux_contracts.events import Envelope, wrap
-from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
 from gpux_contracts.topics import MARKET_TRADES
 from gpux_devinfra.testing.payloads import trade_executed
@@ -92,61 +88,46 @@ async def _rate(pool: asyncpg.Pool) -> None:
 
 
 async def _outcome(conn: asyncpg.Connection, models: MemoryReadModels) -> dict[str, Any]:
-    trades = await conn.fetch(
-        "SELECT trade_id, gpu, tier, gpus, price, executed_at FROM pricing.trades ORDER BY 1"
+    left = await rows_by_name(
+        conn,
+        trades="SELECT trade_id, gpu, tier, gpus, price, executed_at FROM pricing.trades"
+        " ORDER BY 1",
+        candles="SELECT gpu, tier, interval, start, open, high, low, close, close_at, gpus,"
+        " notional FROM pricing.candles ORDER BY 1, 2, 3, 4",
+        events="SELECT topic, count(*) FROM pricing.outbox GROUP BY 1 ORDER BY 1",
     )
-    candles = await conn.fetch(
-        "SELECT gpu, tier, interval, start, open, high, low, close, close_at, gpus, notional"
-        " FROM pricing.candles ORDER BY 1, 2, 3, 4"
-    )
-    events = await conn.fetch("SELECT topic, count(*) FROM pricing.outbox GROUP BY 1 ORDER BY 1")
-    return {
-        "trades": [tuple(r) for r in trades],
-        "candles": [tuple(r) for r in candles],
-        "histories": dict(models.histories),
-        "events": [tuple(r) for r in events],
-    }
+    return {**left, "histories": dict(models.histories)}
 
 
 async def _measure(url: str, events: Sequence[Envelope[Any]], per: int) -> Run:
     """Apply ``events`` in batches of ``per`` on a fresh database; counted, and what the
     database and the read models hold after them."""
-    name = f"gpux_bench_pricing_trades_{new_id()[-8:].lower()}"
     async with (
-        scratch_database(url, name) as database_url,
+        scratch_database(url, scratch_name("pricing_trades")) as database_url,
         scratch_pool(database_url, "pricing", MIGRATIONS) as pool,
     ):
         await _rate(pool)
         clock, cache, models = ManualClock(T0), BookCache(), MemoryReadModels()
         band_for = PricingSettings().band_for
-        async with pool.acquire() as raw:
-            counting = Counting(raw)
-            one = cast(asyncpg.Pool, OneConnection(counting))
-            batch = BatchHandler(
+
+        def handler(one: asyncpg.Pool) -> BatchHandler[PostgresPricingUnitOfWork]:
+            return BatchHandler(
                 MARKET_TRADES,
                 HANDLERS_BY_TOPIC[MARKET_TRADES],
                 lambda: PostgresPricingUnitOfWork(
                     one, cache=cache, read_models=models, clock=clock, band_for=band_for
                 ),
             )
-            units = 0
-            started = time.perf_counter()
-            for at in range(0, len(events), per):
-                units += (await batch.apply(events[at : at + per])).units
-            seconds = time.perf_counter() - started
-            result = await _outcome(raw, models)
-        return Run(len(events), units, seconds, counting.round_trips, counting.statements, result)
+
+        async with pool.acquire() as raw:
+            return await counted_run(raw, handler, events, per, lambda: _outcome(raw, models))
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trades", type=int, default=500)
-    parser.add_argument("--books", type=int, default=10)
-    parser.add_argument("--db", default=os.environ.get("GPUX_DATABASE_URL", LOCAL_DB))
-    args = parser.parse_args()
+    args = arguments(__doc__, trades=500, books=10)
     logging.getLogger("gpux.pricing.history").setLevel(logging.ERROR)  # the pounds, expected
     trades = _trades(args.trades, args.books)
-    batched, single = [await _measure(args.db, trades, per) for per in (len(trades), 1)]
+    batched, single = await both_ways(trades, lambda per: _measure(args.db, trades, per))
     checked = f"{args.books} books; same trades, candles, histories and events"
     report("trade", batched, single, checked)
 

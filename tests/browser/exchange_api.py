@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.waiting import eventually
+from gpux_devinfra.testing.account_api import AccountApi
 
 
-class Api:
+class Api(AccountApi):
     """One account of the exchange (or none: anonymous reads)."""
-
-    def __init__(self, url: str, api_key: str | None = None) -> None:
-        headers = {} if api_key is None else {"Authorization": f"Bearer {api_key}"}
-        self.client = httpx.AsyncClient(base_url=url, headers=headers, timeout=10)
 
     @classmethod
     async def sign_up(cls, url: str, name: str, roles: list[str]) -> Api:
@@ -25,21 +22,16 @@ class Api:
         assert created.status_code == 201, created.text
         return cls(url, created.json()["api_key"])
 
-    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        """The JSON answer; anything but a 2xx fails the test."""
-        response = await self.client.request(method, path, **kwargs)
-        assert response.status_code < 300, f"{method} {path}: {response.text}"
-        return response.json()
-
-    async def until(self, path: str, check: Callable[[Any], object], timeout_s: float = 30) -> Any:
-        """``GET path`` until ``check`` holds for its body; that body."""
-        return await eventually(
-            lambda: self.call("GET", path),
-            check,
-            what=f"GET {path}",
-            timeout_s=timeout_s,
-            interval_s=0.2,
+    @classmethod
+    async def seller_with(cls, url: str, name: str, prices: Mapping[str, str]) -> Api:
+        """A new seller whose on-demand offers (``offer``) at ``prices`` (USD per GPU-hour by
+        GPU) are the best asks of their books."""
+        account = await cls.sign_up(url, name, ["seller"])
+        await asyncio.gather(*(account.offer(gpu, price) for gpu, price in prices.items()))
+        await asyncio.gather(
+            *(account.best_ask(gpu, "on_demand", price) for gpu, price in prices.items())
         )
+        return account
 
     async def offer(self, gpu: str, price: str, *, gpus: int = 4, tier: str = "on_demand") -> str:
         """Push an offer in USD, billed per hour; its id once the book holds it."""
@@ -68,7 +60,3 @@ class Api:
             )
 
         await self.until(f"/v1/prices/{gpu}?currency=USD", shows)
-
-    async def close(self) -> None:
-        """Close the connection pool."""
-        await self.client.aclose()

@@ -237,7 +237,9 @@ async def signed_up_buyer(exchange: str, name: str) -> tuple[Api, str]:
     buyer = Api(exchange, key)
     topup = {"amount": "50", "currency": "USD", "provider": "dev"}
     await buyer.call("POST", "/v1/topups", json=topup)
-    await buyer.until("/v1/accounts/me/balances", lambda b: any(w["currency"] == "USD" for w in b))
+    await buyer.until(
+        "/v1/accounts/me/balances", lambda b: any(w["currency"] == "USD" for w in b["items"])
+    )
     return buyer, key
 
 
@@ -268,7 +270,7 @@ async def test_api_keys_and_sessions_in_the_console_on_a_phone(
     row = page.locator("table.keys tr", has_text="ci reader")
     await expect(row).to_contain_text("read")
     keys = await buyer.call("GET", "/v1/accounts/me/keys")
-    assert {k["name"]: k["scopes"] for k in keys}["ci reader"] == ["read"]
+    assert {k["name"]: k["scopes"] for k in keys["items"]}["ci reader"] == ["read"]
     await assert_fits_the_width(page)
     await assert_basics(page, "API keys and sessions")
     await screenshot(page, screenshots / "console-keys-phone.png")

@@ -33,7 +33,9 @@ async def traded(exchange: str) -> AsyncIterator[None]:
     await buyer.call(
         "POST", "/v1/topups", json={"amount": "100", "currency": "USD", "provider": "dev"}
     )
-    await buyer.until("/v1/accounts/me/balances", lambda b: any(w["currency"] == "USD" for w in b))
+    await buyer.until(
+        "/v1/accounts/me/balances", lambda b: any(w["currency"] == "USD" for w in b["items"])
+    )
     # 1 and 2 GPUs at 1.79, then 6: the last 5 at 1.79 and 1 at 1.99 (one candle that rose).
     for gpus in (1, 2, 6):
         order = await buyer.call("POST", "/v1/orders", json={

@@ -6,7 +6,6 @@ screenshots for docs/."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -34,11 +33,7 @@ JOB = {"examples": "10000", "avg_tokens": "1024", "epochs": "1"}
 @pytest.fixture(scope="module")
 async def seller(exchange: str) -> AsyncIterator[Api]:
     """A seller whose on-demand offers are on the book."""
-    account = await Api.sign_up(exchange, "Guide GPU Farm", ["seller"])
-    await asyncio.gather(*(account.offer(gpu, price) for gpu, price in OFFERS.items()))
-    await asyncio.gather(
-        *(account.best_ask(gpu, "on_demand", price) for gpu, price in OFFERS.items())
-    )
+    account = await Api.seller_with(exchange, "Guide GPU Farm", OFFERS)
     yield account
     await account.close()
 

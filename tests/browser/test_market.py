@@ -4,7 +4,6 @@ columns by keyboard, a phone's width; each page's basics; screenshots for docs/.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -38,11 +37,7 @@ sets itself."""
 @pytest.fixture(scope="module")
 async def seller(exchange: str) -> AsyncIterator[Api]:
     """A seller whose offers are the reference page's prices, on the book."""
-    account = await Api.sign_up(exchange, "Browser GPU Farm", ["seller"])
-    await asyncio.gather(*(account.offer(gpu, price) for gpu, price in REFERENCE.items()))
-    await asyncio.gather(
-        *(account.best_ask(gpu, "on_demand", price) for gpu, price in REFERENCE.items())
-    )
+    account = await Api.seller_with(exchange, "Browser GPU Farm", REFERENCE)
     yield account
     await account.close()
 

@@ -160,7 +160,7 @@ async def _wallets(market: Market) -> dict[str, tuple[int, int]]:
     for key in market.buyers:
         account = await market.client.ok("GET", "/v1/accounts/me", key)
         shown = await market.client.ok("GET", "/v1/accounts/me/balances", key)
-        eur = [w for w in shown if w["currency"] == CURRENCY]
+        eur = [w for w in shown["items"] if w["currency"] == CURRENCY]
         found[account["id"]] = (
             (_micros(eur[0]["available"]), _micros(eur[0]["held"])) if eur else (-1, -1)
         )

@@ -187,7 +187,7 @@ async def _catalog_has(client: Client) -> bool:
 
 async def _funded(client: Client, key: str) -> bool:
     wallets = await client.ok("GET", "/v1/accounts/me/balances", key)
-    return any(w["currency"] == CURRENCY and Decimal(w["available"]) > 0 for w in wallets)
+    return any(w["currency"] == CURRENCY and Decimal(w["available"]) > 0 for w in wallets["items"])
 
 
 async def _all_live(market: Market) -> bool:

@@ -17,19 +17,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from gpux_contracts.money import accrued_micros, quantize, to_micros
+from gpux_devinfra.testing.account_api import AccountApi
 from gpux_devinfra.testing.processes import ServiceProcess, service_env
-from gpux_devinfra.testing.waiting import eventually
 from gpux_platform.settings import GpuxSettings
 
 SPEED = 600
@@ -86,18 +85,11 @@ async def exchange(module_settings: GpuxSettings) -> AsyncIterator[Exchange]:
             process.stop()
 
 
-class Api:
+class Api(AccountApi):
     """One account's view of the REST API."""
 
-    def __init__(self, url: str, api_key: str | None = None) -> None:
-        headers = {} if api_key is None else {"Authorization": f"Bearer {api_key}"}
-        self.client = httpx.AsyncClient(base_url=url, headers=headers, timeout=10)
-        self.api_key = api_key
-
-    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = await self.client.request(method, path, **kwargs)
-        assert response.status_code < 300, f"{method} {path}: {response.text}"
-        return response.json()
+    until_timeout_s = 60
+    until_interval_s = 0.25
 
     async def pages(self, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
         """Every item of a paginated list."""
@@ -111,15 +103,13 @@ class Api:
             if not cursor:
                 return items
 
-    async def until(self, path: str, check: Callable[[Any], bool], timeout_s: float = 60) -> Any:
-        """``GET path`` until ``check`` holds for its body; that body."""
-        return await eventually(
-            lambda: self.call("GET", path),
-            check,
-            what=f"GET {path}",
-            timeout_s=timeout_s,
-            interval_s=0.25,
+    async def order_until(self, body: dict[str, Any], status: str) -> dict[str, Any]:
+        """Place the order ``body``; the order once it has ``status``."""
+        placed = await self.call("POST", "/v1/orders", json=body)
+        order: dict[str, Any] = await self.until(
+            f"/v1/orders/{placed['id']}", lambda o: o["status"] == status
         )
+        return order
 
 
 async def sign_up(url: str, name: str, role: str) -> Api:
@@ -218,7 +208,7 @@ async def the_buyer_tops_up_and_sees_the_best_asks(exchange: Exchange, buyer: Ap
     )
     await buyer.until(
         "/v1/accounts/me/balances",
-        lambda b: any(w["currency"] == "EUR" and w["available"] == "100.00" for w in b),
+        lambda b: any(w["currency"] == "EUR" and w["available"] == "100.00" for w in b["items"]),
     )
     prices = cli(exchange, buyer, "prices", "--currency", "EUR")
     books = {(p["gpu"], p["tier"]): p for p in prices if p["gpu"] == GPU}
@@ -250,16 +240,14 @@ async def a_market_order_fills_across_both_sellers(
 
 async def a_limit_order_rests_then_fills(buyer: Api, usd_seller: Api) -> None:
     """A limit order below the best ask rests, then fills when a cheaper offer arrives."""
-    limit = await buyer.call(
-        "POST",
-        "/v1/orders",
-        json={
+    limit = await buyer.order_until(
+        {
             "gpu": GPU, "gpus": 1, "type": "limit", "max_price_per_gpu_hour": "2.20",
             "currency": "EUR", "tier": "any", "time_in_force": "gtc",
         },
+        "open",
     )  # fmt: skip
     limit_id = limit["id"]
-    await buyer.until(f"/v1/orders/{limit_id}", lambda o: o["status"] == "open")
     await push_offer(
         usd_seller,
         gpus=1,
@@ -330,16 +318,14 @@ async def capacity_returns_after_an_interruption(url: str) -> None:
         tier="on_demand",
         billing="second",
     )
-    order = await spot.call(
-        "POST",
-        "/v1/orders",
-        json={
+    await spot.order_until(
+        {
             "gpu": SPOT_GPU, "gpus": 4, "type": "limit", "max_price_per_gpu_hour": "1.50",
             "currency": "EUR", "tier": "interruptible", "time_in_force": "gtc",
             "rebuy_on_interruption": True,
         },
+        "filled",
     )  # fmt: skip
-    await spot.until(f"/v1/orders/{order['id']}", lambda o: o["status"] == "filled")
     (first,) = leases_of(await spot.until("/v1/leases", lambda b: len(b["items"]) == 1))
     assert (first["tier"], first["billing"]) == ("interruptible", "second")
     steady_lease = await the_spot_lease_is_preempted(spot, steady, first)
@@ -364,15 +350,13 @@ async def the_spot_lease_is_preempted(
 ) -> dict[str, Any]:
     """An on-demand market order preempts the spot lease with the 120 s notice; the lease ends
     exactly at ``interrupt_at``, billed to it, and the on-demand lease starts then; that lease."""
-    preempting = await steady.call(
-        "POST",
-        "/v1/orders",
-        json={
+    await steady.order_until(
+        {
             "gpu": SPOT_GPU, "gpus": 4, "type": "market", "max_price_per_gpu_hour": "3.50",
             "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc",
         },
+        "filled",
     )  # fmt: skip
-    await steady.until(f"/v1/orders/{preempting['id']}", lambda o: o["status"] == "filled")
     interrupted = await spot.until(
         f"/v1/leases/{first['lease_id']}", lambda x: x["status"] == "ended"
     )
@@ -425,9 +409,9 @@ async def every_unit_of_money_is_accounted_for(
             earned[item["currency"]] = (net + micros(item["net"]), fee + micros(item["fee"]))
     assert {c: net + fee for c, (net, fee) in earned.items()} == charged
     balances = await buyer.until(
-        "/v1/accounts/me/balances", lambda b: any(w["currency"] == "EUR" for w in b)
+        "/v1/accounts/me/balances", lambda b: any(w["currency"] == "EUR" for w in b["items"])
     )
-    (eur,) = [w for w in balances if w["currency"] == "EUR"]
+    (eur,) = [w for w in balances["items"] if w["currency"] == "EUR"]
     assert micros(eur["held"]) == 0
     paid_eur = sum(micros(x["total_paid"]) for x in leases)
     assert micros("100") - micros(eur["available"]) == paid_eur

@@ -21,16 +21,12 @@ from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_contracts.offers import OfferStatus
 from gpux_contracts.topics import OFFERS_STATUS
 from gpux_devinfra.testing.http import (
-    THREE_CURRENCIES,
-    THREE_CURRENCIES_IN_EUR,
     auth,
     best_offer_id,
     book_in,
     get_until,
-    offer_becomes,
-    offer_body,
-    ranked,
-    sell,
+    ranked_three_currencies,
+    sell_three_currencies,
 )
 from gpux_devinfra.testing.kafka import publish_payloads
 from gpux_devinfra.testing.payloads import offer_status
@@ -58,27 +54,16 @@ async def book_reports(
     await publish_payloads(settings, OFFERS_STATUS, "matching", [(offer["gpu"], payload)])
 
 
-async def accepted_offers(client: httpx.AsyncClient) -> list[dict[str, Any]]:
-    """One seller per offer of ``THREE_CURRENCIES``; each offer once pricing accepted it."""
-    offers = [await sell(client, offer_body(*offer)) for offer in THREE_CURRENCIES]
-    for offer in offers:
-        seen = await offer_becomes(client, offer, "accepted")
-        assert seen["status"] == "accepted"
-    return offers
-
-
 async def test_best_ask_is_cheapest_in_reference_terms_and_moves(
     served: Running, module_settings: GpuxSettings
 ) -> None:
     settings = module_settings
     async with served.client() as client:
-        offers = await accepted_offers(client)
+        offers = await sell_three_currencies(client, "accepted")
         for offer in offers:
             await book_reports(settings, offer, "live", offer["gpus"])
         eur = "/v1/prices/rtx-4090?currency=EUR"
-        book = await ranked(client, eur, offers[1]["id"], THREE_CURRENCIES_IN_EUR)
-        assert book["best_ask"]["price"] == "0.35"
-        assert book["best_ask"]["gpus"] == 2
+        await ranked_three_currencies(client, eur, offers)
         usd = book_in((await client.get("/v1/prices/rtx-4090?currency=USD")).json())
         assert usd["best_ask"]["offered_currency"] == "EUR"
 

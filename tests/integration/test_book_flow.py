@@ -13,16 +13,15 @@ import pytest
 
 from gpux_catalog.bootstrap import SPEC as CATALOG
 from gpux_devinfra.testing.http import (
-    THREE_CURRENCIES,
-    THREE_CURRENCIES_IN_EUR,
     auth,
     best_offer_id,
     book_in,
     get_until,
     offer_becomes,
     offer_body,
-    ranked,
+    ranked_three_currencies,
     sell,
+    sell_three_currencies,
 )
 from gpux_devinfra.testing.services import Running, stack
 from gpux_gateway.bootstrap import SPEC as GATEWAY
@@ -45,16 +44,8 @@ async def test_book_reports_live_and_best_ask_moves_on_withdrawal_and_expiry(
     gateway: Running,
 ) -> None:
     async with gateway.client() as client:
-        offers = [
-            await sell(client, offer_body(price, currency, gpus))
-            for price, currency, gpus in THREE_CURRENCIES
-        ]
-        for offer in offers:
-            await offer_becomes(client, offer, "live")
-
-        book = await ranked(client, EUR, offers[1]["id"], THREE_CURRENCIES_IN_EUR)
-        assert book["best_ask"]["price"] == "0.35"
-        assert book["best_ask"]["gpus"] == 2
+        offers = await sell_three_currencies(client, "live")
+        await ranked_three_currencies(client, EUR, offers)
 
         # The cheapest is withdrawn: the GBP offer (0.354 EUR) becomes the best ask.
         deleted = await client.delete(

@@ -13,7 +13,6 @@ The exchange's clock runs 60 times faster than the wall clock, so the default no
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -25,9 +24,10 @@ from gpux_contracts.money import accrued_micros
 from gpux_devinfra.testing.http import (
     account,
     auth,
-    dev_top_up,
     final_order,
+    funded_buyer,
     micros,
+    released_wallet,
     seconds_between,
 )
 from gpux_devinfra.testing.http import get_until as until
@@ -47,12 +47,6 @@ async def fast_chain(module_settings: GpuxSettings) -> AsyncIterator[httpx.Async
     chain = (CATALOG, PRICING, MATCHING, BILLING, GATEWAY)
     async with chain_at_speed(module_settings, *chain, speed=SPEED) as client:
         yield client
-
-
-async def buyer_with(client: httpx.AsyncClient, amount: str) -> str:
-    key = await account(client, "buyer")
-    await dev_top_up(client, key, amount, "EUR")
-    return key
 
 
 async def buy(
@@ -99,7 +93,7 @@ async def test_an_on_demand_order_preempts_and_returned_gpus_sell_again(
     assert made.status_code == 202, made.text
     offer_id = made.json()["id"]
     await offer_state(client, seller, offer_id, free=8, leased=0)
-    a, b, c, d = [await buyer_with(client, "500") for _ in range(4)]
+    a, b, c, d = [await funded_buyer(client, "500") for _ in range(4)]
 
     a_lease, b_lease = await one_pool_is_sold_in_both_tiers(client, a, b)
     await offer_state(client, seller, offer_id, free=0, leased=8)
@@ -173,11 +167,5 @@ async def the_interrupted_lease_is_billed_to_interrupt_at(
     assert ended["ended_at"] == noticed["interrupt_at"]
     ran = seconds_between(ended["started_at"], ended["ended_at"])
     assert micros(ended["total_charged"]) == accrued_micros(micros("1.00") * 4, ran)
-    balances = await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: all(Decimal(r["held"]) == 0 for r in rows),
-        key=a,
-    )
-    (eur,) = [r for r in balances if r["currency"] == "EUR"]
+    eur = await released_wallet(client, a, "EUR")
     assert micros("500") - micros(eur["available"]) == micros(ended["total_paid"])

@@ -19,7 +19,6 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -34,9 +33,10 @@ from gpux_contracts.webhooks import SIGNATURE_HEADER, verify
 from gpux_devinfra.testing.http import (
     account,
     auth,
-    dev_top_up,
     final_order,
+    funded_buyer,
     micros,
+    released_wallet,
     seconds_between,
 )
 from gpux_devinfra.testing.http import get_until as until
@@ -147,8 +147,7 @@ async def test_a_lease_is_provisioned_handed_over_and_charged_from_ready(
 ) -> None:
     client = chain
     seller, stranger = await account(client, "seller"), await account(client, "buyer")
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, "500.00", "EUR")
+    buyer = await funded_buyer(client, "500.00")
     line = public_key()
     ssh = await client.post(
         "/v1/accounts/me/ssh-keys", json={"name": "laptop", "public_key": line}, headers=auth(buyer)
@@ -252,8 +251,8 @@ async def test_a_lease_never_made_ready_fails_at_its_timeout_with_nothing_charge
     chain: httpx.AsyncClient,
 ) -> None:
     client = chain
-    seller, buyer = await account(client, "seller"), await account(client, "buyer")
-    await dev_top_up(client, buyer, "500.00", "EUR")
+    seller = await account(client, "seller")
+    buyer = await funded_buyer(client, "500.00")
     await offer(client, seller, OTHER_GPU, 60)
     order = await buy(client, buyer, OTHER_GPU)
     lease_id = order["fills"][0]["trade_id"]
@@ -263,13 +262,7 @@ async def test_a_lease_never_made_ready_fails_at_its_timeout_with_nothing_charge
     failed = await until(client, path, lambda x: x["status"] == "failed", key=buyer, timeout_s=60)
     assert failed["failure"] == "provisioning_timeout"
     assert micros(failed["total_charged"]) == 0
-    balances = await until(
-        client,
-        "/v1/accounts/me/balances",
-        lambda rows: all(Decimal(r["held"]) == 0 for r in rows),
-        key=buyer,
-    )
-    (eur,) = [r for r in balances if r["currency"] == "EUR"]
+    eur = await released_wallet(client, buyer, "EUR")
     assert micros(eur["available"]) == micros("500.00")
     late = await client.post(
         f"{path}/access", json={"endpoint_url": "https://203.0.113.9/"}, headers=auth(seller)

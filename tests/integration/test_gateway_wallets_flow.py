@@ -47,10 +47,10 @@ async def test_dev_topup_and_admin_confirmation_show_in_balances(
     async def wait_for(expected: Any) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 30
-        seen = (await client.get("/v1/accounts/me/balances", headers=buyer)).json()
+        seen = (await client.get("/v1/accounts/me/balances", headers=buyer)).json()["items"]
         while seen != expected and loop.time() < deadline:
             await asyncio.sleep(0.2)
-            seen = (await client.get("/v1/accounts/me/balances", headers=buyer)).json()
+            seen = (await client.get("/v1/accounts/me/balances", headers=buyer)).json()["items"]
         assert seen == expected
 
     await wait_for([{"currency": "USD", "available": "12.50", "held": "0.00"}])

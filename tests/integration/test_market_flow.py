@@ -12,7 +12,14 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
+from gpux_devinfra.testing.http import (
+    account,
+    auth,
+    dev_top_up,
+    funded_buyer,
+    offer_body,
+    push_offer,
+)
 from gpux_devinfra.testing.http import get_until as until
 
 EUR = "/v1/prices/rtx-4090?currency=EUR"
@@ -139,8 +146,7 @@ async def test_a_market_order_without_a_cap_shows_the_cap_it_was_held_at(
     the book fills it no dearer: the buyer sees that cap on the order once it is funded."""
     client = chain
     seller = await account(client, "seller")
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, "100.00", "EUR")
+    buyer = await funded_buyer(client, "100.00")
     made = await push_offer(client, seller, offer_body("0.40", "EUR", 2, gpu="h200"))
     live = await until(
         client, f"/v1/offers/{made['id']}", lambda b: b["status"] == "live", key=seller

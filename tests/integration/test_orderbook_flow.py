@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from gpux_devinfra.testing.http import account, auth, dev_top_up, offer_body, push_offer
+from gpux_devinfra.testing.http import account, auth, funded_buyer, offer_body, push_offer
 from gpux_devinfra.testing.http import get_until as until
 
 GPU = "rtx-4090"
@@ -48,8 +48,7 @@ async def test_bids_and_offers_show_as_levels_and_fills_remove_them(
 ) -> None:
     client = chain
     alice, bob = await account(client, "seller"), await account(client, "seller")
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, "100.00", "EUR")
+    buyer = await funded_buyer(client, "100.00")
 
     empty = await until(client, BOOK, lambda b: "bids" in b)
     assert sides(empty) == ([], [])

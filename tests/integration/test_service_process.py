@@ -1,7 +1,9 @@
-"""A service as a real process: it starts, answers health checks, fails clearly on bad config."""
+"""A service as a real process: it starts, answers health checks, fails clearly on bad config,
+and SIGTERM stops it through its own stop (loops, broker, connections), exit code 0."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +16,11 @@ from gpux_platform.settings import GpuxSettings
 
 
 async def test_gateway_process_serves_health_readiness_and_openapi(
-    gpux_settings: GpuxSettings, tmp_path: Path
+    own_settings: GpuxSettings, tmp_path: Path
 ) -> None:
-    env = service_env(gpux_settings, connect_timeout_s=3)
+    # Its own database and namespace: on the session's it would join the in-process gateway's
+    # consumer groups and share its outbox.
+    env = service_env(own_settings, connect_timeout_s=3)
     gateway = ServiceProcess("gpux_gateway", env, tmp_path / "gateway.log")
     gateway.start()
     try:
@@ -39,6 +43,10 @@ async def test_gateway_process_serves_health_readiness_and_openapi(
         gateway.terminate()
         assert gateway.proc is not None
         assert gateway.proc.wait(timeout=30) is not None, gateway.tail()
+    # Not killed by the SIGTERM uvicorn raises again after its shutdown: the process stopped
+    # its loops, its broker and its connections, and said so.
+    assert gateway.proc.returncode == 0, gateway.tail()
+    assert re.search(r" info +stopped service=gateway ", gateway.tail()), gateway.tail()
 
 
 @pytest.mark.parametrize(

@@ -332,14 +332,44 @@ async def test_metrics_expose_latency_lag_and_business_counters(market: Market) 
     assert "gpux_settlement_seconds" not in gateway
 
 
+async def console_export(path: Path) -> str:
+    """The gateway process's console export once it holds the request's span by route
+    template, asyncpg's spans of the order's lookup, and aiokafka's of the sign-up's events,
+    which the outbox relay sends a moment later (each batch of spans is exported as it ends,
+    so they may come in any order; a loaded box, the whole suite beside it, may take long)."""
+
+    def exported() -> str:
+        return path.read_text(errors="replace")
+
+    expected = (
+        r'"name": "GET /v1/orders/\{order_id\}"',
+        r'"db.statement": "SELECT [^"]*gateway\.orders',
+        r'"name": "\S+gateway\.accounts send"',
+        r'"name": "\S+gateway\.accounts receive"',
+    )
+    try:
+        return await eventually(
+            exported,
+            lambda log: all(re.search(pattern, log) for pattern in expected),
+            what="the request's, asyncpg's and aiokafka's spans in the console export",
+            timeout_s=90,
+        )
+    except AssertionError:
+        names = sorted(set(re.findall(r'"name": "([^"]+)"', exported())))
+        absent = [p for p in expected if not re.search(p, exported())]
+        raise AssertionError(f"missing {absent}; exported span names: {names}") from None
+
+
 async def test_a_service_process_traces_by_the_otel_variables_and_shows_its_own_families(
-    gpux_settings: GpuxSettings, tmp_path: Path
+    own_settings: GpuxSettings, tmp_path: Path
 ) -> None:
     """The gateway as a process of its own: the standard variables configure its exporter
     (console, to its log), the instrumentation packages report with its provider, and its
-    ``/metrics`` shows the families it uses, not billing's."""
+    ``/metrics`` shows the families it uses, not billing's. Its database is its own: on the
+    session's, the in-process gateway's outbox relay (another test's fixture) sends some of its
+    events, and their ``send`` spans go to that process's provider, not to this log."""
     env = {
-        **service_env(gpux_settings, connect_timeout_s=3),
+        **service_env(own_settings, connect_timeout_s=3),
         "OTEL_TRACES_EXPORTER": "console",
         "OTEL_BSP_SCHEDULE_DELAY": "100",
     }
@@ -362,23 +392,7 @@ async def test_a_service_process_traces_by_the_otel_variables_and_shows_its_own_
                 what="the gateway's groups' lag on /metrics",
             )
 
-        def exported() -> str:
-            return gateway.log_path.read_text(errors="replace")
-
-        # The request's span by route template; asyncpg's spans of the order's lookup; and
-        # aiokafka's of the sign-up's events, which the outbox relay sends a moment later
-        # (each batch of spans is exported as it ends, so they may come in any order).
-        expected = (
-            r'"name": "GET /v1/orders/\{order_id\}"',
-            r'"db.statement": "SELECT [^"]*gateway\.orders',
-            r'"name": "\S+gateway\.accounts send"',
-            r'"name": "\S+gateway\.accounts receive"',
-        )
-        log = await eventually(
-            exported,
-            lambda log: all(re.search(pattern, log) for pattern in expected),
-            what="the request's, asyncpg's and aiokafka's spans in the console export",
-        )
+        log = await console_export(gateway.log_path)
         assert '"service.name": "gpux-gateway"' in log
         assert not re.search(r'"name": "[^"]*ord_nothing', log)  # never the raw path
     finally:

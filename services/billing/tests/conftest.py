@@ -1,7 +1,8 @@
 """Billing's PostgreSQL fixtures: ``billing_pool``, the session database with billing's
 migrations (contract and database tests); ``contract_conn``, the two sides of a repository
-contract; and ``pool``, on the database of the billing a test module runs (its ``billing``
-fixture, which yields that billing's settings)."""
+contract, and ``contract_tag``, a fresh prefix for its ids; and ``pool``, on the database of
+the billing a test module runs (its ``billing`` fixture, which yields that billing's
+settings)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import asyncpg
 import pytest
 
 from gpux_billing.bootstrap import MIGRATIONS
+from gpux_contracts.ids import new_id
 from gpux_devinfra.testing.database import migrated_pool, rolled_back
 from gpux_platform.settings import GpuxSettings
 
@@ -32,6 +34,12 @@ async def contract_conn(
         return
     async with rolled_back(billing_pool) as conn:
         yield conn
+
+
+@pytest.fixture
+def contract_tag() -> str:
+    """A fresh prefix for a contract test's ids: a letter and the random end of a new id."""
+    return "c" + new_id()[-10:]
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from gpux_contracts.leases import (
     LeaseFailure,
     LeaseLowBalance,
     LeaseOpened,
+    LeaseReady,
     LeaseTotals,
 )
 from gpux_contracts.money import Currency
@@ -93,12 +94,15 @@ def hourly_totals(started_at: datetime, period: int, *, paid: Price | None = Non
     )
 
 
+def _parties(lease: LeaseOpened) -> dict[str, Any]:
+    """The lease's id and its two parties', as its later events name them."""
+    return {"lease_id": lease.lease_id, "buyer_id": lease.buyer_id, "seller_id": lease.seller_id}
+
+
 def _of(lease: LeaseOpened) -> dict[str, Any]:
-    """What every later event of the lease repeats of its opening."""
+    """What the lease's charges and its end repeat of its opening."""
     return {
-        "lease_id": lease.lease_id,
-        "buyer_id": lease.buyer_id,
-        "seller_id": lease.seller_id,
+        **_parties(lease),
         "currency": lease.currency,
         "wallet_currency": lease.wallet_currency,
     }
@@ -177,15 +181,19 @@ def lease_noticed(
 ) -> LeaseInterruptionNoticed:
     """Billing's word that the lease is interrupted ``notice`` after ``noticed_at``."""
     return LeaseInterruptionNoticed(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
+        **_parties(lease),
         offer_id=lease.offer_id,
         cause=cause,
         noticed_at=noticed_at,
         interrupt_at=noticed_at + notice,
         notice_seconds=int(notice.total_seconds()),
     )
+
+
+def lease_ready(lease: LeaseOpened, ready_at: datetime) -> LeaseReady:
+    """Billing's lease.ready at ``ready_at``: a fixed-length lease ends ``hours`` after it."""
+    ends = None if lease.hours is None else ready_at + timedelta(hours=lease.hours)
+    return LeaseReady(**_parties(lease), ready_at=ready_at, ends_at=ends)
 
 
 SAME_IN_EVERY_CHARGE = {"lease_id", "buyer_id", "seller_id", "currency", "wallet_currency"}

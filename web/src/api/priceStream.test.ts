@@ -7,7 +7,7 @@ const QUOTE: Quote = {
   gpu: "rtx-4090",
   tier: "on_demand",
   region: "*",
-  best: { offer_id: "o1", price: "0.33", currency: "USD", prices: { USD: "0.33", EUR: "0.3" }, gpus: 4 },
+  best: { offer_id: "o1", price: "0.33", currency: "USD", prices: { USD: "0.33", EUR: "0.3" }, gpus: 4, seller_reliability: null },
   depth: [],
   as_of: "2026-01-01T00:00:00Z",
 };

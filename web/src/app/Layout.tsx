@@ -1,47 +1,28 @@
 // The frame of every page: a skip link, the banner with the navigation and the display
 // settings (language, currency), the page's main content, and the footer.
-import { useId, type ReactNode } from "react";
+import type { ReactNode } from "react";
 
-import { CURRENCIES, type Currency } from "../api/client";
-import { LANGUAGES, MESSAGES, type Language } from "../i18n/messages";
+import { CURRENCIES } from "../api/client";
+import { LANGUAGES, MESSAGES } from "../i18n/messages";
+import { SelectField } from "./SelectField";
 import { useStreamState } from "./live";
 import { CONSOLE_PATH, GUIDE_PATH, Link, SELLER_PATH, usePathname } from "./router";
 import { useSettings } from "./settings";
 
 function Settings() {
   const { settings, change, t } = useSettings();
-  const languageId = useId();
-  const currencyId = useId();
   return (
     <form className="settings" aria-label={t.settings} onSubmit={(event) => event.preventDefault()}>
-      <div className="field">
-        <label htmlFor={languageId}>{t.language}</label>
-        <select
-          id={languageId}
-          value={settings.language}
-          onChange={(event) => change({ language: event.target.value as Language })}
-        >
-          {LANGUAGES.map((language) => (
-            <option key={language} value={language} lang={language}>
-              {MESSAGES[language].languageName}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor={currencyId}>{t.currency}</label>
-        <select
-          id={currencyId}
-          value={settings.currency}
-          onChange={(event) => change({ currency: event.target.value as Currency })}
-        >
-          {CURRENCIES.map((currency) => (
-            <option key={currency} value={currency}>
-              {currency}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField
+        className="field"
+        label={t.language}
+        value={settings.language}
+        options={LANGUAGES}
+        text={(language) => MESSAGES[language].languageName}
+        lang={(language) => language}
+        onChange={(language) => change({ language })}
+      />
+      <SelectField className="field" label={t.currency} value={settings.currency} options={CURRENCIES} text={(currency) => currency} onChange={(currency) => change({ currency })} />
     </form>
   );
 }

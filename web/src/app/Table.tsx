@@ -41,3 +41,28 @@ export function ListStatus<T>({ load, count, empty }: { readonly load: Load<T>; 
     </>
   );
 }
+
+export type ListTableProps<I> = {
+  readonly load: Load<{ readonly items: readonly I[] }>;
+  readonly empty: ReactNode;
+  readonly label: string;
+  readonly className: string;
+  readonly columns: readonly Column[];
+  readonly row: (item: I, index: number) => ReactNode;
+};
+
+/** A list answer's load status (`ListStatus`), then its items as a `ScrollTable`, a `row`
+ * each, once there are any. */
+export function ListTable<I>({ load, empty, label, className, columns, row }: ListTableProps<I>) {
+  const items = load.data?.items ?? [];
+  return (
+    <>
+      <ListStatus load={load} count={items.length} empty={empty} />
+      {items.length > 0 ? (
+        <ScrollTable label={label} className={className} columns={columns}>
+          {items.map(row)}
+        </ScrollTable>
+      ) : null}
+    </>
+  );
+}

@@ -15,3 +15,9 @@ export function problemText(error: unknown, response: Response): string {
   const head = problem?.title ?? `${response.status} ${response.statusText}`;
   return fields.length > 0 ? `${head} (${fields.join("; ")})` : head;
 }
+
+/** What a call that answers nothing to read went wrong with: its problem text, or undefined
+ * when it succeeded. */
+export function failureText({ error, response }: { readonly error?: unknown; readonly response: Response }): string | undefined {
+  return response.ok ? undefined : problemText(error, response);
+}

@@ -6,7 +6,7 @@ import { useState, type FormEvent } from "react";
 import { api, type Lease } from "../api/client";
 import { problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
-import { ErrorText, Field, useAction } from "./ui";
+import { ActionButton, Field, SubmitRow, useAction } from "./ui";
 
 type AccessOut = NonNullable<Awaited<ReturnType<typeof readAccess>>["data"]>;
 
@@ -18,25 +18,14 @@ function readAccess(leaseId: string) {
 export function AccessDetails({ lease }: { readonly lease: Lease }) {
   const { t, formats } = useSettings();
   const [access, setAccess] = useState<AccessOut | null | undefined>(undefined);
-  const action = useAction();
-  const load = () =>
-    void action.run(async () => {
-      const { data, error, response } = await readAccess(lease.lease_id);
-      if (data !== undefined) setAccess(data);
-      else if (response.status === 404) setAccess(null);
-      else return problemText(error, response);
-      return undefined;
-    });
-  if (access === undefined) {
-    return (
-      <>
-        <button type="button" onClick={load} disabled={action.busy} aria-label={t.c.accessOf(lease.gpu)}>
-          {t.c.access}
-        </button>
-        <ErrorText error={action.error} />
-      </>
-    );
-  }
+  const load = async () => {
+    const { data, error, response } = await readAccess(lease.lease_id);
+    if (data !== undefined) setAccess(data);
+    else if (response.status === 404) setAccess(null);
+    else return problemText(error, response);
+    return undefined;
+  };
+  if (access === undefined) return <ActionButton label={t.c.accessOf(lease.gpu)} text={t.c.access} call={load} />;
   if (access === null) return <span className="sub">{t.c.noAccess}</span>;
   const ssh = access.host !== null ? `ssh ${access.port !== null && access.port !== 22 ? `-p ${access.port} ` : ""}${access.user !== null ? `${access.user}@` : ""}${access.host}` : null;
   return (
@@ -111,15 +100,11 @@ export function PostAccess({ lease, onDone }: { readonly lease: Lease; readonly 
       <Field label={t.c.user} value={user} maxLength={64} onChange={(event) => setUser(event.target.value)} />
       <Field label={t.c.endpoint} type="url" value={url} maxLength={2048} onChange={(event) => setUrl(event.target.value)} />
       <Field label={t.c.notes} value={notes} maxLength={2000} onChange={(event) => setNotes(event.target.value)} />
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={action.busy}>
-          {t.c.postAccess}
-        </button>
+      <SubmitRow label={t.c.postAccess} action={action}>
         <button type="button" onClick={() => setOpen(false)}>
           {t.c.cancel}
         </button>
-      </div>
-      <ErrorText error={action.error} />
+      </SubmitRow>
     </form>
   );
 }

@@ -10,7 +10,7 @@ import { useSettings } from "../app/settings";
 import { useApi } from "../app/useApi";
 import { LeaseList } from "./Leases";
 import { decimalInput, FINAL, OrderStatus, placeOrder, PRICE_PATTERN } from "./Orders";
-import { ErrorText, Field, SelectField, useAction, usePolling } from "./ui";
+import { ErrorText, Field, SelectField, SubmitRow, useAction, usePolling } from "./ui";
 
 /** An order just placed: its status until it is final, then its leases. */
 export function BuyOutcome({ placed }: { readonly placed: Order }) {
@@ -71,12 +71,7 @@ function BuyForm({ gpu, onPlaced }: { readonly gpu: Gpu; readonly onPlaced: (ord
       <Field label={t.c.gpus} type="number" min={1} max={4096} step={1} required value={gpus} onChange={(event) => setGpus(event.target.value)} />
       <Field label={t.c.hours} type="number" min={1} max={8760} step={1} value={hours} hint={t.c.hoursHint} onChange={(event) => setHours(event.target.value)} />
       <Field label={t.c.capPrice(settings.currency)} inputMode="decimal" pattern={PRICE_PATTERN} value={cap} hint={t.c.capHint} onChange={(event) => setCap(event.target.value)} />
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={action.busy}>
-          {action.busy ? t.c.buying : t.c.buy}
-        </button>
-      </div>
-      <ErrorText error={action.error} />
+      <SubmitRow label={action.busy ? t.c.buying : t.c.buy} action={action} />
     </form>
   );
 }

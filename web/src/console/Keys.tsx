@@ -5,20 +5,19 @@ import { useState, type FormEvent } from "react";
 import { api, SCOPES, type Scope } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
 import { useAccount } from "../app/account";
-import { problemText } from "../app/problems";
+import { failureText, problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
 import { ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
-import { ErrorText, Field, Panel, useAction, useReload } from "./ui";
+import { ActionButton, Checks, Field, Panel, SubmitRow, useAction, useChecked, useReload } from "./ui";
 
 function NewKeyForm({ onCreated }: { readonly onCreated: () => void }) {
   const { t } = useSettings();
   const { reveal } = useAccount();
   const [name, setName] = useState("");
-  const [scopes, setScopes] = useState<readonly Scope[]>(["read"]);
+  const [scopes, toggle] = useChecked<Scope>(["read"]);
   const action = useAction();
-  const toggle = (scope: Scope, on: boolean) => setScopes((current) => (on ? [...current, scope] : current.filter((s) => s !== scope)));
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const ok = await action.run(async () => {
@@ -39,21 +38,18 @@ function NewKeyForm({ onCreated }: { readonly onCreated: () => void }) {
   return (
     <form className="console-form" aria-label={t.c.newKey} onSubmit={(event) => void submit(event)}>
       <Field label={t.c.keyName} maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-      <fieldset className="checks">
-        <legend>{t.c.scopes}</legend>
-        {SCOPES.map((scope) => (
-          <label key={scope}>
-            <input type="checkbox" value={scope} checked={scopes.includes(scope)} onChange={(event) => toggle(scope, event.target.checked)} />
+      <Checks
+        legend={t.c.scopes}
+        options={SCOPES}
+        checked={scopes}
+        toggle={toggle}
+        text={(scope) => (
+          <>
             <code>{scope}</code> {t.c.scopeText[scope]}
-          </label>
-        ))}
-      </fieldset>
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={action.busy || scopes.length === 0}>
-          {t.c.createKey}
-        </button>
-      </div>
-      <ErrorText error={action.error} />
+          </>
+        )}
+      />
+      <SubmitRow label={t.c.createKey} action={action} disabled={scopes.length === 0} />
     </form>
   );
 }
@@ -68,28 +64,17 @@ function RevokeButton({ label, path, own = false, onDone }: {
 }) {
   const { t } = useSettings();
   const { refresh } = useAccount();
-  const action = useAction();
-  const revoke = () =>
-    void action
-      .run(async () => {
-        const { error, response } =
-          path.kind === "key"
-            ? await api.DELETE("/v1/accounts/me/keys/{key_id}", { params: { path: { key_id: path.id } } })
-            : await api.DELETE("/v1/sessions/{session_id}", { params: { path: { session_id: path.id } } });
-        return response.ok ? undefined : problemText(error, response);
-      })
-      .then((ok) => {
-        if (!(ok && own)) onDone();
-        refresh();
-      });
-  return (
-    <>
-      <button type="button" onClick={revoke} disabled={action.busy} aria-label={label}>
-        {t.c.revoke}
-      </button>
-      <ErrorText error={action.error} />
-    </>
-  );
+  const revoke = async () =>
+    failureText(
+      path.kind === "key"
+        ? await api.DELETE("/v1/accounts/me/keys/{key_id}", { params: { path: { key_id: path.id } } })
+        : await api.DELETE("/v1/sessions/{session_id}", { params: { path: { session_id: path.id } } }),
+    );
+  const done = (ok: boolean) => {
+    if (!(ok && own)) onDone();
+    refresh();
+  };
+  return <ActionButton label={label} text={t.c.revoke} call={revoke} onDone={done} />;
 }
 
 function KeysTable({ refresh, onChange }: { readonly refresh: number; readonly onChange: () => void }) {
@@ -100,7 +85,7 @@ function KeysTable({ refresh, onChange }: { readonly refresh: number; readonly o
       <LoadStatus load={keys} />
       {keys.data !== undefined ? (
         <ScrollTable label={t.c.apiKeys} className="console-table keys" columns={[{ label: t.c.keyName }, { label: t.c.prefix }, { label: t.c.scopes }, { label: t.c.created }, { label: t.c.actions, hidden: true }]}>
-          {keys.data.map((key) => (
+          {keys.data.items.map((key) => (
             <tr key={key.id} data-key={key.id} data-revoked={key.revoked_at !== null ? "" : undefined}>
               <th scope="row">{key.name}</th>
               <td><code>{key.prefix}…</code></td>

@@ -3,7 +3,7 @@
 // GPUs × the seconds since it was ready, exactly as the gateway computes it), read again from
 // the exchange every few seconds. Its buyer can stop a lease.
 import { api, type Lease } from "../api/client";
-import { problemText } from "../app/problems";
+import { failureText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
 import { ListStatus, ScrollTable } from "../app/Table";
@@ -11,7 +11,7 @@ import { useApi } from "../app/useApi";
 import { fromMicros } from "../guide/finder";
 import { AccessDetails, PostAccess } from "./Access";
 import { liveCostMicros, ticks } from "./cost";
-import { ErrorText, useAction, useNow, usePolling, useReload } from "./ui";
+import { ActionButton, useNow, usePolling, useReload } from "./ui";
 
 /** The delivery fields of a lease (docs/DELIVERY.md), read when the API gives them. */
 type Delivered = Lease & {
@@ -30,24 +30,9 @@ export function chargedFrom(lease: Delivered): string {
   return lease.ready_at ?? lease.started_at;
 }
 
-function StopButton({ lease, onDone }: { readonly lease: Lease; readonly onDone: () => void }) {
-  const { t } = useSettings();
-  const action = useAction();
-  const stop = () =>
-    void action
-      .run(async () => {
-        const { error, response } = await api.POST("/v1/leases/{lease_id}/stop", { params: { path: { lease_id: lease.lease_id } } });
-        return response.ok ? undefined : problemText(error, response);
-      })
-      .then(onDone);
-  return (
-    <>
-      <button type="button" onClick={stop} disabled={action.busy} aria-label={t.c.stopLease(lease.gpu)}>
-        {t.c.stop}
-      </button>
-      <ErrorText error={action.error} />
-    </>
-  );
+/** Ask the exchange to stop a lease: an error text, or undefined once it took the request. */
+async function stopLease(leaseId: string): Promise<string | undefined> {
+  return failureText(await api.POST("/v1/leases/{lease_id}/stop", { params: { path: { lease_id: leaseId } } }));
 }
 
 export function LeaseStatusText({ lease }: { readonly lease: Delivered }) {
@@ -90,7 +75,7 @@ export function LeasesTable({ leases, role, onChange }: { readonly leases: reado
           <td><LeaseStatusText lease={lease} /></td>
           <Cost lease={lease} now={now} />
           <td className="actions">
-            {role === "buyer" && STOPPABLE.has(lease.status) ? <StopButton lease={lease} onDone={onChange} /> : null}
+            {role === "buyer" && STOPPABLE.has(lease.status) ? <ActionButton label={t.c.stopLease(lease.gpu)} text={t.c.stop} call={() => stopLease(lease.lease_id)} onDone={onChange} /> : null}
             {role === "buyer" && REACHABLE.has(lease.status) ? <AccessDetails lease={lease} /> : null}
             {role === "seller" && HANDED_OVER.has(lease.status) ? <PostAccess lease={lease} onDone={onChange} /> : null}
           </td>

@@ -6,13 +6,12 @@ import { useState, type FormEvent } from "react";
 import { api, ORDER_TIERS, TIMES_IN_FORCE, type Currency, type Gpu, type Order, type OrderIn, type OrderTier, type OrderType, type TimeInForce } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
 import { Radios } from "../app/Radios";
-import { problemText } from "../app/problems";
+import { failureText, problemText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
-import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
-import { ErrorText, Field, Panel, SelectField, useAction, usePolling, useReload } from "./ui";
+import { ActionButton, Field, ListPanel, Panel, SelectField, SubmitRow, useAction, usePolling, useReload } from "./ui";
 
 export const PRICE_PATTERN = "^[0-9]{1,5}([.,][0-9]{1,4})?$";
 const OPEN = new Set(["pending_funds", "open", "partially_filled"]);
@@ -88,34 +87,15 @@ export function OrderForm({ gpus, onPlaced }: { readonly gpus: readonly Gpu[]; r
       />
       <SelectField label={t.c.timeInForce} value={draft.tif} options={tifs} text={(tif) => t.c.tifs[tif]} onChange={(tif) => change({ tif })} />
       {draft.tif === "gtd" ? <Field label={t.c.expiresAt} type="datetime-local" required value={draft.expires} onChange={(event) => change({ expires: event.target.value })} /> : null}
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={action.busy}>
-          {t.c.placeOrder}
-        </button>
-      </div>
-      <ErrorText error={action.error} />
+      <SubmitRow label={t.c.placeOrder} action={action} />
     </form>
   );
 }
 
-function CancelButton({ order, onDone }: { readonly order: Order; readonly onDone: () => void }) {
-  const { t } = useSettings();
-  const action = useAction();
-  const cancel = () =>
-    void action
-      .run(async () => {
-        const { error, response } = await api.DELETE("/v1/orders/{order_id}", { params: { path: { order_id: order.id } } });
-        return response.ok ? undefined : problemText(error, response);
-      })
-      .then(onDone);
-  return (
-    <>
-      <button type="button" onClick={cancel} disabled={action.busy} aria-label={t.c.cancelOrder(order.id)}>
-        {t.c.cancel}
-      </button>
-      <ErrorText error={action.error} />
-    </>
-  );
+/** Ask the exchange to cancel an order's rest: an error text, or undefined once it took the
+ * request. */
+async function cancelOrder(orderId: string): Promise<string | undefined> {
+  return failureText(await api.DELETE("/v1/orders/{order_id}", { params: { path: { order_id: orderId } } }));
 }
 
 export function OrderStatus({ order }: { readonly order: Order }) {
@@ -134,29 +114,21 @@ export function OrdersList({ refresh }: { readonly refresh: number }) {
   const [reload, bump] = useReload();
   const poll = usePolling(3_000);
   const orders = useApi((signal) => api.GET("/v1/orders", { params: { query: { limit: 50 } }, signal }), [refresh, reload, poll]);
-  const items = orders.data?.items ?? [];
   return (
-    <Panel title={t.c.yourOrders}>
-      <ListStatus load={orders} count={items.length} empty={t.c.noOrders} />
-      {items.length > 0 ? (
-        <ScrollTable label={t.c.yourOrders} className="console-table orders" columns={[{ label: t.c.created }, { label: t.c.gpu }, { label: t.c.orderType }, { label: t.tier }, { label: t.c.filled, num: true }, { label: t.c.hours, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.timeInForce }, { label: t.c.status }, { label: t.c.actions, hidden: true }]}>
-          {items.map((o) => (
-            <tr key={o.id} data-order={o.id} data-status={o.status}>
-              <td>{formats.dateTime(o.created_at)}</td>
-              <th scope="row"><Link href={gpuPath(o.gpu)}>{o.gpu}</Link></th>
-              <td>{t.c.orderTypes[o.type]}</td>
-              <td>{t.c.orderTiers[o.tier]}</td>
-              <td className="num">{t.c.filledOf(formats.number(o.filled_gpus), formats.number(o.gpus))}</td>
-              <td className="num">{o.hours === null ? t.c.openEnded : formats.number(o.hours)}</td>
-              <td className="num">{o.max_price_per_gpu_hour === null ? "–" : formats.money(o.max_price_per_gpu_hour, o.currency)}</td>
-              <td>{o.time_in_force.toUpperCase()}{o.expires_at ? <span className="sub">{formats.dateTime(o.expires_at)}</span> : null}</td>
-              <td><OrderStatus order={o} /></td>
-              <td>{OPEN.has(o.status) && o.remaining_gpus > 0 ? <CancelButton order={o} onDone={bump} /> : null}</td>
-            </tr>
-          ))}
-        </ScrollTable>
-      ) : null}
-    </Panel>
+    <ListPanel title={t.c.yourOrders} load={orders} empty={t.c.noOrders} className="console-table orders" columns={[{ label: t.c.created }, { label: t.c.gpu }, { label: t.c.orderType }, { label: t.tier }, { label: t.c.filled, num: true }, { label: t.c.hours, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.timeInForce }, { label: t.c.status }, { label: t.c.actions, hidden: true }]} row={(o) => (
+      <tr key={o.id} data-order={o.id} data-status={o.status}>
+        <td>{formats.dateTime(o.created_at)}</td>
+        <th scope="row"><Link href={gpuPath(o.gpu)}>{o.gpu}</Link></th>
+        <td>{t.c.orderTypes[o.type]}</td>
+        <td>{t.c.orderTiers[o.tier]}</td>
+        <td className="num">{t.c.filledOf(formats.number(o.filled_gpus), formats.number(o.gpus))}</td>
+        <td className="num">{o.hours === null ? t.c.openEnded : formats.number(o.hours)}</td>
+        <td className="num">{o.max_price_per_gpu_hour === null ? "–" : formats.money(o.max_price_per_gpu_hour, o.currency)}</td>
+        <td>{o.time_in_force.toUpperCase()}{o.expires_at ? <span className="sub">{formats.dateTime(o.expires_at)}</span> : null}</td>
+        <td><OrderStatus order={o} /></td>
+        <td>{OPEN.has(o.status) && o.remaining_gpus > 0 ? <ActionButton label={t.c.cancelOrder(o.id)} text={t.c.cancel} call={() => cancelOrder(o.id)} onDone={bump} /> : null}</td>
+      </tr>
+    )} />
   );
 }
 

@@ -6,7 +6,7 @@ import { ROLES, type Role } from "../api/client";
 import { useAccount } from "../app/account";
 import { navigate, nextPath } from "../app/router";
 import { useSettings } from "../app/settings";
-import { ErrorText, Field, Panel, useAction } from "./ui";
+import { Checks, Field, Panel, SubmitRow, useAction, useChecked } from "./ui";
 
 function SignInForm() {
   const { t } = useSettings();
@@ -26,12 +26,7 @@ function SignInForm() {
       <p className="note">{t.c.signInText}</p>
       <form className="console-form" aria-label={t.c.signInTitle} onSubmit={(event) => void submit(event)}>
         <Field label={t.c.apiKey} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(event) => setKey(event.target.value)} />
-        <div className="form-actions">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {t.c.signIn}
-          </button>
-        </div>
-        <ErrorText error={action.error} />
+        <SubmitRow label={t.c.signIn} action={action} />
       </form>
     </Panel>
   );
@@ -41,9 +36,8 @@ function SignUpForm() {
   const { t } = useSettings();
   const { signUp } = useAccount();
   const [name, setName] = useState("");
-  const [roles, setRoles] = useState<readonly Role[]>(["buyer"]);
+  const [roles, toggle] = useChecked<Role>(["buyer"]);
   const action = useAction();
-  const toggle = (role: Role, on: boolean) => setRoles((current) => (on ? [...current, role] : current.filter((r) => r !== role)));
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     if (roles.length === 0) return;
@@ -54,22 +48,9 @@ function SignUpForm() {
       <p className="note">{t.c.signUpText}</p>
       <form className="console-form" aria-label={t.c.signUpTitle} onSubmit={(event) => void submit(event)}>
         <Field label={t.c.accountName} required maxLength={100} autoComplete="organization" value={name} onChange={(event) => setName(event.target.value)} />
-        <fieldset className="checks">
-          <legend>{t.c.roles}</legend>
-          {ROLES.map((role) => (
-            <label key={role}>
-              <input type="checkbox" name="roles" value={role} checked={roles.includes(role)} onChange={(event) => toggle(role, event.target.checked)} />
-              {t.c.role[role]}
-            </label>
-          ))}
-        </fieldset>
+        <Checks legend={t.c.roles} name="roles" options={ROLES} checked={roles} toggle={toggle} text={(role) => t.c.role[role]} />
         {roles.length === 0 ? <p className="note warn">{t.c.pickRole}</p> : null}
-        <div className="form-actions">
-          <button type="submit" className="primary" disabled={action.busy || roles.length === 0}>
-            {t.c.signUp}
-          </button>
-        </div>
-        <ErrorText error={action.error} />
+        <SubmitRow label={t.c.signUp} action={action} disabled={roles.length === 0} />
       </form>
     </Panel>
   );

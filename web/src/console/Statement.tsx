@@ -5,7 +5,7 @@ import { useState } from "react";
 import { api, CURRENCIES, type Currency, type LedgerLine } from "../api/client";
 import { problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
-import { ListStatus, ScrollTable } from "../app/Table";
+import { ListTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { download, statementCsv } from "./csv";
 import { ErrorText, Panel, SelectField, useAction } from "./ui";
@@ -45,7 +45,6 @@ export function Statement() {
       if (all.lines !== undefined) download(`gpux-statement${currency ? `-${currency}` : ""}.csv`, statementCsv(all.lines));
       return all.error;
     });
-  const items = page.data?.items ?? [];
   const next = page.data?.next_cursor ?? null;
   return (
     <Panel title={t.c.statement}>
@@ -56,20 +55,15 @@ export function Statement() {
         </button>
       </div>
       <ErrorText error={exporting.error} />
-      <ListStatus load={page} count={items.length} empty={t.c.noLines} />
-      {items.length > 0 ? (
-        <ScrollTable label={t.c.statement} className="console-table statement" columns={[{ label: t.c.when }, { label: t.c.kind }, { label: t.c.balance }, { label: t.c.reference }, { label: t.c.amount, num: true }]}>
-          {items.map((line, index) => (
-            <tr key={`${line.transfer_id}-${line.account_kind}-${index}`} data-kind={line.kind} data-amount={line.amount} data-reference={line.reference}>
-              <td>{formats.dateTime(line.created_at)}</td>
-              <th scope="row">{t.c.kinds[line.kind as keyof typeof t.c.kinds] ?? line.kind}</th>
-              <td>{t.c.accountKinds[line.account_kind as keyof typeof t.c.accountKinds] ?? line.account_kind}</td>
-              <td className="ref">{line.reference}{line.fx_rate && line.fx_base && line.fx_quote ? <span className="sub">{t.c.fx(line.fx_base, line.fx_quote, line.fx_rate)}</span> : null}</td>
-              <td className={`num ${line.amount.startsWith("-") ? "debit" : "credit"}`}>{formats.moneyExact(line.amount, line.currency)}</td>
-            </tr>
-          ))}
-        </ScrollTable>
-      ) : null}
+      <ListTable load={page} empty={t.c.noLines} label={t.c.statement} className="console-table statement" columns={[{ label: t.c.when }, { label: t.c.kind }, { label: t.c.balance }, { label: t.c.reference }, { label: t.c.amount, num: true }]} row={(line, index) => (
+        <tr key={`${line.transfer_id}-${line.account_kind}-${index}`} data-kind={line.kind} data-amount={line.amount} data-reference={line.reference}>
+          <td>{formats.dateTime(line.created_at)}</td>
+          <th scope="row">{t.c.kinds[line.kind as keyof typeof t.c.kinds] ?? line.kind}</th>
+          <td>{t.c.accountKinds[line.account_kind as keyof typeof t.c.accountKinds] ?? line.account_kind}</td>
+          <td className="ref">{line.reference}{line.fx_rate && line.fx_base && line.fx_quote ? <span className="sub">{t.c.fx(line.fx_base, line.fx_quote, line.fx_rate)}</span> : null}</td>
+          <td className={`num ${line.amount.startsWith("-") ? "debit" : "credit"}`}>{formats.moneyExact(line.amount, line.currency)}</td>
+        </tr>
+      )} />
       <nav className="pager" aria-label={t.c.pages}>
         <button type="button" disabled={cursors.length === 0} onClick={() => setCursors((c) => c.slice(0, -1))}>
           {t.c.newer}

@@ -7,31 +7,22 @@ import { api, CURRENCIES, type Currency } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
 import { problemText } from "../app/problems";
 import { useSettings } from "../app/settings";
-import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
-import { ErrorText, Field, Panel, SelectField, useAction, usePolling, useReload } from "./ui";
+import { ErrorText, Field, ListPanel, Panel, SelectField, useAction, usePolling, useReload } from "./ui";
 
 const AMOUNT = "^([1-9][0-9]{0,5}([.,][0-9]{1,2})?|0[.,]([1-9][0-9]?|0[1-9]))$";
 
 export function Balances({ refresh }: { readonly refresh: number }) {
   const { t, formats } = useSettings();
   const balances = useApi((signal) => api.GET("/v1/accounts/me/balances", { signal }), [refresh]);
-  const items = balances.data ?? [];
   return (
-    <Panel title={t.c.balances}>
-      <ListStatus load={balances} count={items.length} empty={t.c.noBalances} />
-      {items.length > 0 ? (
-        <ScrollTable label={t.c.balances} className="console-table balances" columns={[{ label: t.currency }, { label: t.c.available, num: true }, { label: t.c.held, num: true }]}>
-          {items.map((b) => (
-            <tr key={b.currency} data-currency={b.currency} data-available={b.available}>
-              <th scope="row">{b.currency}</th>
-              <td className="num">{formats.money(b.available, b.currency)}</td>
-              <td className="num">{formats.money(b.held, b.currency)}</td>
-            </tr>
-          ))}
-        </ScrollTable>
-      ) : null}
-    </Panel>
+    <ListPanel title={t.c.balances} load={balances} empty={t.c.noBalances} className="console-table balances" columns={[{ label: t.currency }, { label: t.c.available, num: true }, { label: t.c.held, num: true }]} row={(b) => (
+      <tr key={b.currency} data-currency={b.currency} data-available={b.available}>
+        <th scope="row">{b.currency}</th>
+        <td className="num">{formats.money(b.available, b.currency)}</td>
+        <td className="num">{formats.money(b.held, b.currency)}</td>
+      </tr>
+    )} />
   );
 }
 

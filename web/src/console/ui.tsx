@@ -1,6 +1,11 @@
-// Small pieces the consoles' forms and lists share: labelled fields, a hook for one write at a
-// time (busy, its error), polling and the ticking clock.
+// Small pieces the consoles' forms and lists share: labelled fields (and `SelectField`),
+// checkboxes, a hook for one write at a time (busy, its error) with its submit row or button,
+// a list's panel, polling and the ticking clock.
 import { useCallback, useEffect, useId, useState, type InputHTMLAttributes, type ReactNode } from "react";
+
+import { ListTable, type ListTableProps } from "../app/Table";
+
+export { SelectField } from "../app/SelectField";
 
 export function Field({ label, hint, ...input }: InputHTMLAttributes<HTMLInputElement> & { readonly label: string; readonly hint?: string | undefined }) {
   const id = useId();
@@ -18,25 +23,33 @@ export function Field({ label, hint, ...input }: InputHTMLAttributes<HTMLInputEl
   );
 }
 
-export function SelectField<T extends string>({ label, value, options, text, onChange }: {
-  readonly label: string;
-  readonly value: T;
+/** Which boxes of a set of checkboxes are on (in the order they were checked), and a function
+ * that turns one on or off. */
+export function useChecked<T>(initial: readonly T[]): [readonly T[], (option: T, on: boolean) => void] {
+  const [checked, setChecked] = useState<readonly T[]>(initial);
+  const toggle = useCallback((option: T, on: boolean) => setChecked((current) => (on ? [...current, option] : current.filter((o) => o !== option))), []);
+  return [checked, toggle];
+}
+
+/** A checkbox per option, under `legend`; `checked` and `toggle` as `useChecked` gives them. */
+export function Checks<T extends string>({ legend, name, options, checked, toggle, text }: {
+  readonly legend: string;
+  readonly name?: string;
   readonly options: readonly T[];
-  readonly text: (option: T) => string;
-  readonly onChange: (value: T) => void;
+  readonly checked: readonly T[];
+  readonly toggle: (option: T, on: boolean) => void;
+  readonly text: (option: T) => ReactNode;
 }) {
-  const id = useId();
   return (
-    <div className="form-field">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value} onChange={(event) => onChange(event.target.value as T)}>
-        {options.map((option) => (
-          <option key={option} value={option}>
-            {text(option)}
-          </option>
-        ))}
-      </select>
-    </div>
+    <fieldset className="checks">
+      <legend>{legend}</legend>
+      {options.map((option) => (
+        <label key={option}>
+          <input type="checkbox" name={name} value={option} checked={checked.includes(option)} onChange={(event) => toggle(option, event.target.checked)} />
+          {text(option)}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 
@@ -64,6 +77,47 @@ export function useAction(): {
     }
   }, []);
   return { busy, error, run };
+}
+
+/** A form's submit button, off while its write is busy (or `disabled`), beside any `children`
+ * buttons; under them the error of the last try. */
+export function SubmitRow({ label, action, disabled = false, children }: {
+  readonly label: string;
+  readonly action: { readonly busy: boolean; readonly error: string | undefined };
+  readonly disabled?: boolean;
+  readonly children?: ReactNode;
+}) {
+  return (
+    <>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={action.busy || disabled}>
+          {label}
+        </button>
+        {children}
+      </div>
+      <ErrorText error={action.error} />
+    </>
+  );
+}
+
+/** A row's button for one write (`call` answers an error text, or undefined when it
+ * succeeded), its error beside it; `onDone` after each try, with whether it succeeded. */
+export function ActionButton({ label, text, call, onDone }: {
+  readonly label: string;
+  readonly text: string;
+  readonly call: () => Promise<string | undefined>;
+  readonly onDone?: (ok: boolean) => void;
+}) {
+  const action = useAction();
+  const click = () => void action.run(call).then((ok) => onDone?.(ok));
+  return (
+    <>
+      <button type="button" onClick={click} disabled={action.busy} aria-label={label}>
+        {text}
+      </button>
+      <ErrorText error={action.error} />
+    </>
+  );
 }
 
 export function ErrorText({ error }: { readonly error: string | undefined }) {
@@ -109,5 +163,14 @@ export function Panel({ title, children, className }: { readonly title: string; 
       <h2 id={id}>{title}</h2>
       {children}
     </section>
+  );
+}
+
+/** A panel titled `title` that holds one list (`ListTable`, named as the panel). */
+export function ListPanel<I>({ title, ...table }: Omit<ListTableProps<I>, "label"> & { readonly title: string }) {
+  return (
+    <Panel title={title}>
+      <ListTable label={title} {...table} />
+    </Panel>
   );
 }

@@ -10,7 +10,7 @@ function quote(asOf: string, price: string | null, region = "*"): Quote {
     gpu: "h100-sxm",
     tier: "on_demand",
     region,
-    best: price === null ? null : { offer_id: `o-${price}`, price, currency: "USD", prices: { USD: price, EUR: `${price}1` }, gpus: 2 },
+    best: price === null ? null : { offer_id: `o-${price}`, price, currency: "USD", prices: { USD: price, EUR: `${price}1` }, gpus: 2, seller_reliability: null },
     depth: [],
     as_of: asOf,
   };
@@ -23,7 +23,7 @@ function snapshot(asOf: string, price: string | null, currency: "EUR" | "GBP" | 
     region: "*",
     currency,
     best_ask:
-      price === null ? null : { offer_id: "o-2.88", price, currency, offered_price: "2.88", offered_currency: "USD", gpus: 2 },
+      price === null ? null : { offer_id: "o-2.88", price, currency, offered_price: "2.88", offered_currency: "USD", gpus: 2, seller_reliability: null },
     depth: [],
     as_of: asOf,
   };

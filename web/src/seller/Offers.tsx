@@ -1,18 +1,18 @@
 // The seller's offers: a form (on-demand price and, for on-demand GPUs, the price of the same
 // GPUs sold interruptible; billing; the provisioning timeout, 0 = ready at the lease's start),
-// the list with each offer's status, re-pricing (PATCH) and withdrawal (DELETE).
+// the list with each offer's status and delivery record (leases ready in time, the seller's
+// rate over all its offers), re-pricing (PATCH) and withdrawal (DELETE).
 import { useState, type FormEvent } from "react";
 
 import { api, BILLINGS, CURRENCIES, TIERS, type Billing, type Currency, type Gpu, type Offer, type Tier } from "../api/client";
 import { idempotencyKey } from "../api/csrf";
-import { problemText } from "../app/problems";
+import { failureText, problemText } from "../app/problems";
 import { gpuPath, Link } from "../app/router";
 import { useSettings } from "../app/settings";
-import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { decimalInput, PRICE_PATTERN } from "../console/Orders";
 import { DEFAULT_NOTICE_S, type OfferDraft } from "../console/csv";
-import { ErrorText, Field, Panel, SelectField, useAction, usePolling, useReload } from "../console/ui";
+import { ActionButton, ErrorText, Field, ListPanel, SelectField, SubmitRow, useAction, usePolling, useReload } from "../console/ui";
 
 const ENDED = new Set(["withdrawn", "rejected", "expired"]);
 
@@ -78,12 +78,7 @@ export function OfferForm({ gpus, onCreated }: { readonly gpus: readonly Gpu[]; 
       ) : null}
       <SelectField label={t.c.billing} value={draft.billing} options={BILLINGS} text={(b) => t.c.billings[b]} onChange={(billing) => change({ billing })} />
       <Field label={t.c.provisioningTimeout} type="number" min={0} max={86400} step={1} required value={draft.timeout} hint={t.c.provisioningHint} onChange={(event) => change({ timeout: event.target.value })} />
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={action.busy}>
-          {t.c.submitOffer}
-        </button>
-      </div>
-      <ErrorText error={action.error} />
+      <SubmitRow label={t.c.submitOffer} action={action} />
       {created !== undefined ? <p className="note" role="status">{t.c.offerSubmitted(created.id)}</p> : null}
     </form>
   );
@@ -97,13 +92,14 @@ function Reprice({ offer, onDone }: { readonly offer: Offer; readonly onDone: ()
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const next = decimalInput(interruptible);
-    await action.run(async () => {
-      const { error, response } = await api.PATCH("/v1/offers/{offer_id}", {
-        params: { path: { offer_id: offer.id } },
-        body: { price_per_gpu_hour: decimalInput(price), ...(offer.tier === "on_demand" && next !== "" && { interruptible_price_per_gpu_hour: next }) },
-      });
-      return response.ok ? undefined : problemText(error, response);
-    });
+    await action.run(async () =>
+      failureText(
+        await api.PATCH("/v1/offers/{offer_id}", {
+          params: { path: { offer_id: offer.id } },
+          body: { price_per_gpu_hour: decimalInput(price), ...(offer.tier === "on_demand" && next !== "" && { interruptible_price_per_gpu_hour: next }) },
+        }),
+      ),
+    );
     onDone();
   };
   return (
@@ -116,23 +112,29 @@ function Reprice({ offer, onDone }: { readonly offer: Offer; readonly onDone: ()
   );
 }
 
-function Withdraw({ offer, onDone }: { readonly offer: Offer; readonly onDone: () => void }) {
-  const { t } = useSettings();
-  const action = useAction();
-  const withdraw = () =>
-    void action
-      .run(async () => {
-        const { error, response } = await api.DELETE("/v1/offers/{offer_id}", { params: { path: { offer_id: offer.id } } });
-        return response.ok ? undefined : problemText(error, response);
-      })
-      .then(onDone);
+/** Ask the exchange to withdraw an offer: an error text, or undefined once it took the
+ * request. */
+async function withdrawOffer(offerId: string): Promise<string | undefined> {
+  return failureText(await api.DELETE("/v1/offers/{offer_id}", { params: { path: { offer_id: offerId } } }));
+}
+
+type Counts = Offer["reliability"]["offer"];
+
+/** A reliability rate (a decimal string, "0.9500") as a percentage: 95 % (de), 95% (en). */
+function percent(locale: string, rate: string): string {
+  const format = new Intl.NumberFormat(locale, { style: "percent", maximumFractionDigits: 2 });
+  return (format.format as (value: string) => string)(rate);
+}
+
+/** The offer's leases ready in time of those counted, and the seller's rate over all offers. */
+function Delivery({ offer, seller }: { readonly offer: Counts; readonly seller: Counts }) {
+  const { t, formats } = useSettings();
+  const total = offer.ready_in_time + offer.failed + offer.reclaimed;
   return (
-    <>
-      <button type="button" onClick={withdraw} disabled={action.busy} aria-label={t.c.withdrawOf(offer.gpu)}>
-        {t.c.withdraw}
-      </button>
-      <ErrorText error={action.error} />
-    </>
+    <td data-rate={offer.rate ?? ""}>
+      {offer.rate === null ? t.c.notCounted : t.c.readyOf(formats.number(offer.ready_in_time), formats.number(total))}
+      {seller.rate !== null ? <span className="sub">{t.c.sellerRate(percent(formats.locale, seller.rate))}</span> : null}
+    </td>
   );
 }
 
@@ -149,11 +151,12 @@ function OfferRow({ offer, onChange }: { readonly offer: Offer; readonly onChang
         {offer.interruptible_price_per_gpu_hour ? <span className="sub">{t.c.interruptibleAt(formats.money(offer.interruptible_price_per_gpu_hour, offer.currency))}</span> : null}
       </td>
       <td>{t.c.billings[offer.billing]}<span className="sub">{offer.provisioning_timeout_seconds === 0 ? t.c.readyAtStart : t.c.provisionWithin(formats.number(offer.provisioning_timeout_seconds))}</span></td>
+      <Delivery offer={offer.reliability.offer} seller={offer.reliability.seller} />
       <td>
         <span className={`status status-${offer.status}`} data-status={offer.status}>{t.c.offerStatus[offer.status as keyof typeof t.c.offerStatus] ?? offer.status}</span>
         {offer.reason ? <span className="sub">{offer.reason}</span> : null}
       </td>
-      <td className="actions">{open ? <><Reprice offer={offer} onDone={onChange} /><Withdraw offer={offer} onDone={onChange} /></> : null}</td>
+      <td className="actions">{open ? <><Reprice offer={offer} onDone={onChange} /><ActionButton label={t.c.withdrawOf(offer.gpu)} text={t.c.withdraw} call={() => withdrawOffer(offer.id)} onDone={onChange} /></> : null}</td>
     </tr>
   );
 }
@@ -163,17 +166,9 @@ export function OffersList({ refresh }: { readonly refresh: number }) {
   const [reload, bump] = useReload();
   const poll = usePolling(3_000);
   const offers = useApi((signal) => api.GET("/v1/offers", { params: { query: { limit: 100 } }, signal }), [refresh, reload, poll]);
-  const items = offers.data?.items ?? [];
   return (
-    <Panel title={t.c.yourOffers}>
-      <ListStatus load={offers} count={items.length} empty={t.c.noOffers} />
-      {items.length > 0 ? (
-        <ScrollTable label={t.c.yourOffers} className="console-table offers" columns={[{ label: t.c.gpu }, { label: t.tier }, { label: t.c.leased, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.billing }, { label: t.c.status }, { label: t.c.actions }]}>
-          {items.map((offer) => (
-            <OfferRow key={offer.id} offer={offer} onChange={bump} />
-          ))}
-        </ScrollTable>
-      ) : null}
-    </Panel>
+    <ListPanel title={t.c.yourOffers} load={offers} empty={t.c.noOffers} className="console-table offers" columns={[{ label: t.c.gpu }, { label: t.tier }, { label: t.c.leased, num: true }, { label: t.c.priceHr, num: true }, { label: t.c.billing }, { label: t.c.delivery }, { label: t.c.status }, { label: t.c.actions }]} row={(offer) => (
+      <OfferRow key={offer.id} offer={offer} onChange={bump} />
+    )} />
   );
 }

@@ -4,11 +4,10 @@ import { api } from "../api/client";
 import { consolePath, sellerPath, type SellerSection } from "../app/router";
 import { useSettings } from "../app/settings";
 import { LoadStatus } from "../app/Status";
-import { ListStatus, ScrollTable } from "../app/Table";
 import { useApi } from "../app/useApi";
 import { ConsoleFrame } from "../console/ConsoleFrame";
 import { LeaseList } from "../console/Leases";
-import { Panel, usePolling, useReload } from "../console/ui";
+import { ListPanel, Panel, usePolling, useReload } from "../console/ui";
 import { BulkUpload } from "./BulkUpload";
 import { OfferForm, OffersList } from "./Offers";
 
@@ -16,28 +15,16 @@ function Earnings() {
   const { t, formats } = useSettings();
   const poll = usePolling(5_000);
   const earnings = useApi((signal) => api.GET("/v1/accounts/me/earnings", { signal }), [poll]);
-  const items = earnings.data?.items ?? [];
   return (
-    <Panel title={t.c.earnings}>
-      <ListStatus load={earnings} count={items.length} empty={t.c.noEarnings} />
-      {items.length > 0 ? (
-        <ScrollTable
-          label={t.c.earnings}
-          className="console-table earnings"
-          columns={[{ label: t.currency }, { label: t.c.gross, num: true }, { label: t.c.fee, num: true }, { label: t.c.net, num: true }, { label: t.c.leasesCount, num: true }]}
-        >
-          {items.map((e) => (
-            <tr key={e.currency} data-currency={e.currency} data-net={e.net}>
-              <th scope="row">{e.currency}</th>
-              <td className="num">{formats.money(e.gross, e.currency)}</td>
-              <td className="num">{formats.money(e.fee, e.currency)}</td>
-              <td className="num">{formats.money(e.net, e.currency)}</td>
-              <td className="num">{t.c.leasesRunning(formats.number(e.leases), formats.number(e.running))}</td>
-            </tr>
-          ))}
-        </ScrollTable>
-      ) : null}
-    </Panel>
+    <ListPanel title={t.c.earnings} load={earnings} empty={t.c.noEarnings} className="console-table earnings" columns={[{ label: t.currency }, { label: t.c.gross, num: true }, { label: t.c.fee, num: true }, { label: t.c.net, num: true }, { label: t.c.leasesCount, num: true }]} row={(e) => (
+      <tr key={e.currency} data-currency={e.currency} data-net={e.net}>
+        <th scope="row">{e.currency}</th>
+        <td className="num">{formats.money(e.gross, e.currency)}</td>
+        <td className="num">{formats.money(e.fee, e.currency)}</td>
+        <td className="num">{formats.money(e.net, e.currency)}</td>
+        <td className="num">{t.c.leasesRunning(formats.number(e.leases), formats.number(e.running))}</td>
+      </tr>
+    )} />
   );
 }
 

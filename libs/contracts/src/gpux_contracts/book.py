@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 from gpux_contracts.money import REFERENCE_CURRENCY, Currency, DecimalAmount
 from gpux_contracts.offers import Tier
@@ -29,10 +30,8 @@ def book_key(gpu: str, tier: str) -> str:
     return f"{gpu}|{tier}"
 
 
-class BookLevel(BaseModel):
+class BookLevel(FrozenModel):
     """GPUs resting at one price on one side of a book."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     price: DecimalAmount = Field(
         description="Per GPU-hour in `currency`: the resting prices' value in the reference "

@@ -25,7 +25,7 @@ from pydantic import AwareDatetime, Field
 
 from gpux_contracts.events import Payload
 from gpux_contracts.leases import LeaseEndReason, LeaseKey
-from gpux_contracts.offers import Tier
+from gpux_contracts.offers import OfferKey, Tier
 
 
 class InterruptionCause(StrEnum):
@@ -52,7 +52,9 @@ class LeaseReleased(Payload):
     ended_at: AwareDatetime
 
 
-class LeaseReclaimRequested(Payload, LeaseKey):
+# A lease on the book is named by both keys; pydantic orders fields from the last base on,
+# so the lease's come first.
+class LeaseReclaimRequested(Payload, OfferKey, LeaseKey):
     """The seller asked for an interruptible lease's GPUs back (gateway -> the book).
 
     ``buyer_id`` is the lease's buyer; the gateway checked that ``seller_id`` sells the
@@ -62,21 +64,16 @@ class LeaseReclaimRequested(Payload, LeaseKey):
     event_type: ClassVar[str] = "lease.reclaim_requested"
     schema_version: ClassVar[int] = 1
 
-    offer_id: str
-    seller_id: str
     gpu: str = Field(description="The record key.")
     requested_at: AwareDatetime
 
 
-class LeaseInterruptionRequested(Payload, LeaseKey):
+class LeaseInterruptionRequested(Payload, OfferKey, LeaseKey):
     """The book interrupts an interruptible lease at ``interrupt_at`` (the book -> billing)."""
 
     event_type: ClassVar[str] = "lease.interruption_requested"
     schema_version: ClassVar[int] = 1
 
-    offer_id: str
-    seller_id: str
-    gpu: str
     gpus: int = Field(ge=1)
     cause: InterruptionCause
     noticed_at: AwareDatetime = Field(description="When the book decided.")

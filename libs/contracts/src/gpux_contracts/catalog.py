@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 
 CatalogId = Annotated[
@@ -31,10 +32,8 @@ Billions = Annotated[int, Field(ge=0)]
 """A model size in whole billions of parameters."""
 
 
-class GpuFit(BaseModel):
+class GpuFit(FrozenModel):
     """Rule-of-thumb fit: the largest base model (billions of parameters) per method."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     qlora_b: Billions = Field(description="QLoRA, 4-bit base model.")
     lora16_b: Billions = Field(description="LoRA on a 16-bit base model.")

@@ -24,16 +24,15 @@ from pydantic import (
     field_validator,
 )
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.ids import new_id
 
 TYPE_HEADER = "gpux-event-type"
 VERSION_HEADER = "gpux-event-version"
 
 
-class Payload(BaseModel):
+class Payload(FrozenModel):
     """Base of every event payload: immutable, strict about unknown fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     event_type: ClassVar[str]
     schema_version: ClassVar[int]
@@ -42,10 +41,8 @@ class Payload(BaseModel):
 P = TypeVar("P", bound=BaseModel)
 
 
-class TraceContext(BaseModel):
+class TraceContext(FrozenModel):
     """W3C trace context (``traceparent`` and optional ``tracestate``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     traceparent: str = Field(pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
     tracestate: str | None = None
@@ -66,10 +63,8 @@ class TraceContext(BaseModel):
         return cls(traceparent=parent, tracestate=carrier.get("tracestate"))
 
 
-class Envelope(BaseModel, Generic[P]):
+class Envelope(FrozenModel, Generic[P]):
     """What travels on Kafka: metadata plus one typed payload."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     event_id: str = Field(description="ULID: unique, sortable by creation time.")
     event_type: str = Field(description="Name of the payload, `noun.past_verb`.")

@@ -16,8 +16,9 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity
@@ -73,10 +74,8 @@ class LeaseStatus(StrEnum):
     """Over for good (`end_reason` says why); its totals are final."""
 
 
-class LeaseKey(BaseModel):
+class LeaseKey(FrozenModel):
     """What names a lease to its buyer: its id (the trade's) and the buyer who rents it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     lease_id: str
     buyer_id: str

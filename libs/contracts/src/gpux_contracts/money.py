@@ -17,7 +17,9 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+
+from gpux_contracts.base import FrozenModel
 
 MICROS_PER_UNIT = 1_000_000
 MICRO = Decimal("0.000001")
@@ -130,10 +132,8 @@ DecimalAmount = Annotated[
 """A Decimal that pydantic reads from strings/ints only and writes as a plain decimal string."""
 
 
-class Money(BaseModel):
+class Money(FrozenModel):
     """An exact amount in one currency; serialised as ``{"amount": "0.33", "currency": "USD"}``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     amount: DecimalAmount
     currency: Currency

@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
 
@@ -43,10 +44,8 @@ class BillingGranularity(StrEnum):
     """Per second, settled in batches and exactly at stop."""
 
 
-class OfferKey(BaseModel):
+class OfferKey(FrozenModel):
     """What addresses an offer on the book: its id, its seller, its GPU (the book's key)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     offer_id: str
     seller_id: str

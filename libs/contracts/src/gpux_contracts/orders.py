@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
 
@@ -63,10 +65,8 @@ class OrderStatus(StrEnum):
     """Refused (by billing: insufficient funds; by the book: a rule); ``reason`` says why."""
 
 
-class OrderKey(BaseModel):
+class OrderKey(FrozenModel):
     """What addresses an order on the book: its id, its buyer, its GPU (the book's key)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     order_id: str
     buyer_id: str
@@ -101,6 +101,15 @@ class OrderPlaced(Payload, OrderKey):
     )
     rebuy_of: str | None = Field(
         default=None, description="The interrupted lease this order re-buys, if it does."
+    )
+    min_reliability: Decimal | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        decimal_places=4,
+        description="Fill only from sellers whose reliability rate (leases ready in time over"
+        " counted leases, `gpux_contracts.reliability`) is at least this; a seller with no"
+        " counted lease does not qualify. None: any seller. Added to version 1 with a default.",
     )
 
 

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from pydantic import AwareDatetime, Field
 
+from gpux_contracts.base import FrozenModel
 from gpux_contracts.events import Payload
 from gpux_contracts.money import Currency, DecimalAmount
 
@@ -57,14 +58,26 @@ class PayoutRejection(StrEnum):
     """The admin rejected a pending payout; its amount went back to ``seller_payable``."""
 
 
-class PayoutRequested(Payload):
+class PayoutKey(FrozenModel):
+    """What names a payout in every payout event: its id and its seller (the record key)."""
+
+    payout_id: str
+    seller_id: str
+
+
+class PayoutDecision(PayoutKey):
+    """What an admin's decision on a pending payout carries besides who made it."""
+
+    requested_at: AwareDatetime
+
+
+class PayoutRequested(Payload, PayoutKey):
     """A seller asked to be paid out (a command, gateway → billing)."""
 
     event_type: ClassVar[str] = "payout.requested"
     schema_version: ClassVar[int] = 1
 
     payout_id: str = Field(description="Gateway-chosen id; a replay moves nothing twice.")
-    seller_id: str
     currency: Currency
     amount: DecimalAmount
     method: PayoutMethod = PayoutMethod.MANUAL
@@ -75,42 +88,34 @@ class PayoutRequested(Payload):
     requested_at: AwareDatetime
 
 
-class PayoutConfirmRequested(Payload):
+class PayoutConfirmRequested(Payload, PayoutDecision):
     """The admin confirmed a pending payout's transfer was made (a command)."""
 
     event_type: ClassVar[str] = "payout.confirm_requested"
     schema_version: ClassVar[int] = 1
 
-    payout_id: str
-    seller_id: str
     confirmed_by: str
     reference: str = Field(
         default="", max_length=MAX_REFERENCE_CHARS, description="The bank's transfer reference."
     )
-    requested_at: AwareDatetime
 
 
-class PayoutRejectRequested(Payload):
+class PayoutRejectRequested(Payload, PayoutDecision):
     """The admin rejected a pending payout (a command): its amount goes back to the seller."""
 
     event_type: ClassVar[str] = "payout.reject_requested"
     schema_version: ClassVar[int] = 1
 
-    payout_id: str
-    seller_id: str
     rejected_by: str
     reason: str = Field(default="", max_length=MAX_REFERENCE_CHARS)
-    requested_at: AwareDatetime
 
 
-class PayoutStatusChanged(Payload):
+class PayoutStatusChanged(Payload, PayoutKey):
     """A payout's status as billing decided it (billing → ``billing.payouts``)."""
 
     event_type: ClassVar[str] = "payout.status_changed"
     schema_version: ClassVar[int] = 1
 
-    payout_id: str
-    seller_id: str
     currency: Currency
     amount: DecimalAmount
     status: PayoutStatus

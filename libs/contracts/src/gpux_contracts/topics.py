@@ -61,6 +61,7 @@ from gpux_contracts.payouts import (
     PayoutStatusChanged,
 )
 from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.reliability import ReliabilityChanged
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.smoke import PingSent
 
@@ -100,6 +101,7 @@ class Topic:
 
 
 _WEEK_MS = 7 * 24 * 3600 * 1000
+_MONTH_MS = 30 * 24 * 3600 * 1000
 
 CATALOG_GPUS = Topic(
     "catalog.gpus",
@@ -166,7 +168,7 @@ MARKET_TRADES = Topic(
     6,
     Cleanup.DELETE,
     "One event per fill.",
-    30 * 24 * 3600 * 1000,
+    _MONTH_MS,
     payloads=(TradeExecuted,),
 )
 BILLING_BALANCES = Topic(
@@ -264,7 +266,7 @@ BILLING_LEASES = Topic(
     6,
     Cleanup.DELETE,
     "Lease events: opened, ready, charged, low balance, interruption notice, ended.",
-    30 * 24 * 3600 * 1000,
+    _MONTH_MS,
     payloads=(
         LeaseOpened,
         LeaseReady,
@@ -281,7 +283,7 @@ BILLING_LEDGER = Topic(
     6,
     Cleanup.DELETE,
     "Every posted transfer with its entries on accounts' balances (statements).",
-    30 * 24 * 3600 * 1000,
+    _MONTH_MS,
     payloads=(LedgerPosted, LedgerBatchPosted),
 )
 BILLING_PAYOUTS = Topic(
@@ -290,8 +292,16 @@ BILLING_PAYOUTS = Topic(
     3,
     Cleanup.DELETE,
     "Sellers' payouts as billing decides them: pending, paid, rejected.",
-    30 * 24 * 3600 * 1000,
+    _MONTH_MS,
     payloads=(PayoutStatusChanged,),
+)
+BILLING_RELIABILITY = Topic(
+    "billing.reliability",
+    "offer id",
+    3,
+    Cleanup.COMPACT,
+    "Each offer's and its seller's delivery record: leases ready in time, failed, reclaimed.",
+    payloads=(ReliabilityChanged,),
 )
 MARKET_BOOK = Topic(
     "market.book",
@@ -332,6 +342,7 @@ REGISTRY: tuple[Topic, ...] = (
     BILLING_LEASES,
     BILLING_LEDGER,
     BILLING_PAYOUTS,
+    BILLING_RELIABILITY,
     MARKET_BOOK,
     SMOKE_PINGS,
 )

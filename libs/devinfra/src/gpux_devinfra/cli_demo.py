@@ -8,18 +8,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpux_devinfra.api_client import API_URL_ENV, DEFAULT_API_URL, ApiClient, ApiError
-from gpux_devinfra.cli_support import AsJson, print_json
+from gpux_devinfra.cli_support import AsJson, api_url, api_url_option, print_json
 from gpux_devinfra.demo.board import show_live
 from gpux_devinfra.demo.loader import DemoError, load_demo
+from gpux_devinfra.sdk_client import ApiError, call, public_client
 from gpux_devinfra.system import console, state_dir
+from gpux_sdk.api.catalog import list_gpus
 
 demo_app = typer.Typer(help="The demo market: load it, watch it.", no_args_is_help=True)
 
-DemoUrl = Annotated[
-    str,
-    typer.Option("--url", "--api", envvar=API_URL_ENV, help="Base URL of the gpux gateway."),
-]
+DemoUrl = Annotated[str | None, api_url_option("--url", "--api")]
 KeysFile = Annotated[
     Path | None,
     typer.Option(
@@ -30,7 +28,7 @@ KeysFile = Annotated[
 
 @demo_app.command("load")
 def demo_load(
-    url: DemoUrl = DEFAULT_API_URL,
+    url: DemoUrl = None,
     keys_file: KeysFile = None,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait per step.")] = 90,
     as_json: AsJson = False,
@@ -40,7 +38,7 @@ def demo_load(
     try:
         with console.status("loading the demo data set") as status:
             result = load_demo(
-                url,
+                api_url(url),
                 keys_file=path,
                 timeout_s=timeout,
                 progress=lambda step: status.update(f"loading the demo data set: {step}"),
@@ -60,16 +58,17 @@ def demo_load(
 
 
 @demo_app.command("board")
-def demo_board(url: DemoUrl = DEFAULT_API_URL) -> None:
+def demo_board(url: DemoUrl = None) -> None:
     """The live best-ask table (snapshot, then the SSE stream) until Ctrl-C."""
+    gateway = api_url(url)
     try:
-        with ApiClient(url) as client:
-            gpus = client.gpus()
+        with public_client(gateway) as client:
+            gpus = call(list_gpus.sync_detailed, client).items
     except ApiError as exc:
         typer.echo(f"gpux: {exc}", err=True)
         raise typer.Exit(1) from None
     try:
-        show_live(url, gpus, Console())
+        show_live(gateway, gpus, Console())
     except KeyboardInterrupt:
         return
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from collections.abc import Iterable
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from gpux_contracts.money import Currency
-from gpux_devinfra.cli_support import Caller, grouped_options
-from gpux_devinfra.market_tables import DASH, listing, money
+from gpux_devinfra.amounts import DASH, money
+from gpux_devinfra.cli_support import Caller, Writer, grouped_options, stamp
+from gpux_devinfra.market_tables import listing
+from gpux_devinfra.sdk_client import pages
+from gpux_sdk.api.payouts import list_payouts, request_payout
+from gpux_sdk.models.currency import Currency
+from gpux_sdk.models.new_payout import NewPayout
+from gpux_sdk.models.payout_out import PayoutOut
 
 _AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$")
 
@@ -29,28 +35,27 @@ def _amount(value: str) -> str:
     return text
 
 
-def _payout_line(payout: dict[str, Any]) -> str:
+def _payout_line(payout: PayoutOut) -> str:
     return (
-        f"payout {payout['id']}: {payout['amount']} {payout['currency']} {payout['status']}"
-        f" ({payout['method']}) to {payout['destination']}"
+        f"payout {payout.id}: {money(payout.amount, payout.currency)} {payout.status}"
+        f" ({payout.method}) to {payout.destination}"
     )
 
 
-def _status(payout: dict[str, Any]) -> str:
-    reason = payout.get("reason")
-    return f"{payout['status']} ({reason})" if reason else str(payout["status"])
+def _status(payout: PayoutOut) -> str:
+    return f"{payout.status} ({payout.reason})" if payout.reason else str(payout.status)
 
 
-def payouts_table(payouts: list[dict[str, Any]]) -> Table:
+def payouts_table(payouts: Iterable[PayoutOut]) -> Table:
     """The seller's payouts: how much, where to, where it is."""
     rows = (
         [
-            p["id"],
-            money(p["amount"], p["currency"]),
-            p["destination"],
+            p.id,
+            money(p.amount, p.currency),
+            p.destination,
             _status(p),
-            p.get("reference") or DASH,
-            str(p["created_at"]).replace("T", " "),
+            p.reference or DASH,
+            stamp(p.created_at).replace("T", " "),
         ]
         for p in payouts
     )
@@ -67,24 +72,20 @@ def request_command(
     destination: Annotated[
         str, typer.Option(help="Where to send it, e.g. an IBAN reference (free text).")
     ],
-    idempotency_key: Annotated[
-        str | None,
-        typer.Option(help="Send a retry with the same key: it is answered as the first was."),
-    ] = None,
-    caller: Caller,
+    caller: Writer,
 ) -> None:
     """Ask for a payout of your payable earnings (POST /v1/payouts, sellers): billing takes it
     from your payable balance (pending), an admin confirms the bank transfer (paid)."""
-    body = {"currency": currency.value, "amount": _amount(amount), "destination": destination}
-    answer = caller.ask(lambda client: client.request_payout(body, idempotency_key))
-    caller.show(answer, _payout_line)
+    body = NewPayout(currency=currency, amount=_amount(amount), destination=destination)
+    caller.show(caller.send(request_payout.sync_detailed, body), _payout_line)
 
 
 @payouts_app.command("list")
 @grouped_options
 def list_command(*, caller: Caller) -> None:
     """Your payouts and their status (GET /v1/payouts)."""
-    caller.show(caller.ask(lambda client: client.payouts()), payouts_table)
+    payouts = caller.ask(lambda client: list(pages(list_payouts.sync_detailed, client)))
+    caller.show(payouts, payouts_table)
 
 
 def register(app: typer.Typer) -> None:

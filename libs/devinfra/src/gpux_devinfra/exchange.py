@@ -23,9 +23,9 @@ import httpx
 from rich.console import Console
 
 from gpux_devinfra import infra
-from gpux_devinfra.api_client import ApiError
 from gpux_devinfra.demo.board import show_live
 from gpux_devinfra.demo.loader import DemoError, DemoResult, load_demo
+from gpux_devinfra.sdk_client import ApiError
 from gpux_devinfra.system import InfraError, console, state_dir
 
 
@@ -148,7 +148,8 @@ def load_demo_data(out: Console) -> DemoResult | None:
     done = f"{demo.offers_pushed} offers pushed" if demo.offers_pushed else "already loaded"
     credit = f", credited {', '.join(demo.topups)}" if demo.topups else ""
     out.print(f"demo: {done}{credit}; {demo.offers_live} offers live; keys in {keys_file}")
-    out.print(f"try: GPUX_API_KEY={demo.buyer.api_key} uv run gpux balance")
+    # Not `login --key KEY`: a key on the command line stays in the shell's history.
+    out.print("try: uv run gpux login (paste the buyer's key) && uv run gpux balance")
     return demo
 
 

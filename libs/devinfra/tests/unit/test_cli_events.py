@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -15,7 +15,7 @@ import pytest
 from gpux_contracts.webhooks import verify
 from gpux_devinfra import cli_events
 from gpux_devinfra.sse import SseEvent, SseParser
-from gpux_devinfra.testing.cli import KEY, line_with, problem
+from gpux_devinfra.testing.cli import KEY, line_with, problem, use_transport
 from gpux_devinfra.testing.cli import run as run_gpux
 
 pytestmark = pytest.mark.unit
@@ -64,14 +64,23 @@ def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(time, "sleep", lambda _s: None)
 
 
-def use(monkeypatch: pytest.MonkeyPatch, gateway: Gateway) -> None:
-    transport = httpx.MockTransport(gateway)
+Serve = Callable[[Gateway], Gateway]
 
-    def client(api: str, timeout: httpx.Timeout) -> httpx.Client:
-        return httpx.Client(base_url=api, timeout=timeout, transport=transport)
 
-    monkeypatch.setattr(cli_events, "make_http", client)
-    monkeypatch.setattr(cli_events, "make_forward_http", lambda: httpx.Client(transport=transport))
+@pytest.fixture
+def serve(monkeypatch: pytest.MonkeyPatch) -> Serve:
+    """Route the command's stream (through the SDK's client) and its forwards to a fake
+    gateway; that gateway."""
+
+    def route(gateway: Gateway) -> Gateway:
+        use_transport(monkeypatch, gateway)
+        transport = httpx.MockTransport(gateway)
+        monkeypatch.setattr(
+            cli_events, "make_forward_http", lambda: httpx.Client(transport=transport)
+        )
+        return gateway
+
+    return route
 
 
 def listen(*args: str) -> Any:
@@ -79,10 +88,9 @@ def listen(*args: str) -> Any:
 
 
 def test_it_prints_each_event_and_resumes_a_dropped_stream_after_the_last_id(
-    monkeypatch: pytest.MonkeyPatch, no_wait: None
+    serve: Serve, no_wait: None
 ) -> None:
-    gateway = Gateway([("7.1", event(1))], [("7.2", event(2)), ("8.1", event(3))])
-    use(monkeypatch, gateway)
+    gateway = serve(Gateway([("7.1", event(1))], [("7.2", event(2)), ("8.1", event(3))]))
     result = listen("--max-events", "3", "--from-start")
     assert result.exit_code == 0, result.output
     assert line_with(result.output, "evt_1").startswith("2026-01-01T00:00:01Z order.filled open")
@@ -96,20 +104,17 @@ def test_it_prints_each_event_and_resumes_a_dropped_stream_after_the_last_id(
     assert "reconnecting" in result.output  # on stderr, which the runner mixes in
 
 
-def test_only_the_types_asked_for_are_shown(monkeypatch: pytest.MonkeyPatch, no_wait: None) -> None:
+def test_only_the_types_asked_for_are_shown(serve: Serve, no_wait: None) -> None:
     batch = [("1.1", event(1)), ("1.2", event(2, "lease.ended")), ("1.3", event(3))]
-    use(monkeypatch, Gateway(batch))
+    serve(Gateway(batch))
     result = listen("--types", "lease.ended, balance.updated", "--max-events", "1", "--json")
     assert result.exit_code == 0, result.output
     shown = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
     assert [body["id"] for body in shown] == ["evt_2"]
 
 
-def test_each_event_is_forwarded_signed_with_the_secret(
-    monkeypatch: pytest.MonkeyPatch, no_wait: None
-) -> None:
-    gateway = Gateway([("1.1", event(1)), ("1.2", event(2))])
-    use(monkeypatch, gateway)
+def test_each_event_is_forwarded_signed_with_the_secret(serve: Serve, no_wait: None) -> None:
+    gateway = serve(Gateway([("1.1", event(1)), ("1.2", event(2))]))
     result = listen("--forward", "http://127.0.0.1:9/hook", "--secret", SECRET, "--max-events", "2")
     assert result.exit_code == 0, result.output
     assert f"signed with {SECRET}" in result.output
@@ -121,11 +126,8 @@ def test_each_event_is_forwarded_signed_with_the_secret(
         assert sent.headers["content-type"] == "application/json"
 
 
-def test_a_new_secret_is_made_and_printed_without_one(
-    monkeypatch: pytest.MonkeyPatch, no_wait: None
-) -> None:
-    gateway = Gateway([("1.1", event(1))])
-    use(monkeypatch, gateway)
+def test_a_new_secret_is_made_and_printed_without_one(serve: Serve, no_wait: None) -> None:
+    gateway = serve(Gateway([("1.1", event(1))]))
     result = listen("--forward", "http://127.0.0.1:9/hook", "--max-events", "1")
     assert result.exit_code == 0, result.output
     secret = line_with(result.output, "signed with").split("signed with ")[1].strip()
@@ -135,8 +137,8 @@ def test_a_new_secret_is_made_and_printed_without_one(
     verify(secret, sent.headers["gpux-signature"], sent.content, now=int(time.time()))
 
 
-def test_a_refused_stream_ends_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    use(monkeypatch, Gateway(status=401))
+def test_a_refused_stream_ends_the_command(serve: Serve) -> None:
+    serve(Gateway(status=401))
     result = listen()
     assert result.exit_code == 1
     assert "401 Unauthorized: no key" in result.output
@@ -162,3 +164,12 @@ def test_the_parser_reads_events_as_the_format_says() -> None:
     for line in text.split("\n"):
         parser.line(line)
     assert (parser.retry_ms, parser.comments, parser.last_id) == (3000, 1, "2.2")
+
+
+def test_after_resumes_after_the_event_id_given(serve: Serve, no_wait: None) -> None:
+    gateway = serve(Gateway([("7.2", event(2))]))
+    result = listen("--after", "7.1", "--max-events", "1")
+    assert result.exit_code == 0, result.output
+    (first,) = gateway.requests
+    assert first.headers["last-event-id"] == "7.1"
+    assert "from" not in first.url.params

@@ -4,6 +4,7 @@ fake transport."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import httpx
 import pytest
@@ -41,6 +42,13 @@ LEASE = {
     "status": "running",
     "end_reason": None,
     "ended_at": None,
+    "provisioning_deadline": None,
+    "ready_at": None,
+    "failure": None,
+    "failure_detail": "",
+    "interrupt_at": None,
+    "interruption_cause": None,
+    "interruption_noticed_at": None,
     "charged_through": "2025-01-01T12:10:05Z",
     "total_charged": "0.266666",
     "total_paid": "0.245333",
@@ -69,6 +77,8 @@ LEDGER = {
     "currency": "EUR",
     "amount": "100.00",
     "fx_rate": None,
+    "fx_base": None,
+    "fx_quote": None,
     "fx_rate_at": None,
 }
 EARNINGS = {"currency": "USD", "gross": "3.466666", "fee": "0.346666", "net": "3.12"}
@@ -128,10 +138,11 @@ def test_leases_table_follows_pages_and_shows_cost_so_far(fake: FakeGateway) -> 
     assert [(r.method, r.url.path) for r in fake.requests] == [("GET", "/v1/leases")] * 2
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in fake.requests)
     running = line_with(result.stdout, "01LEASE ")
-    for cell in ("rtx-4090", "4", "0.40 USD", "second", "running", "2025-01-01 12:00:05Z"):
+    # Amounts to the currency's precision (babel, en_US): 0.266666 USD charged is $0.27.
+    for cell in ("rtx-4090", "4", "$0.40", "second", "running", "2025-01-01 12:00:05Z"):
         assert cell in running
-    assert "0.266666 USD" in running
-    assert "0.280000 USD" in running
+    assert "$0.27" in running
+    assert "$0.28" in running
     assert "ended (insufficient_funds)" in line_with(result.stdout, "01LEASE2")
 
 
@@ -165,10 +176,11 @@ def test_a_retried_stop_sends_the_same_key(fake: FakeGateway) -> None:
     assert [r.headers["idempotency-key"] for r in fake.requests] == ["stop-01LEASE"] * 2
 
 
-def test_a_lease_id_that_cannot_make_a_key_is_sent_without_one(fake: FakeGateway) -> None:
+def test_a_lease_id_that_cannot_make_a_key_is_sent_with_a_fresh_one(fake: FakeGateway) -> None:
+    # Every write carries an Idempotency-Key: "stop-01 NOPE" is none the gateway takes.
     result = run("leases", "stop", "01 NOPE", "--key", KEY)
     assert result.exit_code == 1
-    assert "idempotency-key" not in fake.last.headers
+    assert uuid.UUID(fake.last.headers["idempotency-key"])
 
 
 def test_stopping_an_unknown_lease_is_one_line(fake: FakeGateway) -> None:
@@ -224,9 +236,17 @@ def test_ledger_table_and_currency_filter(fake: FakeGateway) -> None:
     assert fake.last.url.path == "/v1/ledger"
     assert fake.last.url.params["currency"] == "EUR"
     row = line_with(result.stdout, "topup")
-    for cell in ("2025-01-01 11:00:00Z", "available", "100.00 EUR", "01TOPUP"):
+    for cell in ("2025-01-01 11:00:00Z", "available", "€100.00", "01TOPUP"):
         assert cell in row
-    assert json.loads(run("ledger", "--json", "--key", KEY).stdout) == [LEDGER]
+    # --json is the SDK model's JSON: the API's fields, its instants written with +00:00.
+    as_json = json.loads(run("ledger", "--json", "--key", KEY).stdout)
+    assert as_json == [{**LEDGER, "created_at": "2025-01-01T11:00:00+00:00"}]
+
+
+def test_a_currency_the_api_does_not_know_is_refused_before_calling(fake: FakeGateway) -> None:
+    result = run("ledger", "--currency", "xyz", "--key", KEY)
+    assert result.exit_code == 2
+    assert fake.requests == []
 
 
 def test_earnings_table(fake: FakeGateway) -> None:
@@ -234,5 +254,15 @@ def test_earnings_table(fake: FakeGateway) -> None:
     assert result.exit_code == 0, result.output
     assert fake.last.url.path == "/v1/accounts/me/earnings"
     row = line_with(result.stdout, "USD")
-    for cell in ("3.466666", "0.346666", "3.12", "2", "1"):
+    for cell in ("$3.47", "$0.35", "$3.12", "2", "1"):
         assert cell in row
+    as_json = json.loads(run("earnings", "--key", KEY, "--json").stdout)
+    assert as_json[0]["gross"] == "3.466666"
+
+
+def test_amounts_follow_the_locale_and_json_keeps_the_api_strings(fake: FakeGateway) -> None:
+    result = run("--locale", "de_DE", "leases", "--key", KEY)
+    assert result.exit_code == 0, result.output
+    assert "0,27" in line_with(result.stdout, "01LEASE ")
+    as_json = json.loads(run("leases", "--json", "--key", KEY).stdout)
+    assert as_json[0]["total_charged"] == "0.266666"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import httpx
 import pytest
@@ -67,7 +68,16 @@ def test_request_posts_the_payout_with_its_idempotency_key(fake: FakeGateway) ->
         "destination": "IBAN DE89 ...3000",
     }
     assert fake.last.headers["idempotency-key"] == "k-1"
-    assert "payout 01PAYOUT: 50.00 EUR pending_request (manual)" in result.stdout
+    assert "payout 01PAYOUT: €50.00 pending_request (manual)" in result.stdout
+
+
+def test_without_a_key_given_each_request_sends_a_fresh_one(fake: FakeGateway) -> None:
+    args = ("payouts", "request", "--currency", "EUR", "--amount", "50.00", "--destination", "x")
+    for _ in range(2):
+        assert run(*args, "--key", KEY).exit_code == 0
+    keys = [r.headers["idempotency-key"] for r in fake.requests]
+    assert len(set(keys)) == 2
+    assert all(uuid.UUID(key) for key in keys)
 
 
 def test_request_refuses_a_bad_amount_before_calling(fake: FakeGateway) -> None:
@@ -97,7 +107,7 @@ def test_list_follows_pages_and_shows_status_and_reason(fake: FakeGateway) -> No
     assert result.exit_code == 0, result.output
     assert [(r.method, r.url.path) for r in fake.requests] == [("GET", "/v1/payouts")] * 2
     paid = line_with(result.stdout, "01PAYOUT ")
-    for cell in ("50.00 EUR", "IBAN DE89 ...3000", "paid", "BANK-1"):
+    for cell in ("€50.00", "IBAN DE89 ...3000", "paid", "BANK-1"):
         assert cell in paid
     assert "rejected (insufficient_seller_payable)" in line_with(result.stdout, "01PAYOUT2")
     as_json = run("payouts", "list", "--json", "--key", KEY)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -17,10 +18,21 @@ from gpux_devinfra.demo.board import (
     quotes_from_prices,
     sse_events,
 )
+from gpux_devinfra.testing.market import UNCOUNTED
+from gpux_sdk.models.price_out import PriceOut
 
 pytestmark = pytest.mark.unit
 
-GPUS = [{"id": "rtx-4090", "name": "RTX 4090"}, {"id": "h100-sxm", "name": "H100 SXM"}]
+
+@dataclass(frozen=True)
+class Gpu:
+    """A catalog GPU as the board reads one."""
+
+    id: str
+    name: str
+
+
+GPUS = [Gpu("rtx-4090", "RTX 4090"), Gpu("h100-sxm", "H100 SXM")]
 
 
 def event(gpu: str, tier: str, price: str, as_of: str, region: str = "*") -> dict[str, object]:
@@ -62,8 +74,13 @@ def test_a_stream_quote_counts_every_gpu_in_the_book() -> None:
     assert empty.prices["USD"] == "9.99"
 
 
+def level(price: str, gpus: int) -> dict[str, object]:
+    """A depth level of GET /v1/prices, its sellers never counted."""
+    return {"price": price, "gpus": gpus, "reliability": UNCOUNTED, "min_reliability": None}
+
+
 def test_snapshots_in_three_currencies_merge_into_one_quote_per_book() -> None:
-    def item(currency: str, price: str, region: str = "*") -> dict[str, object]:
+    def item(currency: str, price: str, region: str = "*") -> PriceOut:
         ask = {
             "offer_id": "o",
             "price": price,
@@ -71,16 +88,19 @@ def test_snapshots_in_three_currencies_merge_into_one_quote_per_book() -> None:
             "offered_price": "2.49",
             "offered_currency": "USD",
             "gpus": 16,
+            "seller_reliability": UNCOUNTED,
         }
-        return {
-            "gpu": "h100-sxm",
-            "tier": "on_demand",
-            "region": region,
-            "currency": currency,
-            "best_ask": ask,
-            "depth": [{"price": price, "gpus": 16}, {"price": "3", "gpus": 8}],
-            "as_of": "2025-01-01T00:00:00Z",
-        }
+        return PriceOut.from_dict(
+            {
+                "gpu": "h100-sxm",
+                "tier": "on_demand",
+                "region": region,
+                "currency": currency,
+                "best_ask": ask,
+                "depth": [level(price, 16), level("3", 8)],
+                "as_of": "2025-01-01T00:00:00Z",
+            }
+        )
 
     quotes = quotes_from_prices(
         {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar, Generic, Protocol, TypeVar
 
-from gpux_estimator.errors import UnknownItemError
+from gpux_estimator.errors import CatalogDataError, UnknownItemError
 
 
 class _Item(Protocol):
@@ -20,11 +20,19 @@ class Catalog(Generic[T]):
     """The items of a data file in file order, looked up by id (``kind`` names them in errors).
 
     A subclass is a frozen dataclass with ``version`` and a tuple of items that ``_items``
-    returns.
+    returns; building it checks that no two items share any of its ``unique`` attributes.
     """
 
     __slots__ = ()
     kind: ClassVar[str]
+    unique: ClassVar[tuple[str, ...]] = ("id",)
+
+    def __post_init__(self) -> None:
+        for attribute in self.unique:
+            values = [getattr(item, attribute) for item in self._items()]
+            if len(set(values)) != len(values):
+                plural = " and ".join(f"{name}s" for name in self.unique)
+                raise CatalogDataError(f"{self.kind} catalog: {plural} must be unique")
 
     def _items(self) -> tuple[T, ...]:
         raise NotImplementedError

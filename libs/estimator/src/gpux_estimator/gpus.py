@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 from gpux_estimator import _fields as f
 from gpux_estimator._catalog import Catalog
-from gpux_estimator.errors import CatalogDataError
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +35,9 @@ class GpuCatalog(Catalog[GpuSpec]):
     """A versioned, ordered set of GPU specs with unique ids and names."""
 
     kind: ClassVar[str] = "GPU"
+    unique: ClassVar[tuple[str, ...]] = ("id", "name")
     version: int
     gpus: tuple[GpuSpec, ...]
-
-    def __post_init__(self) -> None:
-        ids = [gpu.id for gpu in self.gpus]
-        names = [gpu.name for gpu in self.gpus]
-        if len(set(ids)) != len(ids) or len(set(names)) != len(names):
-            raise CatalogDataError("GPU catalog: ids and names must be unique")
 
     def _items(self) -> tuple[GpuSpec, ...]:
         return self.gpus

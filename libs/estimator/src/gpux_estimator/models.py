@@ -113,11 +113,6 @@ class ModelCatalog(Catalog[ModelArch]):
     version: int
     models: tuple[ModelArch, ...]
 
-    def __post_init__(self) -> None:
-        ids = [model.id for model in self.models]
-        if len(set(ids)) != len(ids):
-            raise CatalogDataError("model catalog: ids must be unique")
-
     def _items(self) -> tuple[ModelArch, ...]:
         return self.models
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from gpux_estimator import CatalogDataError, gpu_catalog_from_mapping, model_catalog_from_mapping
+from gpux_estimator import (
+    CatalogDataError,
+    GpuCatalog,
+    ModelCatalog,
+    gpu_catalog_from_mapping,
+    model_catalog_from_mapping,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -49,3 +56,17 @@ def test_malformed_model_data_is_refused() -> None:
         model_catalog_from_mapping({"version": 1, "models": {"m": row}})
     with pytest.raises(CatalogDataError, match="source"):
         model_catalog_from_mapping({"version": 1, "models": {"m": {**row, "source": ""}}})
+
+
+def test_a_catalog_refuses_two_items_with_one_id_or_gpu_name() -> None:
+    (gpu,) = gpu_catalog_from_mapping({"version": 1, "gpus": {"a": _gpu_row()}})
+    for twin in (replace(gpu, id="b"), replace(gpu, name="X2")):
+        with pytest.raises(CatalogDataError, match=r"^GPU catalog: ids and names must be unique$"):
+            GpuCatalog(version=1, gpus=(gpu, twin))
+    row = {
+        "name": "M", "params_b": 1.0, "layers": 2, "hidden_size": 64, "intermediate_size": 128,
+        "attention_heads": 4, "kv_heads": 2, "vocab_size": 100, "source": "card",
+    }  # fmt: skip
+    (model,) = model_catalog_from_mapping({"version": 1, "models": {"m": row}})
+    with pytest.raises(CatalogDataError, match=r"^model catalog: ids must be unique$"):
+        ModelCatalog(version=1, models=(model, replace(model, name="M2")))

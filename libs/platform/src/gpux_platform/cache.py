@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
@@ -12,6 +10,7 @@ from redis.exceptions import RedisError
 
 from gpux_platform.errors import ConfigError, redact
 from gpux_platform.settings import GpuxSettings
+from gpux_platform.waiting import within
 
 READ_TIMEOUT_S = 30.0
 """How long a reply may take: longer than the longest blocking read a service makes (the
@@ -56,7 +55,7 @@ async def create_redis(settings: GpuxSettings) -> Redis:
             decode_responses=False,
         )
         client: Redis = Redis.from_pool(pool)
-        await asyncio.wait_for(client.ping(), timeout=settings.connect_timeout_s)
+        await within(client.ping(), settings.connect_timeout_s)
     except (RedisError, OSError, TimeoutError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__
         raise ConfigError(

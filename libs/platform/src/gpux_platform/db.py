@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 import asyncpg
 
 from gpux_platform.errors import ConfigError, redact
 from gpux_platform.settings import GpuxSettings
+from gpux_platform.waiting import within
 
 
 async def create_pool(
@@ -24,9 +24,9 @@ async def create_pool(
     """
     url = settings.database_url.get_secret_value()
     try:
-        pool = await asyncio.wait_for(
+        pool = await within(
             asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=init),
-            timeout=settings.connect_timeout_s,
+            settings.connect_timeout_s,
         )
     except (OSError, TimeoutError, asyncpg.PostgresError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__

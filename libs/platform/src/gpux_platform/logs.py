@@ -10,6 +10,8 @@ from typing import Any
 
 from opentelemetry import trace
 
+from gpux_platform.request_ids import RequestIdFilter
+
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
@@ -44,9 +46,11 @@ class _Formatter(logging.Formatter):
 
 
 def setup_logging(service: str, level: str = "INFO", as_json: bool = False) -> None:
-    """Route every log record to stderr in one format."""
+    """Route every log record to stderr in one format (with the ``request_id`` of the HTTP
+    request it was written for, if any)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter(service, as_json))
+    handler.addFilter(RequestIdFilter())  # every record written while serving names its request
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -33,6 +33,7 @@ from gpux_platform.metrics import (
 )
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.telemetry import kafka_instrumented
+from gpux_platform.waiting import woken
 
 log = logging.getLogger("gpux.outbox")
 _tracer = trace.get_tracer("gpux.outbox")
@@ -299,9 +300,7 @@ class OutboxRelay:
                     pass
             except Exception as exc:  # a broker or database error must not end the relay
                 log.warning("outbox relay failed; retrying", extra={"error": repr(exc)})
-            try:
-                await asyncio.wait_for(self._wake.wait(), self._idle_wait_s)
-            except TimeoutError:
+            if not await woken(self._wake, self._idle_wait_s):
                 cause = "poll"
                 self.stats.polls += 1
             else:

@@ -6,10 +6,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from gpux_platform import request_ids
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://gpux.dev/problems/"
@@ -25,6 +26,11 @@ class Problem(BaseModel):
     instance: str | None = Field(default=None, description="The request path.")
     errors: list[dict[str, Any]] | None = Field(
         default=None, description="Field-level validation errors, when there are any."
+    )
+    request_id: str | None = Field(
+        default=None,
+        description="The request's `X-Request-Id` (the caller's, or the one it was given): quote"
+        " it when asking about this answer.",
     )
 
 
@@ -81,6 +87,7 @@ def problem_response(
         detail=detail,
         instance=request.url.path,
         errors=errors,
+        request_id=request_ids.of(request.scope),
     )
     return JSONResponse(
         body.model_dump(exclude_none=True),
@@ -102,6 +109,14 @@ def _clean(errors: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _unread_body(errors: list[Any]) -> bool:
+    # FastAPI hands a body it did not read as JSON (another Content-Type, or none) to
+    # validation as raw bytes: the client sent the wrong media type, not a wrong field.
+    return any(
+        tuple(e.get("loc", ())) == ("body",) and isinstance(e.get("input"), bytes) for e in errors
+    )
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Answer every error (HTTP, validation, unexpected) as problem+json."""
 
@@ -121,6 +136,10 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        if _unread_body(list(exc.errors())):
+            return problem_response(
+                request, 415, *_TITLES[415], "send the body as `application/json`"
+            )
         errors = _clean(list(exc.errors()))
         first: dict[str, Any] = errors[0] if errors else {"loc": [], "msg": "invalid request"}
         detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
@@ -129,45 +148,19 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Answered outside the app's middleware (by Starlette's outermost one): the request id
+        # comes from the scope's state (``request_ids.of``), its header is added here.
+        request_id = request_ids.of(request.scope)
         return problem_response(
-            request, 500, "internal-error", "Internal error", "an unexpected error; it was logged"
+            request,
+            500,
+            "internal-error",
+            "Internal error",
+            "an unexpected error; it was logged",
+            headers={request_ids.HEADER: request_id} if request_id else None,
         )
 
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_unexpected)
-
-
-_DOCUMENTED = (400, 401, 403, 404, 409, 413, 422, 429)
-
-
-def install_problem_openapi(app: FastAPI) -> None:
-    """Document every operation's error answers as problem+json (replacing FastAPI's 422 shape)."""
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema:
-            return app.openapi_schema
-        schema = get_openapi(
-            title=app.title, version=app.version, description=app.description, routes=app.routes
-        )
-        components = schema.setdefault("components", {}).setdefault("schemas", {})
-        components["Problem"] = Problem.model_json_schema(
-            ref_template="#/components/schemas/{model}"
-        )
-        components.pop("HTTPValidationError", None)
-        components.pop("ValidationError", None)
-        problem = {"$ref": "#/components/schemas/Problem"}
-        for path_item in schema.get("paths", {}).values():
-            for operation in path_item.values():
-                responses = operation.setdefault("responses", {})
-                for status in _DOCUMENTED:
-                    title = _TITLES[status][1]
-                    responses[str(status)] = {
-                        "description": title,
-                        "content": {PROBLEM_MEDIA_TYPE: {"schema": problem}},
-                    }
-        app.openapi_schema = schema
-        return schema
-
-    app.openapi = openapi  # type: ignore[method-assign]

@@ -11,28 +11,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import uvicorn
 import uvloop
 from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.routing import APIRoute
 from faststream.kafka import KafkaBroker, KafkaRouter
 from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.asyncio import Redis
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from gpux_contracts.topics import REGISTRY
 from gpux_platform import asyncapi, migrations
+from gpux_platform.asgi import HttpMiddleware
 from gpux_platform.broker import ensure_topics, make_broker
 from gpux_platform.cache import create_redis
 from gpux_platform.clock import Clock, SystemClock
@@ -41,14 +43,12 @@ from gpux_platform.errors import ConfigError
 from gpux_platform.lag import GroupLagMonitor, subscribed_groups
 from gpux_platform.logs import setup_logging
 from gpux_platform.metrics import CONSUMING, HTTP, HTTP_SECONDS, OUTBOX, ServiceMetrics
+from gpux_platform.openapi import ProblemRule, install_openapi
 from gpux_platform.outbox import OutboxRelay
-from gpux_platform.problems import (
-    PROBLEM_MEDIA_TYPE,
-    install_problem_handlers,
-    install_problem_openapi,
-    problem_response,
-)
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, install_problem_handlers, problem_response
+from gpux_platform.request_ids import RequestIds
 from gpux_platform.settings import Environment, GpuxSettings
+from gpux_platform.stalls import stall_watch, tasks_report
 from gpux_platform.telemetry import (
     install_tracer_provider,
     instrument_app,
@@ -56,8 +56,17 @@ from gpux_platform.telemetry import (
     make_tracer_provider,
     records,
 )
+from gpux_platform.waiting import awaited_for, stop_tasks
 
 log = logging.getLogger("gpux.service")
+
+
+CLOSE_S: Mapping[str, float] = {"broker": 8.0, "redis": 2.0, "pool": 5.0}
+"""How long a stopping process waits for each of its connections to close."""
+
+
+def _stall_extra() -> dict[str, str]:
+    return {"tasks": tasks_report(asyncio.get_running_loop())}
 
 
 @dataclass
@@ -75,11 +84,26 @@ class Runtime:
     """The metric families this service exposes on /metrics (registered as it is wired)."""
 
     async def close(self) -> None:
-        """Stop the broker and close the connections."""
-        with contextlib.suppress(Exception):
-            await self.broker.stop()
-        await self.redis.aclose()
-        await self.pool.close()
+        """Stop the broker and close the connections, each within ``CLOSE_S`` (one that takes
+        longer is left, and said): a stop must end, and a pool waits for ever for a connection
+        nobody gives back (it is terminated)."""
+        closings: dict[str, Callable[[], Awaitable[None]]] = {
+            "broker": self.broker.stop,
+            "redis": self.redis.aclose,
+            "pool": self.pool.close,
+        }
+        try:
+            for what, closing in closings.items():
+                try:
+                    ended = await awaited_for(closing(), CLOSE_S[what])
+                except Exception as exc:  # a store already gone: nothing more to close
+                    log.warning("closing failed", extra={"store": what, "error": repr(exc)})
+                    continue
+                if not ended:
+                    extra = {"store": what, **_stall_extra()}
+                    log.warning("closing took too long; left", extra=extra)
+        finally:
+            self.pool.terminate()  # nothing once closed; a pool that did not close is ended
 
 
 @dataclass
@@ -124,6 +148,9 @@ class ServiceSpec:
     metrics: tuple[Collector, ...] = ()
     """Platform metric families the service's own code records (e.g. ``metrics.SETTLEMENT``),
     beside those the platform registers for what it wires (HTTP, consumers, outbox relays)."""
+    problems: tuple[ProblemRule, ...] = ()
+    """The service's rules of which problems its operations can answer, for its OpenAPI
+    document (beside the platform's, ``openapi.PLATFORM_RULES``)."""
 
 
 def schema_of(name: str) -> str:
@@ -199,19 +226,49 @@ def ready_status(checks: dict[str, str], needs: frozenset[Store]) -> str | None:
     return "ready" if all(v == "ok" for v in checks.values()) else "degraded"
 
 
+class Liveness(BaseModel):
+    """The process answers."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"status": "ok", "service": "gateway"}]}
+    )
+
+    status: str = "ok"
+    service: str
+
+
+class Readiness(BaseModel):
+    """The stores the process needs answer (``degraded``: one it can do without does not)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"status": "ready", "checks": {"kafka": "ok", "postgres": "ok", "redis": "ok"}},
+                {
+                    "status": "degraded",
+                    "checks": {"kafka": "ok", "postgres": "ok", "redis": "ConnectionError"},
+                },
+            ]
+        }
+    )
+
+    status: str = Field(description="`ready` or `degraded`.")
+    checks: dict[str, str] = Field(description="Each store: `ok`, or why it is not.")
+
+
 def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRouter:
     """``/healthz`` (the process is up), ``/readyz`` (the stores it ``needs`` answer; the
     others are reported, and their failure makes it 'degraded', not unready), ``/metrics``."""
     router = APIRouter(tags=["health"])
 
     @router.get("/healthz", summary="Liveness: the process answers")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok", "service": runtime.name}
+    async def healthz() -> Liveness:
+        return Liveness(service=runtime.name)
 
     @router.get(
         "/readyz",
         summary="Readiness: Kafka, PostgreSQL and Redis answer",
-        response_model=None,
+        response_model=Readiness,
         responses={
             503: {
                 "description": "A dependency does not answer",
@@ -221,11 +278,11 @@ def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRoute
             }
         },
     )
-    async def readyz(request: Request) -> dict[str, Any] | Response:
+    async def readyz(request: Request) -> Readiness | Response:
         checks = await readiness(runtime)
         status = ready_status(checks, needs)
         if status is not None:
-            return {"status": status, "checks": checks}
+            return Readiness(status=status, checks=checks)
         failing = ", ".join(f"{k}: {v}" for k, v in checks.items() if v != "ok" and k in needs)
         return problem_response(request, 503, "not-ready", "Not ready", failing)
 
@@ -240,21 +297,15 @@ def health_router(runtime: Runtime, needs: frozenset[Store] = NEEDS) -> APIRoute
     return router
 
 
-class RequestMetrics:
+class RequestMetrics(HttpMiddleware):
     """ASGI middleware: each request's ``gpux_http_request_seconds``, by route template.
 
-    Plain ASGI, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` runs every
-    request through an anyio task group and memory streams. The histogram ends when the
+    Plain ASGI (``asgi``), not ``@app.middleware("http")``. The histogram ends when the
     response starts, with its status code. (The server span is the FastAPI instrumentation's.)
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request, timed until its response starts."""
         started = time.perf_counter()
         observed = False
 
@@ -279,24 +330,34 @@ def trace_requests(app: FastAPI, provider: TracerProvider) -> None:
     app.add_middleware(RequestMetrics)
 
 
+def operation_id(route: APIRoute) -> str:
+    """An operation's OpenAPI ``operationId``: its endpoint function's name (``place_order``),
+    stable because it names what the operation does, not its path and method, so a
+    generated client's methods keep their names when a path changes."""
+    return route.name
+
+
 def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
-    """The service's HTTP app: health endpoints, its own routes, problem+json errors."""
+    """The service's HTTP app: health endpoints, its own routes, problem+json errors, and an
+    ``X-Request-Id`` on every answer (``request_ids``)."""
     # FastAPI's own telemetry off: the instrumentation package makes the one server span
     # (FastAPI's would add a second one and a span per dependency to every request).
     app = FastAPI(
         title=spec.title or f"gpux {spec.name}",
         version="0.1.0",
         telemetry={"tracing": False, "metrics": False, "logs": False},
+        generate_unique_id_function=operation_id,
     )
     trace_requests(app, runtime.tracer_provider)
     runtime.metrics.use((*HTTP, *spec.metrics))
     install_problem_handlers(app)
-    install_problem_openapi(app)
+    install_openapi(app, spec.problems)
     app.include_router(health_router(runtime, spec.needs))
     for router in wiring.http:
         app.include_router(router)
     if wiring.configure_app is not None:
         wiring.configure_app(app)
+    app.add_middleware(RequestIds)  # outermost of the app's own: every answer carries its id
     return app
 
 
@@ -311,12 +372,15 @@ async def started(runtime: Runtime, wiring: Wiring) -> AsyncIterator[None]:
     for hook in wiring.on_started:
         await hook()
     tasks = [asyncio.ensure_future(loop()) for loop in loops]
+    for task, loop in zip(tasks, loops, strict=True):  # named in logs and stall reports
+        if isinstance(task, asyncio.Task):
+            task.set_name(getattr(loop, "__qualname__", repr(loop)))
     try:
         yield
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        again = await stop_tasks(tasks)
+        if again:  # a library swallowed their cancellation once (``waiting.stop_tasks``)
+            log.warning("loops cancelled again to stop them", extra={"loops": again})
 
 
 def platform_loops(runtime: Runtime, wiring: Wiring) -> list[Callable[[], Awaitable[None]]]:
@@ -331,33 +395,62 @@ def platform_loops(runtime: Runtime, wiring: Wiring) -> list[Callable[[], Awaita
     return [GroupLagMonitor(runtime.settings, groups).run] if groups else []
 
 
+STOP_REPORT_S = 8.0
+"""How long a stopping process may take after its server stopped (uvicorn's graceful 10 s for
+open streams; with Kubernetes' 5 s preStop, 23 s of the 30 s grace period) before it logs what
+its tasks wait for (``stalls.tasks_report``)."""
+
+
+def server_config(app: FastAPI, settings: GpuxSettings) -> uvicorn.Config:
+    """How a service's HTTP server runs in its own process (the tests' in-process services
+    keep uvicorn's defaults: ``gpux_devinfra.testing.services``)."""
+    return uvicorn.Config(
+        app,
+        host=settings.http_host,
+        port=settings.http_port,
+        log_config=None,
+        lifespan="off",
+        access_log=False,
+        http="httptools",  # the C parser: h11, uvicorn's pure-Python default, costs ~15 %
+        # Open event streams must not hold a stopping pod until it is killed.
+        timeout_graceful_shutdown=10,
+    )
+
+
 async def serve(spec: ServiceSpec, settings: GpuxSettings) -> None:
     """Run one service until it is told to stop."""
     runtime = await open_runtime(spec, settings)
     install_tracer_provider(runtime.tracer_provider)
     if records(runtime.tracer_provider):  # a span per statement and record only if read
         instrument_libraries(runtime.tracer_provider)
+    watch: asyncio.Task[None] | None = None
     try:
         wiring = await spec.wire(runtime)
         app = build_app(spec, runtime, wiring)
         async with started(runtime, wiring):
-            config = uvicorn.Config(
-                app,
-                host=settings.http_host,
-                port=settings.http_port,
-                log_config=None,
-                lifespan="off",
-                access_log=False,
-                http="httptools",  # the C parser: h11, uvicorn's pure-Python default, costs ~15 %
-                # Open event streams must not hold a stopping pod until it is killed.
-                timeout_graceful_shutdown=10,
-            )
-            server = uvicorn.Server(config)
+            server = uvicorn.Server(server_config(app, settings))
             log.info("serving", extra={"url": f"http://{settings.http_host}:{settings.http_port}"})
-            await server.serve()
+            try:
+                await server.serve()
+            finally:
+                watch = stall_watch("stopping", STOP_REPORT_S, log.warning)
     finally:
         await runtime.close()
         runtime.tracer_provider.shutdown()
+        if watch is not None:
+            watch.cancel()
+        log.info("stopped")
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM ends the process through its stop: the loops, the broker and the connections.
+
+    While it serves, uvicorn takes SIGTERM (its graceful shutdown) and, once done, raises it
+    again with the handler that was there before it; with the default one the process would
+    die right there, before its loops and connections stop (consumers would not leave their
+    groups). This one unwinds ``serve`` instead, as SIGINT's ``KeyboardInterrupt`` does.
+    """
+    raise SystemExit(0)
 
 
 def settings_error_line(exc: ValidationError, prefix: str = "GPUX_") -> str:
@@ -375,6 +468,7 @@ def main(spec: ServiceSpec) -> None:
         print(f"gpux-{spec.name}: configuration error: {settings_error_line(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     setup_logging(spec.name, settings.log_level, settings.log_json)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         uvloop.run(serve(spec, settings))  # libuv's loop: the stdlib's costs more per wake-up
     except ConfigError as exc:

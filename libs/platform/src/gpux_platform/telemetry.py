@@ -44,6 +44,7 @@ from opentelemetry.util.types import Attributes
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpux_contracts.events import TraceContext
+from gpux_platform.asgi import HttpMiddleware
 from gpux_platform.settings import GpuxSettings
 
 log = logging.getLogger("gpux.telemetry")
@@ -186,20 +187,18 @@ def kafka_instrumented() -> bool:
     return bool(AIOKafkaInstrumentor().is_instrumented_by_opentelemetry)
 
 
-class TraceIds:
+class TraceIds(HttpMiddleware):
     """ASGI middleware for a provider that records nothing: each request still runs in a
     (non-recording) span of the caller's trace, or of a new one, so the envelopes it writes and
     its log lines carry trace ids, at the cost of an id instead of the instrumentation's
     attributes per request."""
 
     def __init__(self, app: ASGIApp, provider: TracerProvider) -> None:
-        self.app = app
+        super().__init__(app)
         self.tracer = provider.get_tracer("gpux.http")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request in its span."""
         # The first of repeated headers wins, as in Starlette's ``Headers``.
         carrier = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
         span = self.tracer.start_span("HTTP", propagate.extract(carrier), SpanKind.SERVER)

@@ -58,7 +58,37 @@ class UnitOfWork(Protocol):
         ...
 
 
-class PostgresUnitOfWork:
+class _UnitOfWorkBase:
+    """What both units of work share: leaving one that did not commit rolls it back."""
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            if self._uncommitted():
+                await self.rollback()
+        finally:
+            await self._release()
+
+    def _uncommitted(self) -> bool:
+        """Whether the unit began and neither committed nor rolled back yet."""
+        raise NotImplementedError
+
+    async def _release(self) -> None:
+        """Give back what the unit holds once it is left (nothing by default)."""
+
+    async def rollback(self) -> None:
+        """Forget every change and queued event of this unit."""
+        raise NotImplementedError
+
+    async def after_commit(self) -> None:
+        """Work that follows the committed state (a subclass's hook; nothing by default)."""
+
+
+class PostgresUnitOfWork(_UnitOfWorkBase):
     """One PostgreSQL transaction on a pooled connection; subclasses add repositories.
 
     ``async with uow:`` begins; leaving without ``commit()`` rolls back. ``_begun`` is where a
@@ -93,22 +123,16 @@ class PostgresUnitOfWork:
             raise
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        try:
-            if self._transaction is not None:
-                await self.rollback()
-        finally:
-            if self._conn is not None:
-                await self.pool.release(self._conn)
-                self._conn = None
-
     def _begun(self) -> None:
         """Build the repositories on ``self.conn`` (a subclass's hook)."""
+
+    def _uncommitted(self) -> bool:
+        return self._transaction is not None
+
+    async def _release(self) -> None:
+        if self._conn is not None:
+            await self.pool.release(self._conn)
+            self._conn = None
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
         """Claim every event in the inbox in one statement; returns the new ones, in order."""
@@ -157,11 +181,8 @@ class PostgresUnitOfWork:
         if transaction is not None:
             await transaction.rollback()
 
-    async def after_commit(self) -> None:
-        """Work that follows the committed state (a subclass's hook; nothing by default)."""
 
-
-class MemoryUnitOfWork:
+class MemoryUnitOfWork(_UnitOfWorkBase):
     """The fake unit of work: state in plain objects, committed or restored as a whole.
 
     A subclass keeps everything its repositories hold in ``self.state`` (any deep-copyable
@@ -188,14 +209,8 @@ class MemoryUnitOfWork:
     def _begun(self) -> None:
         """Build the repositories on ``self.state`` (a subclass's hook; rollback replaces it)."""
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self._saved is not None:
-            await self.rollback()
+    def _uncommitted(self) -> bool:
+        return self._saved is not None
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
         """Record events as consumed; returns those not seen before, in order."""
@@ -229,6 +244,3 @@ class MemoryUnitOfWork:
             self.state, self.inbox = self._saved
             self._saved = None
         self.outbox = Outbox()
-
-    async def after_commit(self) -> None:
-        """Work that follows the committed state (a subclass's hook; nothing by default)."""

@@ -88,23 +88,24 @@ async def test_a_batch_subscriber_hands_over_what_one_poll_brought_in_partition_
     assert sleeps == []
 
 
-async def test_an_idle_poll_is_followed_by_the_next_at_once(
-    clock: list[float], sleeps: list[float]
+@pytest.mark.parametrize(
+    ("took_s", "slept"),
+    [
+        # An idle poll is followed by the next at once: faststream's own batch subscriber
+        # sleeps batch_timeout_ms after every empty poll.
+        (0.1, []),
+        # A poll that came back empty early waits out its time: never a busy loop.
+        (0.025, [pytest.approx(0.075)]),
+    ],
+    ids=["idle-poll-polls-again-at-once", "early-empty-poll-waits-out-its-time"],
+)
+async def test_an_empty_poll_is_followed_by_the_next_once_its_time_is_up(
+    clock: list[float], sleeps: list[float], took_s: float, slept: list[float]
 ) -> None:
-    # faststream's own batch subscriber sleeps batch_timeout_ms after every empty poll.
     sub = subscriber("t", poll_ms=100)
-    consumer = Consumer(clock, ({}, 0.1))
+    consumer = Consumer(clock, ({}, took_s))
     assert await sub.get_msg(consumer) == ()
-    assert sleeps == []
-
-
-async def test_a_poll_that_came_back_empty_early_waits_out_its_time(
-    clock: list[float], sleeps: list[float]
-) -> None:
-    sub = subscriber("t", poll_ms=100)
-    consumer = Consumer(clock, ({}, 0.025))
-    assert await sub.get_msg(consumer) == ()
-    assert sleeps == [pytest.approx(0.075)]  # never a busy loop
+    assert sleeps == slept
 
 
 async def test_the_handler_gets_the_message_itself_and_an_idle_poll_is_long() -> None:

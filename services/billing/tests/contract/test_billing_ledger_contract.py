@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -31,28 +31,27 @@ from gpux_billing.domain.ledger import (
 from gpux_billing.domain.posting import Posted
 from gpux_billing.domain.transfers import Sale
 from gpux_billing.service.unit_of_work import Ledger
-from gpux_contracts.ids import new_id
 from gpux_contracts.money import Currency
+
+from .contract_suite import NOW, Tagged
 
 pytestmark = pytest.mark.integration  # the PostgreSQL side needs the database
 
-NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR = Currency.USD, Currency.EUR
 
 
 @dataclass
-class Store:
+class Store(Tagged):
     """A ledger under contract, its connection, and a fresh owner prefix."""
 
     ledger: Ledger
     conn: Any
-    tag: str
 
     def owner(self, name: str) -> str:
-        return f"{self.tag}{name}"
+        return self.id(name)
 
     def tid(self, name: str) -> str:
-        return f"{self.tag}{name}"
+        return self.id(name)
 
     async def post(self, transfer: Transfer) -> Posted:
         # A savepoint, so a refused post leaves the test's transaction usable (as a handler would).
@@ -68,11 +67,9 @@ class Store:
 
 
 @pytest.fixture
-def store(contract_conn: asyncpg.Connection | None) -> Store:
+def store(contract_conn: asyncpg.Connection | None, contract_tag: str) -> Store:
     conn = contract_conn
-    return Store(
-        MemoryLedger() if conn is None else PostgresLedger(conn), conn, "c" + new_id()[-10:]
-    )
+    return Store(MemoryLedger() if conn is None else PostgresLedger(conn), conn, tag=contract_tag)
 
 
 async def test_a_posted_transfer_moves_balances(store: Store) -> None:

@@ -6,7 +6,7 @@ with its failure, and sellers' reports before their trade are kept once and take
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import asyncpg
 import pytest
@@ -18,33 +18,28 @@ from gpux_billing.adapters.postgres.reports import PostgresPendingReports
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
 from gpux_billing.domain.provisioning import PendingReport, ReportKind, ready
 from gpux_billing.service.unit_of_work import Leases, PendingReports
-from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseEndReason, LeaseFailure
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
 
+from .contract_suite import NOW, Tagged
+
 pytestmark = pytest.mark.integration  # the PostgreSQL side needs the database
 
-NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 DEADLINE = NOW + timedelta(seconds=600)
 
 
 @dataclass
-class Repositories:
+class Repositories(Tagged):
     leases: Leases
     reports: PendingReports
-    tag: str
-
-    def id(self, name: str) -> str:
-        return f"{self.tag}{name}"
 
 
 @pytest.fixture
-def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
-    tag = "p" + new_id()[-10:]
+def repos(contract_conn: asyncpg.Connection | None, contract_tag: str) -> Repositories:
     if (conn := contract_conn) is None:
-        return Repositories(MemoryLeases({}), MemoryPendingReports({}), tag)
-    return Repositories(PostgresLeases(conn), PostgresPendingReports(conn), tag)
+        return Repositories(MemoryLeases({}), MemoryPendingReports({}), tag=contract_tag)
+    return Repositories(PostgresLeases(conn), PostgresPendingReports(conn), tag=contract_tag)
 
 
 def provisioning(lease_id: str, hours: int | None = 2) -> Lease:

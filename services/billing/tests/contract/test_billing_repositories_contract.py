@@ -5,7 +5,7 @@ use cannot drift from the real ones."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import asyncpg
@@ -42,21 +42,21 @@ from gpux_billing.service.unit_of_work import (
     Wallets,
 )
 from gpux_contracts.capacity import InterruptionCause
-from gpux_contracts.ids import new_id
 from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity
 from gpux_contracts.orders import OrderTier
 from gpux_contracts.prices import BestAsk, BestAskChanged
 
+from .contract_suite import NOW, Tagged
+
 pytestmark = pytest.mark.integration  # the PostgreSQL side needs the database
 
-NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 USD, EUR, GBP = Currency.USD, Currency.EUR, Currency.GBP
 
 
 @dataclass
-class Repositories:
+class Repositories(Tagged):
     """One implementation of every repository, and a fresh prefix for this test's ids."""
 
     ledger: Ledger
@@ -66,15 +66,10 @@ class Repositories:
     rates: Rates
     best_asks: BestAsks
     pending: PendingInterruptions
-    tag: str
-
-    def id(self, name: str) -> str:
-        return f"{self.tag}{name}"
 
 
 @pytest.fixture
-def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
-    tag = "r" + new_id()[-10:]
+def repos(contract_conn: asyncpg.Connection | None, contract_tag: str) -> Repositories:
     if (conn := contract_conn) is None:
         return Repositories(
             MemoryLedger(),
@@ -84,7 +79,7 @@ def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
             MemoryRates({}),
             MemoryBestAsks({}),
             MemoryPendingInterruptions({}),
-            tag,
+            tag=contract_tag,
         )
     return Repositories(
         PostgresLedger(conn),
@@ -94,7 +89,7 @@ def repos(contract_conn: asyncpg.Connection | None) -> Repositories:
         PostgresRates(conn),
         PostgresBestAsks(conn),
         PostgresPendingInterruptions(conn),
-        tag,
+        tag=contract_tag,
     )
 
 

@@ -8,6 +8,7 @@ whole, ``lease.released``); a report before its trade waits in
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TypeVar
 
 import asyncpg
 import pytest
@@ -27,6 +28,8 @@ from .billing_round_trips import NOW, apply, event, units
 pytestmark = pytest.mark.integration
 
 DEADLINE = NOW + timedelta(seconds=600)
+
+R = TypeVar("R", LeaseReadyReported, LeaseFailureReported)
 
 
 class Lease:
@@ -48,6 +51,13 @@ class Lease:
             provisioning_timeout_seconds=600,
         )
 
+    @classmethod
+    async def funded(cls, pool: asyncpg.Pool, clock: ManualClock) -> Lease:
+        """A lease whose order is funded, its trade not applied yet."""
+        lease = cls(pool, clock)
+        await lease.fund()
+        return lease
+
     async def fund(self) -> None:
         await apply(self.real, BILLING_COMMANDS, [event(credit_requested(self.buyer, "100"))])
         await apply(self.real, ORDERS_COMMANDS, [event(self.order)])
@@ -56,18 +66,18 @@ class Lease:
         await apply(self.real, MARKET_TRADES, [event(self.trade)])
 
     def ready(self, seconds: float) -> Envelope[LeaseReadyReported]:
-        at = NOW + timedelta(seconds=seconds)
-        report = LeaseReadyReported(
-            lease_id=self.id, buyer_id=self.buyer, seller_id="s1", reported_at=at
-        )
-        return wrap(report, producer="gateway", occurred_at=at)
+        return self._reported(LeaseReadyReported, seconds)
 
     def failure(self, seconds: float) -> Envelope[LeaseFailureReported]:
+        return self._reported(LeaseFailureReported, seconds, detail="fan")
+
+    def _reported(self, report: type[R], seconds: float, **fields: str) -> Envelope[R]:
+        """The seller's report of this lease made ``seconds`` after ``NOW``, from the gateway."""
         at = NOW + timedelta(seconds=seconds)
-        report = LeaseFailureReported(
-            lease_id=self.id, buyer_id=self.buyer, seller_id="s1", reported_at=at, detail="fan"
+        payload = report(
+            lease_id=self.id, buyer_id=self.buyer, seller_id="s1", reported_at=at, **fields
         )
-        return wrap(report, producer="gateway", occurred_at=at)
+        return wrap(payload, producer="gateway", occurred_at=at)
 
     async def row(self) -> asyncpg.Record:
         found = await self.pool.fetchrow("SELECT * FROM billing.leases WHERE id = $1", self.id)
@@ -96,8 +106,7 @@ async def test_a_provisioning_lease_is_stored_then_made_ready_and_charged_from_r
     billing_pool: asyncpg.Pool,
 ) -> None:
     clock = ManualClock(NOW + timedelta(seconds=5))
-    lease = Lease(billing_pool, clock)
-    await lease.fund()
+    lease = await Lease.funded(billing_pool, clock)
     await lease.open()
     row = await lease.row()
     # Billing opened the lease 5 s after its start: the seller's time counts from then.
@@ -125,8 +134,7 @@ async def test_the_settlement_loop_fails_a_lease_at_its_deadline_and_releases_it
     billing_pool: asyncpg.Pool,
 ) -> None:
     clock = ManualClock(NOW)
-    lease = Lease(billing_pool, clock)
-    await lease.fund()
+    lease = await Lease.funded(billing_pool, clock)
     await lease.open()
     clock.advance(timedelta(seconds=600))
     async with lease.real() as uow:
@@ -151,8 +159,7 @@ async def test_a_failure_report_before_its_trade_waits_and_fails_the_lease_as_it
     billing_pool: asyncpg.Pool,
 ) -> None:
     clock = ManualClock(NOW + timedelta(seconds=20))
-    lease = Lease(billing_pool, clock)
-    await lease.fund()
+    lease = await Lease.funded(billing_pool, clock)
     assert (await apply(lease.real, BILLING_COMMANDS, [lease.failure(15)])).applied == 1
     kept = await billing_pool.fetchrow(
         "SELECT * FROM billing.pending_lease_reports WHERE lease_id = $1", lease.id
@@ -184,8 +191,7 @@ async def test_the_leases_table_refuses_a_lifecycle_that_cannot_be(
     billing_pool: asyncpg.Pool, change: str
 ) -> None:
     clock = ManualClock(NOW)
-    lease = Lease(billing_pool, clock)
-    await lease.fund()
+    lease = await Lease.funded(billing_pool, clock)
     lease.trade = lease.trade.model_copy(update={"provisioning_timeout_seconds": 0})
     await lease.open()
     assert (await lease.row())["ready_at"] == NOW  # ready at its start

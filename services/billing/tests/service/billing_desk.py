@@ -8,8 +8,9 @@ entrypoint drives them.
 amount)`` books an admin credit; ``funds(owner)`` is a wallet's (available, held);
 ``published(event_type)`` the committed events' payloads of a type, as JSON; ``charged()``
 the charges announced in either form (a ``lease.charged``, or an item of a
-``leases.settled``), in order. ``batch_and_alone`` applies events as one batch to one desk
-and one by one to another and checks both end alike.
+``leases.settled``), in order; ``reliability()`` the latest counts announced of each offer and
+seller. ``batch_and_alone`` applies events as one batch to one desk and one by one to another
+and checks both end alike.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gpux_billing.domain.rules import Rules
 from gpux_billing.service import HANDLERS_BY_TOPIC
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.money import Currency
+from gpux_contracts.reliability import ReliabilityChanged, ReliabilityCounts, supersedes
 from gpux_contracts.topics import BILLING_COMMANDS, Topic
 from gpux_devinfra.testing.payloads import credit_requested
 from gpux_platform.batches import BatchHandler, Outcome
@@ -83,12 +85,16 @@ class Desk:
         return found
 
 
+CONFLATED = {"billing.balances", "billing.reliability"}
+"""State topics, announced once per unit with the state it left (a batch: fewer events)."""
+
+
 def answers(desk: Desk, since: int) -> dict[tuple[str, str], list[tuple[str, str, Any]]]:
-    """The events published after the first ``since``, balances left out, in order per topic
-    and key: (id, type, payload)."""
+    """The events published after the first ``since``, state topics left out, in order per
+    topic and key: (id, type, payload)."""
     found: dict[tuple[str, str], list[tuple[str, str, Any]]] = {}
     for m in desk.uow.published[since:]:
-        if m.topic.name != "billing.balances":
+        if m.topic.name not in CONFLATED:
             found.setdefault((m.topic.name, m.key), []).append(
                 (m.envelope.event_id, m.envelope.event_type, m.envelope.payload)
             )
@@ -105,6 +111,23 @@ def last_balances(desk: Desk, since: int) -> dict[str, Any]:
     return found
 
 
+def reliability(
+    desk: Desk, since: int = 0
+) -> tuple[dict[str, ReliabilityCounts], dict[str, ReliabilityCounts]]:
+    """The latest counts announced after the first ``since`` events: of each offer, and of each
+    seller (the counts it supersedes with, as every reader keeps them)."""
+    offers: dict[str, ReliabilityCounts] = {}
+    sellers: dict[str, ReliabilityCounts] = {}
+    for m in desk.uow.published[since:]:
+        payload = m.envelope.payload
+        if isinstance(payload, ReliabilityChanged):
+            assert m.key == payload.offer_id
+            offers[payload.offer_id] = payload.offer
+            if supersedes(payload.seller, sellers.get(payload.seller_id)):
+                sellers[payload.seller_id] = payload.seller
+    return offers, sellers
+
+
 async def batch_and_alone(
     batch: Desk,
     alone: Desk,
@@ -113,7 +136,8 @@ async def batch_and_alone(
     state: Callable[[Desk], Awaitable[Any]],
 ) -> tuple[int, int]:
     """Apply ``events`` as one batch to ``batch`` and one by one to ``alone``; both publish
-    the same events (balances aside: the last of each wallet) and end in the same ``state``.
+    the same events (state topics aside: the last balances of each wallet, the latest counts
+    of each offer and seller) and end in the same ``state``.
     Returns where each desk's new events begin."""
     since = (len(batch.uow.published), len(alone.uow.published))
     outcome = await batch.run(topic, *events)
@@ -122,5 +146,6 @@ async def batch_and_alone(
         await alone.run(topic, event)
     assert answers(batch, since[0]) == answers(alone, since[1])
     assert last_balances(batch, since[0]) == last_balances(alone, since[1])
+    assert reliability(batch, since[0]) == reliability(alone, since[1])
     assert await state(batch) == await state(alone)
     return since

@@ -352,6 +352,20 @@ async def test_a_late_interruption_is_counted_and_ends_at_the_last_settled_insta
 # Later starts -----------------------------------------------------------------------------
 
 
+async def assert_first_charge(
+    desk: Desk, wait: timedelta, amount: str, period_start: datetime
+) -> None:
+    """Nothing is charged when ``wait`` has passed; a second later, the first charge:
+    ``amount`` for the period from ``period_start``."""
+    desk.clock.advance(wait)
+    await tick(desk)
+    assert desk.charged() == []
+    desk.clock.advance(timedelta(seconds=1))
+    await tick(desk)
+    (first,) = desk.charged()
+    assert (Decimal(first["amount"]), first["period_start"]) == (Decimal(amount), iso(period_start))
+
+
 async def test_an_hourly_lease_starting_later_pays_nothing_before_its_start(desk: Desk) -> None:
     starts_at = desk.clock.now() + NOTICE
     await leased(desk, "L1", tier=Tier.ON_DEMAND, billing="hour", starts_at=starts_at, hours=2)
@@ -363,13 +377,7 @@ async def test_an_hourly_lease_starting_later_pays_nothing_before_its_start(desk
     assert desk.charged() == []
     assert await desk.funds("b1") == (96_000_000, 4_000_000)  # still the order's hold
     assert desk.uow.leases.next_due_at("L1") == starts_at
-    desk.clock.advance(NOTICE - timedelta(seconds=1))
-    await tick(desk)
-    assert desk.charged() == []
-    desk.clock.advance(timedelta(seconds=1))
-    await tick(desk)
-    (first,) = desk.charged()
-    assert (Decimal(first["amount"]), first["period_start"]) == (Decimal("3.6"), iso(starts_at))
+    await assert_first_charge(desk, NOTICE - timedelta(seconds=1), "3.6", starts_at)
     assert await desk.funds("b1") == (96_000_000, 400_000)
 
 
@@ -395,13 +403,7 @@ async def test_a_lease_stopped_before_its_start_costs_nothing(desk: Desk, billin
 async def test_a_per_second_lease_starting_later_counts_from_its_start(desk: Desk) -> None:
     starts_at = desk.clock.now() + NOTICE
     await leased(desk, "L1", tier=Tier.ON_DEMAND, starts_at=starts_at)
-    desk.clock.advance(NOTICE + timedelta(seconds=59))
-    await tick(desk)
-    assert desk.charged() == []
-    desk.clock.advance(timedelta(seconds=1))
-    await tick(desk)
-    (first,) = desk.charged()
-    assert (Decimal(first["amount"]), first["period_start"]) == (Decimal("0.06"), iso(starts_at))
+    await assert_first_charge(desk, NOTICE + timedelta(seconds=59), "0.06", starts_at)
 
 
 # Every end releases -------------------------------------------------------------------------

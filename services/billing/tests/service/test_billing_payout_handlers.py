@@ -74,11 +74,20 @@ async def balance(desk: Desk, kind: AccountKind, owner: str = SELLER) -> int:
     return await desk.uow.ledger.balance(AccountKey(owner, EUR, kind))
 
 
+async def where(desk: Desk) -> tuple[int, int, int]:
+    """Where the seller's EUR are: (its seller payable, its payouts in transit, the
+    platform's paid out)."""
+    return (
+        await balance(desk, AccountKind.SELLER_PAYABLE),
+        await balance(desk, AccountKind.PAYOUTS_IN_TRANSIT),
+        await balance(desk, AccountKind.PAID_OUT, PLATFORM),
+    )
+
+
 async def test_a_payout_moves_the_seller_payable_to_in_transit_and_is_pending(desk: Desk) -> None:
     await earn(desk, 80_000_000)
     await desk.run(BILLING_COMMANDS, request("50.00"))
-    assert await balance(desk, AccountKind.SELLER_PAYABLE) == 30_000_000
-    assert await balance(desk, AccountKind.PAYOUTS_IN_TRANSIT) == 50_000_000
+    assert await where(desk) == (30_000_000, 50_000_000, 0)
     (status,) = desk.published("payout.status_changed")
     assert (status["status"], status["amount"], status["reference"]) == (
         "pending",
@@ -99,9 +108,7 @@ async def test_a_payout_moves_the_seller_payable_to_in_transit_and_is_pending(de
 async def test_the_confirmation_books_it_paid_into_the_platform_paid_out(desk: Desk) -> None:
     await earn(desk, 80_000_000)
     await desk.run(BILLING_COMMANDS, request("50.00"), confirm())
-    assert await balance(desk, AccountKind.PAYOUTS_IN_TRANSIT) == 0
-    assert await balance(desk, AccountKind.PAID_OUT, PLATFORM) == 50_000_000
-    assert await balance(desk, AccountKind.SELLER_PAYABLE) == 30_000_000
+    assert await where(desk) == (30_000_000, 0, 50_000_000)
     assert [s["status"] for s in desk.published("payout.status_changed")] == ["pending", "paid"]
     paid = desk.uow.ledger.get
     transfer = await paid("payout-paid:p1")
@@ -141,8 +148,7 @@ async def test_the_minimum_is_the_setting(desk: Desk) -> None:
 async def test_more_than_the_seller_payable_is_rejected_and_moves_nothing(desk: Desk) -> None:
     await earn(desk, 40_000_000)
     await desk.run(BILLING_COMMANDS, request("40.000001"))
-    assert await balance(desk, AccountKind.SELLER_PAYABLE) == 40_000_000
-    assert await balance(desk, AccountKind.PAYOUTS_IN_TRANSIT) == 0
+    assert await where(desk) == (40_000_000, 0, 0)
     (status,) = desk.published("payout.status_changed")
     assert (status["status"], status["reason"]) == ("rejected", "insufficient_seller_payable")
 
@@ -161,8 +167,7 @@ async def test_the_same_payout_again_moves_nothing_twice(desk: Desk) -> None:
     await desk.run(BILLING_COMMANDS, request("50.00"))
     await desk.run(BILLING_COMMANDS, confirm(), confirm())
     await desk.run(BILLING_COMMANDS, confirm())
-    assert await balance(desk, AccountKind.SELLER_PAYABLE) == 30_000_000
-    assert await balance(desk, AccountKind.PAID_OUT, PLATFORM) == 50_000_000
+    assert await where(desk) == (30_000_000, 0, 50_000_000)
     assert [s["status"] for s in desk.published("payout.status_changed")] == ["pending", "paid"]
     kinds = [p["kind"] for p in desk.published("ledger.posted")]
     assert (kinds.count("payout"), kinds.count("payout_paid")) == (1, 1)
@@ -189,9 +194,7 @@ async def test_a_confirmation_of_an_unknown_or_another_sellers_payout_does_nothi
 async def test_a_rejected_pending_payout_goes_back_to_the_seller(desk: Desk) -> None:
     await earn(desk, 80_000_000)
     await desk.run(BILLING_COMMANDS, request("50.00"), reject(), confirm())
-    assert await balance(desk, AccountKind.SELLER_PAYABLE) == 80_000_000
-    assert await balance(desk, AccountKind.PAYOUTS_IN_TRANSIT) == 0
-    assert await balance(desk, AccountKind.PAID_OUT, PLATFORM) == 0
+    assert await where(desk) == (80_000_000, 0, 0)
     statuses = [(s["status"], s["reason"]) for s in desk.published("payout.status_changed")]
     assert statuses == [("pending", None), ("rejected", "rejected_by_admin")]
     assert (await desk.uow.ledger.verify()).ok

@@ -27,7 +27,7 @@ from gpux_contracts.topics import (
 )
 from gpux_devinfra.testing.payloads import interruption_requested, order_placed, trade_executed
 
-from .billing_desk import T0, Desk, batch_and_alone
+from .billing_desk import T0, Desk, batch_and_alone, envelope
 
 pytestmark = pytest.mark.unit
 
@@ -67,11 +67,16 @@ def trade(
     )
 
 
-async def leased(desk: Desk, lease_id: str = "L1", **fields: Any) -> TradeExecuted:
-    """A funded order of b1 for 2 GPUs and its trade with a 600 s provisioning timeout."""
+async def leased(
+    desk: Desk, lease_id: str = "L1", *, after: timedelta | None = None, **fields: Any
+) -> TradeExecuted:
+    """A funded order of b1 for 2 GPUs and its trade with a 600 s provisioning timeout; then
+    ``after`` passes on the desk's clock, if given."""
     await funded(desk, lease_id, fields.get("hours"))
     executed = trade(lease_id, **fields)
     await desk.run(MARKET_TRADES, executed)
+    if after is not None:
+        desk.clock.advance(after)
     return executed
 
 
@@ -79,7 +84,7 @@ def ready(desk: Desk, lease_id: str = "L1", seller: str = "s1") -> Envelope[Any]
     report = LeaseReadyReported(
         lease_id=lease_id, buyer_id="b1", seller_id=seller, reported_at=desk.clock.now()
     )
-    return wrap(report, producer="gateway", occurred_at=desk.clock.now())
+    return envelope(report, at=desk.clock.now())
 
 
 def failure(desk: Desk, lease_id: str = "L1", detail: str = "PSU died") -> Envelope[Any]:
@@ -90,7 +95,7 @@ def failure(desk: Desk, lease_id: str = "L1", detail: str = "PSU died") -> Envel
         reported_at=desk.clock.now(),
         detail=detail,
     )
-    return wrap(report, producer="gateway", occurred_at=desk.clock.now())
+    return envelope(report, at=desk.clock.now())
 
 
 async def tick(desk: Desk) -> settlement.Tick:
@@ -186,8 +191,7 @@ async def test_a_lagging_billing_gives_the_seller_the_whole_timeout_from_the_ope
 async def test_a_ready_report_announces_lease_ready_once_and_charges_the_first_hour_then(
     desk: Desk,
 ) -> None:
-    await leased(desk)
-    desk.clock.advance(timedelta(seconds=200))
+    await leased(desk, after=timedelta(seconds=200))
     report = ready(desk)
     since = len(desk.uow.published)
     await desk.run(BILLING_COMMANDS, report, report)
@@ -212,8 +216,7 @@ async def test_a_ready_report_announces_lease_ready_once_and_charges_the_first_h
 
 
 async def test_a_per_second_lease_is_charged_from_ready_at_to_its_stop(desk: Desk) -> None:
-    await leased(desk, billing="second")
-    desk.clock.advance(timedelta(seconds=100))
+    await leased(desk, billing="second", after=timedelta(seconds=100))
     await desk.run(BILLING_COMMANDS, ready(desk))
     assert desk.charged() == []
     desk.clock.advance(timedelta(seconds=90.5))
@@ -228,8 +231,7 @@ async def test_a_per_second_lease_is_charged_from_ready_at_to_its_stop(desk: Des
 
 
 async def test_a_fixed_length_lease_ends_its_hours_after_ready_at(desk: Desk) -> None:
-    await leased(desk, billing="second", hours=1)
-    desk.clock.advance(timedelta(seconds=300))
+    await leased(desk, billing="second", hours=1, after=timedelta(seconds=300))
     await desk.run(BILLING_COMMANDS, ready(desk))
     (announced,) = desk.published("lease.ready")
     assert announced["ends_at"] == iso(T0 + timedelta(seconds=3900))
@@ -258,8 +260,7 @@ async def test_a_report_naming_another_seller_changes_nothing(
 async def test_a_failure_report_ends_the_lease_failed_and_releases_everything(
     desk: Desk,
 ) -> None:
-    await leased(desk)
-    desk.clock.advance(timedelta(seconds=45))
+    await leased(desk, after=timedelta(seconds=45))
     report = failure(desk)
     await desk.run(BILLING_COMMANDS, report, report)
     await desk.run(BILLING_COMMANDS, ready(desk), failure(desk))  # too late: failed already
@@ -268,8 +269,7 @@ async def test_a_failure_report_ends_the_lease_failed_and_releases_everything(
 
 
 async def test_the_deadline_fails_the_lease_in_the_settlement_loop(desk: Desk) -> None:
-    await leased(desk)
-    desk.clock.advance(TIMEOUT)
+    await leased(desk, after=TIMEOUT)
     assert await tick(desk) == settlement.Tick(looked_at=1)
     await assert_failed(desk, "provisioning_timeout", T0 + TIMEOUT)
     await desk.run(BILLING_COMMANDS, ready(desk))
@@ -279,8 +279,7 @@ async def test_the_deadline_fails_the_lease_in_the_settlement_loop(desk: Desk) -
 async def test_a_ready_report_made_after_the_deadline_fails_the_lease_at_its_deadline(
     desk: Desk,
 ) -> None:
-    await leased(desk)
-    desk.clock.advance(TIMEOUT + timedelta(seconds=5))  # the loop has not run yet
+    await leased(desk, after=TIMEOUT + timedelta(seconds=5))  # the loop has not run yet
     await desk.run(BILLING_COMMANDS, ready(desk))
     await assert_failed(desk, "provisioning_timeout", T0 + TIMEOUT)
 
@@ -297,8 +296,7 @@ async def test_a_failure_report_for_a_running_lease_changes_nothing(desk: Desk) 
 
 
 async def test_a_stop_while_provisioning_ends_it_stopped_with_nothing_charged(desk: Desk) -> None:
-    await leased(desk)
-    desk.clock.advance(timedelta(seconds=30))
+    await leased(desk, after=timedelta(seconds=30))
     stop = LeaseStopRequested(lease_id="L1", buyer_id="b1", requested_at=desk.clock.now())
     await desk.run(BILLING_COMMANDS, stop)
     (ended,) = desk.published("lease.ended")
@@ -381,17 +379,11 @@ async def test_a_report_before_a_trade_without_a_timeout_changes_nothing(desk: D
 
 
 def test_a_batch_locks_the_leases_its_reports_change_and_their_buyers() -> None:
-    reports: list[Envelope[Any]] = [
-        wrap(
-            LeaseFailureReported(lease_id="l2", buyer_id="b2", seller_id="s1", reported_at=T0),
-            producer="gateway",
-            occurred_at=T0,
+    reports = [
+        envelope(
+            LeaseFailureReported(lease_id="l2", buyer_id="b2", seller_id="s1", reported_at=T0)
         ),
-        wrap(
-            LeaseReadyReported(lease_id="l1", buyer_id="b1", seller_id="s1", reported_at=T0),
-            producer="gateway",
-            occurred_at=T0,
-        ),
+        envelope(LeaseReadyReported(lease_id="l1", buyer_id="b1", seller_id="s1", reported_at=T0)),
     ]
     assert locking.stopped(reports) == ["l1", "l2"]
     assert locking.owners(reports) == ["b1", "b2"]

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
+from typing import Any
 
 import pytest
 from hypothesis import event, given, settings
@@ -13,11 +14,9 @@ from hypothesis import strategies as st
 from gpux_billing.domain.interruptions import Verdict, interrupt, notice_seconds, verdict
 from gpux_billing.domain.leases import (
     Action,
-    Charge,
     Ended,
     Interruption,
     Lease,
-    Policy,
     State,
     Terms,
     next_due,
@@ -29,15 +28,10 @@ from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity, Tier
 
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-RICH = 10**12
-POLICY = Policy(fee_bps=1000, runway_s=3600)
+from .lease_setup import POLICY, RICH, T0, at, charges
+
 HELD = 5_000_000
 PREEMPTED = InterruptionCause.PREEMPTED
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
 
 
 def terms(
@@ -62,10 +56,6 @@ def lease(state: State = RUNNING, tier: Tier = Tier.INTERRUPTIBLE) -> Lease:
 def interruption(interrupt_s: float, noticed_s: float | None = None) -> Interruption:
     noticed = interrupt_s - 120 if noticed_s is None else noticed_s
     return Interruption(at(interrupt_s), PREEMPTED, at(noticed))
-
-
-def charges(actions: tuple[Action, ...] | list[Action]) -> list[Charge]:
-    return [a for a in actions if isinstance(a, Charge)]
 
 
 def ended(actions: tuple[Action, ...]) -> list[Ended]:
@@ -284,16 +274,21 @@ def _life(
 offsets = st.floats(min_value=0, max_value=2 * 3600, allow_nan=False).map(lambda s: round(s, 6))
 prices = st.integers(min_value=1, max_value=50_000_000)
 starts = st.floats(min_value=0, max_value=600).map(lambda s: round(s, 6))
+LIFE: dict[str, st.SearchStrategy[Any]] = {
+    "price": prices,
+    "start_s": starts,
+    "stop_s": st.none() | offsets,
+    "interrupt_s": st.none() | offsets,
+    "ticks": st.lists(offsets, max_size=10),
+}
+"""A lease's life: its price, its start, a stop and an interruption (either may not come) and
+the settlement loop's ticks, in seconds from ``T0``."""
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    price=prices,
-    start_s=starts,
-    stop_s=st.none() | offsets,
-    interrupt_s=st.none() | offsets,
+    **LIFE,
     notice_s=st.integers(min_value=0, max_value=3600),
-    ticks=st.lists(offsets, max_size=10),
     every_s=st.sampled_from([7, 60, 300]),
 )
 def test_a_per_second_lease_bills_exactly_the_seconds_from_its_start_to_its_end(
@@ -343,13 +338,7 @@ def test_a_per_second_lease_bills_exactly_the_seconds_from_its_start_to_its_end(
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    price=prices,
-    start_s=starts,
-    stop_s=st.none() | offsets,
-    interrupt_s=st.none() | offsets,
-    ticks=st.lists(offsets, max_size=10),
-)
+@given(**LIFE)
 def test_an_hourly_lease_pays_the_hours_it_started_from_its_start_to_its_end(
     price: int,
     start_s: float,

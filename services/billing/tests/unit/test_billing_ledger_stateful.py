@@ -54,6 +54,8 @@ CURRENCIES = list(Currency)
 FLOORED = {AccountKind.AVAILABLE, AccountKind.HELD, AccountKind.SELLER_PAYABLE}
 PLATFORM_KINDS = [AccountKind.PLATFORM_REVENUE, AccountKind.FX_HOUSE, AccountKind.TOPUP_CLEARING]
 _RUN = new_id()[-8:]
+Build = Callable[[str, str, Currency, int, datetime], Transfer]
+"""A builder of a transfer within one owner's wallet (``transfers.hold``, ``release``)."""
 _EXAMPLES = itertools.count()
 
 amounts = st.one_of(st.integers(1, 1_000), st.integers(1, 10_000_000_000))
@@ -149,6 +151,18 @@ class LedgerMachine(RuleBasedStateMachine):
         """``pct`` % of what the account holds (at least one micro-unit)."""
         return max(1, self.model.get(AccountKey(owner, currency, kind), 0) * pct // 100)
 
+    def _taken(self, kind: AccountKind, pick: int, share: int) -> tuple[str, Currency, int]:
+        """An account of ``kind`` (``_source``): its owner, its currency and ``share`` % of
+        what it holds."""
+        owner, currency = self._source(kind, pick)
+        return owner, currency, self._share(owner, currency, kind, share)
+
+    def _move(self, build: Build, kind: AccountKind, pick: int, share: int) -> Transfer | None:
+        """Apply ``build`` (a hold or a release) to ``share`` % of an account of ``kind``."""
+        owner, currency, amount = self._taken(kind, pick, share)
+        tid, at = self._next()
+        return self._apply(build(tid, owner, currency, amount, at))
+
     def _short(self, transfer: Transfer) -> bool:
         return any(
             e.account.kind in FLOORED and self.model.get(e.account, 0) + e.amount_micros < 0
@@ -177,18 +191,12 @@ class LedgerMachine(RuleBasedStateMachine):
 
     @rule(target=posted, pick=picks, share=shares)
     def hold(self, pick: int, share: int) -> Transfer | None:
-        owner, currency = self._source(AccountKind.AVAILABLE, pick)
-        amount = self._share(owner, currency, AccountKind.AVAILABLE, share)
-        tid, at = self._next()
-        return self._apply(transfers.hold(tid, owner, currency, amount, at))
+        return self._move(transfers.hold, AccountKind.AVAILABLE, pick, share)
 
     @rule(target=posted, pick=picks, share=shares)
     def release(self, pick: int, share: int) -> Transfer | None:
         """Release part (or all) of what is held."""
-        owner, currency = self._source(AccountKind.HELD, pick)
-        amount = self._share(owner, currency, AccountKind.HELD, share)
-        tid, at = self._next()
-        return self._apply(transfers.release(tid, owner, currency, amount, at))
+        return self._move(transfers.release, AccountKind.HELD, pick, share)
 
     @rule(target=posted, pick=picks, seller=sellers, share=shares, fee_bps=fees,
           from_held=st.booleans())  # fmt: skip
@@ -197,8 +205,7 @@ class LedgerMachine(RuleBasedStateMachine):
     ) -> Transfer | None:
         """Charge part of a hold (a partial post), or straight from available."""
         source = AccountKind.HELD if from_held else AccountKind.AVAILABLE
-        owner, currency = self._source(source, pick)
-        amount = self._share(owner, currency, source, share)
+        owner, currency, amount = self._taken(source, pick, share)
         tid, at = self._next()
         sale = Sale(owner, self.sellers[seller], currency, amount)
         built = transfers.charge(tid, sale, fee_bps, at, source=source)
@@ -227,9 +234,8 @@ class LedgerMachine(RuleBasedStateMachine):
     @rule(target=posted, pick=picks, offset=st.integers(1, 2), share=shares, rate=rates)
     def exchange(self, pick: int, offset: int, share: int, rate: Decimal) -> Transfer | None:
         """Convert part of one wallet currency into another."""
-        owner, source = self._source(AccountKind.AVAILABLE, pick)
+        owner, source, amount = self._taken(AccountKind.AVAILABLE, pick, share)
         target = CURRENCIES[(CURRENCIES.index(source) + offset) % 3]
-        amount = self._share(owner, source, AccountKind.AVAILABLE, share)
         if convert(amount, rate) == 0:
             return None  # too small to convert into one micro-unit: nothing to post
         tid, at = self._next()

@@ -5,7 +5,7 @@ releases its whole prepayment (pure)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +18,6 @@ from gpux_billing.domain.leases import (
     Failed,
     Interruption,
     Lease,
-    Policy,
     State,
     Terms,
     ends_at,
@@ -40,19 +39,14 @@ from gpux_contracts.leases import LeaseEndReason, LeaseFailure
 from gpux_contracts.money import Currency, accrued_micros
 from gpux_contracts.offers import BillingGranularity
 
+from .lease_setup import POLICY, RICH, T0, at
+
 pytestmark = pytest.mark.unit
 
-T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-RICH = 10**12
-POLICY = Policy(fee_bps=1000, runway_s=3600)
 TIMEOUT_S = 600
 DEADLINE = T0 + timedelta(seconds=TIMEOUT_S)
 HELD = 7_200_000
 PRICE = 3_600_000  # an hour of the lease's GPUs: 1,000 micros a second
-
-
-def at(seconds: float) -> datetime:
-    return T0 + timedelta(seconds=seconds)
 
 
 def lease(

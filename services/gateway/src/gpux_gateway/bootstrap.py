@@ -23,7 +23,7 @@ from gpux_gateway.adapters.redis.market_data import MarketData
 from gpux_gateway.adapters.redis.ratelimit import RateLimiter
 from gpux_gateway.config import GatewayRole, GatewaySettings
 from gpux_gateway.domain.backpressure import Capacity
-from gpux_gateway.entrypoints import http, kafka
+from gpux_gateway.entrypoints import http, kafka, problems
 from gpux_gateway.entrypoints.backpressure import WriteGate
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.entrypoints.loops import (
@@ -161,4 +161,5 @@ SPEC = ServiceSpec(
     wire=wire,
     migrations=MIGRATIONS,
     title="gpux API",
+    problems=problems.RULES,
 )

@@ -27,7 +27,7 @@ from gpux_gateway.leases.repository import LeaseFilter
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
-from ..lease_events import lease_failed, lease_opened
+from ..lease_events import lease_failed, lease_opened, lease_ready
 from .accounts import an_account
 from .conftest import Units
 
@@ -58,18 +58,6 @@ def provisioning(buyer: str, seller: str, hours: int | None = None) -> LeaseOpen
     )
 
 
-def ready(lease: LeaseOpened, at: datetime = READY_AT) -> LeaseReady:
-    """Billing's lease.ready: a fixed-length lease ends ``hours`` after ``ready_at``."""
-    ends = None if lease.hours is None else at + timedelta(hours=lease.hours)
-    return LeaseReady(
-        lease_id=lease.lease_id,
-        buyer_id=lease.buyer_id,
-        seller_id=lease.seller_id,
-        ready_at=at,
-        ends_at=ends,
-    )
-
-
 def failed(lease: LeaseOpened, ended_at: datetime = DEADLINE) -> LeaseEnded:
     return lease_failed(
         lease, LeaseFailure.PROVISIONING_TIMEOUT, ended_at=ended_at, charged_through=EPOCH
@@ -89,7 +77,11 @@ async def test_opened_then_ready_runs_in_any_order_and_the_first_ready_at_stays(
 ) -> None:
     lease = provisioning(new_id(), new_id(), hours=2)
     assert lease.ends_at == EPOCH + timedelta(hours=2)
-    events: list[Payload] = [lease, ready(lease), ready(lease, READY_AT + timedelta(minutes=1))]
+    events: list[Payload] = [
+        lease,
+        lease_ready(lease, READY_AT),
+        lease_ready(lease, READY_AT + timedelta(minutes=1)),
+    ]
     # Two readies from one lease carry one ready_at in practice: the earlier read stays.
     await one_unit(units, *(events[i] for i in order))
     async with units() as uow:
@@ -112,7 +104,7 @@ async def test_a_failed_end_stays_failed_whatever_comes_after(
 ) -> None:
     lease = provisioning(new_id(), new_id())
     ended = failed(lease)
-    events: list[Payload] = [lease, ended, ready(lease)]
+    events: list[Payload] = [lease, ended, lease_ready(lease, READY_AT)]
     await one_unit(units, *(events[i] for i in order))
     async with units() as uow:
         row = await uow.leases.get(lease.buyer_id, lease.lease_id)

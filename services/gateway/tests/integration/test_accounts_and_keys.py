@@ -44,7 +44,8 @@ async def test_revoked_key_is_401(gateway: Any, sign_up: Any) -> None:
         assert revoked.status_code == 204
         assert (await client.get("/v1/accounts/me")).status_code == 401
     async with gateway.client(new_key) as client:
-        keys = {k["id"]: k for k in (await client.get("/v1/accounts/me/keys")).json()}
+        listed = (await client.get("/v1/accounts/me/keys")).json()
+    keys = {k["id"]: k for k in listed["items"]}
     assert keys[account["key_id"]]["revoked_at"] is not None
     assert keys[second.json()["key"]["id"]]["revoked_at"] is None
 

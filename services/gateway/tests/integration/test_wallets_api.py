@@ -55,6 +55,6 @@ async def test_topups_are_for_buyers_and_well_formed(gateway: Any, sign_up: Any)
             assert bad.status_code == 422, amount
         bad = await client.post("/v1/topups", json={"amount": "5", "currency": "CHF"})
         assert bad.status_code == 422
-        assert (await client.get("/v1/accounts/me/balances")).json() == []
+        assert (await client.get("/v1/accounts/me/balances")).json() == {"items": []}
         confirm = await client.post("/v1/admin/topups/01ABC/confirm")
     assert confirm.status_code == 403

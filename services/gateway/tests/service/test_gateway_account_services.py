@@ -120,7 +120,7 @@ async def test_a_new_key_gets_at_most_the_scopes_the_roles_allow() -> None:
         await uow.commit()
     assert made.body["key"]["scopes"] == ["read"]
     async with uow:
-        listed = await keys.of_account(uow, account_id)
+        listed = (await keys.of_account(uow, account_id)).items
     assert {k.name for k in listed} == {"first key", "ci"}
     assert [k.id for k in listed] == sorted(k.id for k in listed)
 

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 from fastapi.exceptions import RequestValidationError
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.capacity import InterruptionCause, LeaseInterruptionNoticed
 from gpux_contracts.leases import LeaseOpened, LeaseStatus
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import OfferStatus, Tier
 from gpux_devinfra.testing.payloads import offer_status
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.leases import service as leases
 from gpux_gateway.leases.repository import LeaseFilter
@@ -30,6 +29,7 @@ from gpux_platform.problems import ProblemError
 
 from ..lease_events import hourly_totals, lease_ended, lease_noticed, lease_opened
 from .test_gateway_trading_services import located, offer, offered, once
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -38,20 +38,15 @@ GPU = "rtx-4090"
 
 
 @pytest.fixture
-async def uow() -> MemoryGatewayUnitOfWork:
-    unit = MemoryGatewayUnitOfWork(ManualClock(EPOCH))
-    async with unit:
-        for account_id, roles in (
-            (SELLER, (Role.SELLER,)),
-            (BUYER, (Role.BUYER,)),
-            (BOTH, (Role.BUYER, Role.SELLER)),
-            (OTHER, (Role.SELLER,)),
-        ):
-            await unit.accounts.add(
-                AccountRow(account_id, account_id, roles, AccountStatus.ACTIVE, EPOCH)
-            )
-        await unit.commit()
-    return unit
+def uow() -> MemoryGatewayUnitOfWork:
+    return with_accounts(
+        {
+            SELLER: Role.SELLER,
+            BUYER: Role.BUYER,
+            BOTH: (Role.BUYER, Role.SELLER),
+            OTHER: Role.SELLER,
+        }
+    )
 
 
 async def test_an_offer_sells_its_pool_twice_with_a_notice_and_shows_it(

@@ -14,19 +14,16 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from fastapi.exceptions import RequestValidationError
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.events import Envelope, Payload, wrap
 from gpux_contracts.leases import (
     LeaseEndReason,
     LeaseFailure,
     LeaseFailureReported,
     LeaseOpened,
-    LeaseReady,
     LeaseReadyReported,
 )
-from gpux_contracts.orders import OrderPlaced
 from gpux_contracts.topics import BILLING_LEASES, Topic
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.access_cipher import AesGcmAccessCipher
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.handoff import access_details
@@ -44,8 +41,9 @@ from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
 
-from ..lease_events import lease_ended, lease_failed, lease_opened, lease_totals
-from .test_gateway_trading_services import once
+from ..lease_events import lease_ended, lease_failed, lease_opened, lease_ready, lease_totals
+from .test_gateway_trading_services import once, orders_placed
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -66,19 +64,8 @@ ORDER: dict[str, Any] = {
 
 
 @pytest.fixture
-async def uow() -> MemoryGatewayUnitOfWork:
-    unit = MemoryGatewayUnitOfWork(ManualClock(EPOCH))
-    async with unit:
-        for account_id, role in (
-            (BUYER, Role.BUYER),
-            (SELLER, Role.SELLER),
-            (STRANGER, Role.SELLER),
-        ):
-            await unit.accounts.add(
-                AccountRow(account_id, account_id, (role,), AccountStatus.ACTIVE, EPOCH)
-            )
-        await unit.commit()
-    return unit
+def uow() -> MemoryGatewayUnitOfWork:
+    return with_accounts({BUYER: Role.BUYER, SELLER: Role.SELLER, STRANGER: Role.SELLER})
 
 
 def event(payload: Payload) -> Envelope[Any]:
@@ -117,13 +104,6 @@ async def place(uow: MemoryGatewayUnitOfWork, **changes: Any) -> dict[str, Any]:
 def provisioning(order_id: str = "o1", **fields: Any) -> LeaseOpened:
     values: dict[str, Any] = {"order_id": order_id, "provisioning_deadline": DEADLINE}
     return lease_opened(BUYER, SELLER, started_at=EPOCH, **(values | fields))
-
-
-def ready(lease: LeaseOpened, at: datetime) -> LeaseReady:
-    ends = None if lease.hours is None else at + timedelta(hours=lease.hours)
-    return LeaseReady(
-        lease_id=lease.lease_id, buyer_id=BUYER, seller_id=SELLER, ready_at=at, ends_at=ends
-    )
 
 
 def failed(lease: LeaseOpened, detail: str = "") -> Payload:
@@ -167,7 +147,9 @@ async def test_a_lease_with_a_deadline_provisions_then_runs_from_ready_at(
         None,
     )
     at = EPOCH + timedelta(minutes=4)
-    await apply(uow, BILLING_LEASES, ready(lease, at), ready(lease, at + timedelta(minutes=1)))
+    await apply(
+        uow, BILLING_LEASES, lease_ready(lease, at), lease_ready(lease, at + timedelta(minutes=1))
+    )
     after = await shown(uow, lease)
     assert (after["status"], after["ready_at"], after["ends_at"]) == (
         "running",
@@ -190,7 +172,7 @@ async def test_a_ready_read_before_the_opening_leaves_the_lease_running(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
     lease = provisioning()
-    await apply(uow, BILLING_LEASES, ready(lease, EPOCH + timedelta(minutes=1)), lease)
+    await apply(uow, BILLING_LEASES, lease_ready(lease, EPOCH + timedelta(minutes=1)), lease)
     assert (await shown(uow, lease))["status"] == "running"
 
 
@@ -198,7 +180,7 @@ async def test_a_failed_end_fails_the_lease_for_good_with_its_failure(
     uow: MemoryGatewayUnitOfWork,
 ) -> None:
     lease = provisioning()
-    await apply(uow, BILLING_LEASES, lease, failed(lease, "no GPUs"), ready(lease, DEADLINE))
+    await apply(uow, BILLING_LEASES, lease, failed(lease, "no GPUs"), lease_ready(lease, DEADLINE))
     view = await shown(uow, lease)
     assert (view["status"], view["end_reason"], view["failure"], view["failure_detail"]) == (
         "failed",
@@ -274,7 +256,7 @@ async def test_an_order_naming_no_keys_hands_over_all_the_buyers_keys(
 async def test_both_parties_hear_ready_and_failed(uow: MemoryGatewayUnitOfWork) -> None:
     good, bad = provisioning(), provisioning()
     await apply(uow, BILLING_LEASES, good, bad)
-    await apply(uow, BILLING_LEASES, ready(good, DEADLINE), failed(bad, "broken"))
+    await apply(uow, BILLING_LEASES, lease_ready(good, DEADLINE), failed(bad, "broken"))
     assert heard(uow) == [
         (SELLER, T.LEASE_PROVISIONING),
         (SELLER, T.LEASE_PROVISIONING),
@@ -335,11 +317,7 @@ async def test_a_rebuy_keeps_the_orders_keys(uow: MemoryGatewayUnitOfWork) -> No
     await apply(
         uow, BILLING_LEASES, lease, lease_ended(lease, totals, reason=LeaseEndReason.INTERRUPTED)
     )
-    (again,) = [
-        m.envelope.payload
-        for m in uow.published
-        if isinstance(m.envelope.payload, OrderPlaced) and m.envelope.payload.rebuy_of
-    ]
+    (again,) = [c for c in orders_placed(uow) if c.rebuy_of]
     assert list(uow.state.orders[again.order_id].ssh_key_ids) == [key]
 
 
@@ -393,7 +371,7 @@ async def test_the_seller_posts_access_once_reported_and_the_buyer_reads_it(
 
 async def test_posting_for_a_running_lease_sends_no_report(uow: MemoryGatewayUnitOfWork) -> None:
     lease = provisioning()
-    await apply(uow, BILLING_LEASES, lease, ready(lease, EPOCH))
+    await apply(uow, BILLING_LEASES, lease, lease_ready(lease, EPOCH))
     assert (await post(uow, lease))["ready_reported"] is False
     assert reports(uow) == []
 

@@ -8,19 +8,19 @@ import pytest
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.offers import (
     DEFAULT_PROVISIONING_TIMEOUT_SECONDS,
     MAX_PROVISIONING_TIMEOUT_SECONDS,
     MIN_PROVISIONING_TIMEOUT_SECONDS,
     OfferSubmitted,
 )
-from gpux_gateway.accounts.repository import AccountRow
-from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
+from gpux_gateway.adapters.memory.unit_of_work import MemoryGatewayUnitOfWork
 from gpux_gateway.offers import service as offers
 from gpux_gateway.offers.schemas import OfferBatchIn
 
 from .test_gateway_trading_services import SELLER, located, offer, once
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -29,14 +29,8 @@ BOUNDS_MESSAGE = "must be 0 (ready at the start) or 60 to 86400 seconds"
 
 
 @pytest.fixture
-async def uow() -> MemoryGatewayUnitOfWork:
-    unit = MemoryGatewayUnitOfWork()
-    async with unit:
-        await unit.accounts.add(
-            AccountRow(SELLER, SELLER, (Role.SELLER,), AccountStatus.ACTIVE, EPOCH)
-        )
-        await unit.commit()
-    return unit
+def uow() -> MemoryGatewayUnitOfWork:
+    return with_accounts({SELLER: Role.SELLER})
 
 
 async def test_an_offer_states_its_timeout_or_gets_the_default_and_shows_and_sends_it(

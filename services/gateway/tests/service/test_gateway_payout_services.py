@@ -10,12 +10,11 @@ from decimal import Decimal
 import pytest
 from fastapi.exceptions import RequestValidationError
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.events import wrap
 from gpux_contracts.money import Currency
 from gpux_contracts.payouts import PayoutRejection, PayoutStatus, PayoutStatusChanged
 from gpux_contracts.topics import BILLING_PAYOUTS
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.notifications.types import AccountEventType
@@ -25,6 +24,8 @@ from gpux_gateway.service import HANDLERS_BY_TOPIC
 from gpux_platform.batches import BatchHandler
 from gpux_platform.problems import ProblemError
 
+from .units import with_accounts
+
 pytestmark = pytest.mark.unit
 
 ALICE, BOB = "acct-alice", "acct-bob"
@@ -32,12 +33,7 @@ BODY = NewPayout(currency=Currency.EUR, amount=Decimal("50.00"), destination="IB
 
 
 def unit() -> MemoryGatewayUnitOfWork:
-    uow = MemoryGatewayUnitOfWork()
-    for account_id in (ALICE, BOB):
-        uow.state.accounts[account_id] = AccountRow(
-            account_id, account_id, (Role.SELLER,), AccountStatus.ACTIVE, EPOCH
-        )
-    return uow
+    return with_accounts({ALICE: Role.SELLER, BOB: Role.SELLER})
 
 
 def once(key: str | None) -> Once:

@@ -15,7 +15,6 @@ from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.orders import OrderPlaced
 from gpux_contracts.topics import BILLING_LEASES, ORDERS_BOOK, Topic
 from gpux_devinfra.testing.payloads import order_funded
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.rebuy import rebuy_event_id, rebuy_order_id
 from gpux_gateway.orders import service as orders
@@ -25,7 +24,8 @@ from gpux_platform.batches import BatchHandler, Outcome
 from gpux_platform.clock import ManualClock
 
 from ..lease_events import hourly_totals, lease_ended, lease_opened
-from .test_gateway_trading_services import once
+from .test_gateway_trading_services import once, orders_placed
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -46,13 +46,8 @@ ORDER: dict[str, Any] = {
 
 
 @pytest.fixture
-async def uow() -> MemoryGatewayUnitOfWork:
-    unit = MemoryGatewayUnitOfWork(ManualClock(EPOCH))
-    async with unit:
-        row = AccountRow(BUYER, BUYER, (Role.BUYER,), AccountStatus.ACTIVE, EPOCH)
-        await unit.accounts.add(row)
-        await unit.commit()
-    return unit
+def uow() -> MemoryGatewayUnitOfWork:
+    return with_accounts({BUYER: Role.BUYER})
 
 
 async def placed(uow: MemoryGatewayUnitOfWork, **changes: Any) -> OrderPlaced:
@@ -61,12 +56,7 @@ async def placed(uow: MemoryGatewayUnitOfWork, **changes: Any) -> OrderPlaced:
     async with uow:
         made = await orders.place(uow, buyer_id=BUYER, order=body, once=once(BUYER))
         await uow.commit()
-    (command,) = [
-        m.envelope.payload
-        for m in uow.published
-        if isinstance(m.envelope.payload, OrderPlaced)
-        and m.envelope.payload.order_id == made.body["id"]
-    ]
+    (command,) = [c for c in orders_placed(uow) if c.order_id == made.body["id"]]
     return command
 
 

@@ -9,13 +9,14 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from gpux_contracts.accounts import AccountStatus, Role
-from gpux_gateway.accounts.repository import AccountRow
+from gpux_contracts.accounts import Role
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.domain.ssh_keys import SshPublicKey, parse
 from gpux_gateway.ssh_keys import service
 from gpux_platform.problems import ProblemError
+
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -32,12 +33,7 @@ def new_key() -> SshPublicKey:
 
 
 def unit() -> MemoryGatewayUnitOfWork:
-    uow = MemoryGatewayUnitOfWork()
-    for account_id in (ALICE, BOB):
-        uow.state.accounts[account_id] = AccountRow(
-            account_id, account_id, (Role.BUYER,), AccountStatus.ACTIVE, EPOCH
-        )
-    return uow
+    return with_accounts({ALICE: Role.BUYER, BOB: Role.BUYER})
 
 
 def once(key: str | None, fingerprint: str = "body-1") -> Once:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from fastapi.exceptions import RequestValidationError
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.market import MarketState
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import BillingGranularity, Tier
-from gpux_gateway.accounts.repository import AccountRow
+from gpux_contracts.orders import OrderPlaced
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.admin import service as admin
 from gpux_gateway.admin.schemas import CreditIn
@@ -29,6 +29,8 @@ from gpux_gateway.orders.schemas import OrderIn
 from gpux_gateway.wallets import service as wallets
 from gpux_gateway.wallets.schemas import TopupIn
 from gpux_platform.problems import ProblemError
+
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -63,18 +65,19 @@ def market_order(**changes: Any) -> OrderIn:
 
 
 @pytest.fixture
-async def uow() -> MemoryGatewayUnitOfWork:
-    unit = MemoryGatewayUnitOfWork()
-    async with unit:
-        for account_id, role in ((SELLER, Role.SELLER), (BUYER, Role.BUYER)):
-            row = AccountRow(account_id, account_id, (role,), AccountStatus.ACTIVE, EPOCH)
-            await unit.accounts.add(row)
-        await unit.commit()
-    return unit
+def uow() -> MemoryGatewayUnitOfWork:
+    return with_accounts({SELLER: Role.SELLER, BUYER: Role.BUYER})
 
 
 def commands(uow: MemoryGatewayUnitOfWork) -> list[tuple[str, str]]:
     return [(m.topic.name, m.envelope.event_type) for m in uow.published]
+
+
+def orders_placed(uow: MemoryGatewayUnitOfWork) -> list[OrderPlaced]:
+    """Every order.placed command the gateway queued, oldest first."""
+    return [
+        m.envelope.payload for m in uow.published if isinstance(m.envelope.payload, OrderPlaced)
+    ]
 
 
 async def test_an_offer_is_stored_pending_and_sent_once_per_key(

@@ -12,9 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from gpux_contracts.accounts import AccountStatus, Role
+from gpux_contracts.accounts import Role
 from gpux_contracts.webhooks import verify
-from gpux_gateway.accounts.repository import AccountRow
 from gpux_gateway.adapters.memory.unit_of_work import EPOCH, MemoryGatewayUnitOfWork
 from gpux_gateway.domain.idempotency import Once
 from gpux_gateway.domain.webhooks import RetryPolicy
@@ -24,6 +23,8 @@ from gpux_gateway.webhooks.repository import DeliveryStatus, EndpointStatus, Web
 from gpux_gateway.webhooks.schemas import WebhookEndpointChange
 from gpux_platform.clock import ManualClock
 from gpux_platform.problems import ProblemError
+
+from .units import with_accounts
 
 pytestmark = pytest.mark.unit
 
@@ -35,12 +36,7 @@ CONFIG = DispatchConfig(
 
 
 def unit() -> MemoryGatewayUnitOfWork:
-    uow = MemoryGatewayUnitOfWork(ManualClock(EPOCH))
-    for account_id in (ALICE, BOB):
-        uow.state.accounts[account_id] = AccountRow(
-            account_id, account_id, (Role.BUYER,), AccountStatus.ACTIVE, EPOCH
-        )
-    return uow
+    return with_accounts({ALICE: Role.BUYER, BOB: Role.BUYER})
 
 
 def once(key: str | None, account_id: str = ALICE) -> Once:
@@ -69,6 +65,25 @@ async def add(
 
 def event(n: int = 1, type_: str = "lease.ready", account_id: str = ALICE) -> WebhookEvent:
     return WebhookEvent(f"evt_{n}", type_, EPOCH, account_id, {"lease_id": f"l{n}"})
+
+
+async def queued() -> tuple[MemoryGatewayUnitOfWork, str, str]:
+    """A unit with an endpoint of Alice's and one delivery queued for it: the unit, the
+    endpoint's id and the delivery's."""
+    uow = unit()
+    endpoint_id = await add(uow)
+    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+    return uow, endpoint_id, delivery_id
+
+
+def standing(uow: MemoryGatewayUnitOfWork, delivery_id: str) -> tuple[object, ...]:
+    """A delivery's status, next attempt and attempts."""
+    delivery = uow.state.webhook_deliveries[delivery_id]
+    return delivery.status, delivery.next_attempt_at, delivery.attempts
+
+
+STOPPED_AFTER_ONE = (DeliveryStatus.PENDING, None, 1)
+"""Pending with no next attempt, after one attempt: a delivery its disabled endpoint stopped."""
 
 
 async def test_creation_stores_the_endpoint_and_keeps_the_secret_out_of_the_answer() -> None:
@@ -164,9 +179,7 @@ class Receiver:
 
 
 async def test_a_delivery_retries_with_backoff_then_succeeds_signed() -> None:
-    uow = unit()
-    endpoint_id = await add(uow)
-    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+    uow, endpoint_id, delivery_id = await queued()
     receiver, clock = Receiver(500, 500, 200), uow.clock
     assert isinstance(clock, ManualClock)
     for _ in range(3):
@@ -189,9 +202,7 @@ async def test_a_delivery_retries_with_backoff_then_succeeds_signed() -> None:
 
 
 async def test_an_always_failing_endpoint_fails_the_delivery_and_is_disabled() -> None:
-    uow = unit()
-    endpoint_id = await add(uow)
-    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+    uow, endpoint_id, delivery_id = await queued()
     receiver, clock = Receiver(500), uow.clock
     assert isinstance(clock, ManualClock)
     while uow.state.webhook_deliveries[delivery_id].status is DeliveryStatus.PENDING:
@@ -344,18 +355,11 @@ async def test_an_endpoint_disabled_in_a_round_keeps_all_its_deliveries_stopped(
     assert await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG, lambda: 0.0) == 3
     assert uow.state.webhook_endpoints[endpoint_id].status is EndpointStatus.DISABLED
     for delivery_id in ids:
-        stopped = uow.state.webhook_deliveries[delivery_id]
-        assert (stopped.status, stopped.next_attempt_at, stopped.attempts) == (
-            DeliveryStatus.PENDING,
-            None,
-            1,
-        )
+        assert standing(uow, delivery_id) == STOPPED_AFTER_ONE
 
 
 async def test_an_endpoint_disabled_by_its_account_during_an_attempt_stays_stopped() -> None:
-    uow = unit()
-    endpoint_id = await add(uow)
-    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+    uow, endpoint_id, delivery_id = await queued()
 
     async def disable() -> None:
         async with uow:
@@ -365,18 +369,11 @@ async def test_an_endpoint_disabled_by_its_account_during_an_attempt_stays_stopp
 
     receiver = ByUrl("https://ok.example.com/", during=disable)
     await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG, lambda: 0.0)
-    stopped = uow.state.webhook_deliveries[delivery_id]
-    assert (stopped.status, stopped.next_attempt_at, stopped.attempts) == (
-        DeliveryStatus.PENDING,
-        None,
-        1,
-    )
+    assert standing(uow, delivery_id) == STOPPED_AFTER_ONE
 
 
 async def test_a_redelivery_during_the_attempt_supersedes_it() -> None:
-    uow = unit()
-    endpoint_id = await add(uow)
-    (delivery_id,) = uow.webhooks.enqueue(event(), EPOCH)
+    uow, endpoint_id, delivery_id = await queued()
 
     async def redeliver() -> None:
         async with uow:
@@ -384,12 +381,7 @@ async def test_a_redelivery_during_the_attempt_supersedes_it() -> None:
             await uow.commit()
 
     await dispatch_once(lambda: uow, ByUrl(URL, during=redeliver), uow.clock, CONFIG)
-    requeued = uow.state.webhook_deliveries[delivery_id]
-    assert (requeued.status, requeued.next_attempt_at, requeued.attempts) == (
-        DeliveryStatus.PENDING,
-        EPOCH,
-        0,
-    )
+    assert standing(uow, delivery_id) == (DeliveryStatus.PENDING, EPOCH, 0)
     receiver = ByUrl(URL)
     assert await dispatch_once(lambda: uow, receiver, uow.clock, CONFIG) == 1
     delivered = uow.state.webhook_deliveries[delivery_id]

@@ -1,15 +1,15 @@
 """The account events' feed and stream on a fake log: one follower for every stream, started
 by the first and cancelled with the last; a notification wakes a waiting stream at once (the
 poll is an hour here); a stream sends only its account's events, in order, with their cursor
-as the SSE id, and goes on after a failed read."""
+as the SSE id, and goes on after a failed read; "now" is taken before its first line."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -134,3 +134,20 @@ async def test_a_failed_read_is_read_again_on_the_next_poll() -> None:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     assert not log.fail_next
+
+
+async def test_from_now_is_taken_before_the_first_line_goes_out() -> None:
+    """A client reads what came before once the stream's first line arrived; an event
+    recorded after that line must be on the stream."""
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    log.add("alice", 1)
+    stream = cast(AsyncGenerator[dict[str, Any]], account_events(feed, "alice", None))
+    try:
+        first = await anext(stream)
+        assert "retry" in first
+        recorded = log.add("alice", 2)  # after the client saw the stream open
+        sent = await asyncio.wait_for(anext(stream), timeout=10)
+    finally:
+        await stream.aclose()
+    assert json.loads(sent["data"]) == recorded.public()

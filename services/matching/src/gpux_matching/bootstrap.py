@@ -11,8 +11,8 @@ from gpux_matching.adapters.postgres.unit_of_work import (
     PostgresPartitionStore,
 )
 from gpux_matching.config import MatchingSettings
-from gpux_matching.entrypoints.kafka import load_fx_end, matching_router
-from gpux_matching.entrypoints.loops import run_expiry
+from gpux_matching.entrypoints.kafka import load_fx_end, load_reliability_end, matching_router
+from gpux_matching.entrypoints.loops import run_expiry, run_reliability
 from gpux_matching.service.partitions import Partitions
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.service import Runtime, ServiceSpec, Wiring
@@ -41,13 +41,17 @@ async def wire_partitions(runtime: Runtime) -> tuple[Partitions, Wiring]:
         partitions=PRICING_OFFERS.partitions,
     )
     await load_fx_end(settings, partitions)
+    await load_reliability_end(settings, partitions)
     relay = OutboxRelay(pool, runtime.broker, settings, SCHEMA)
 
     async def expiry() -> None:
         await run_expiry(partitions, settings.expiry_interval_s)
 
+    async def reliability() -> None:
+        await run_reliability(partitions)
+
     router = matching_router(settings, partitions, lambda: PostgresMatchingUnitOfWork(pool))
-    return partitions, Wiring(routers=[router], tasks=[relay.run, expiry])
+    return partitions, Wiring(routers=[router], tasks=[relay.run, expiry, reliability])
 
 
 SPEC = ServiceSpec(

@@ -8,6 +8,12 @@ from gpux_matching.domain import MatchingEngine, Result
 
 EUR = "EUR"
 H100 = "h100"
+OD, INT, ANY = "on_demand", "interruptible", "any"
+"""The tiers, as the tests spell them."""
+S = 1_000_000
+"""One second in engine micros."""
+RATES = {EUR: 1_000_000, "USD": 900_000}
+"""Reference micros per unit: EUR is the reference, a dollar is worth 0.90 of it."""
 
 
 def offer(

@@ -9,13 +9,15 @@ docs/CAPACITY.md is the specification it follows.
 "Crossed", precisely: a leg ``o`` on the book and a resting bid ``b`` cross when they are for
 the same GPU, ``b``'s tier is ``o``'s tier or ``any``, ``b`` has no region or ``o``'s region,
 ``b``'s hours are open-ended or at least ``o``'s minimum, ``b``'s buyer is not ``o``'s
-seller, and ``o``'s reference price is at or below ``b``'s reference limit. Such a pair
-would have traded, so it must never exist once a command returns.
+seller, ``b`` has no minimum reliability or ``o``'s seller has a rate at least that high, and
+``o``'s reference price is at or below ``b``'s reference limit. Such a pair would have traded,
+so it must never exist once a command returns.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -38,6 +40,7 @@ from gpux_matching.domain import (
     ReclaimLease,
     ReleaseLease,
     SetFx,
+    SetSellerReliability,
     Side,
     WithdrawOffer,
 )
@@ -168,6 +171,8 @@ class MBid:
     seq: int
     filled: int = 0
     taken: int = 0
+    min_bp: int | None = None
+    """The minimum reliability of the sellers it may take from (basis points)."""
 
     @property
     def remaining(self) -> int:
@@ -183,18 +188,26 @@ class Out:
     interruptions: list[Interruption] = field(default_factory=list)
 
 
-def compatible(b: MBid, gpu: str, seller: str, region: str | None, min_hours: int | None) -> bool:
+def compatible(  # noqa: PLR0917 - one argument per rule
+    b: MBid,
+    gpu: str,
+    seller: str,
+    region: str | None,
+    min_hours: int | None,
+    reliability: Mapping[str, int],
+) -> bool:
     return (
         b.gpu == gpu
         and b.buyer != seller
         and (b.region is None or b.region == region)
         and (b.hours is None or min_hours is None or b.hours >= min_hours)
+        and (b.min_bp is None or (seller in reliability and reliability[seller] >= b.min_bp))
     )
 
 
-def may_trade(b: MBid, leg: Leg) -> bool:
+def may_trade(b: MBid, leg: Leg, reliability: Mapping[str, int]) -> bool:
     return b.tier in (leg.tier, ANY) and compatible(
-        b, leg.gpu, leg.seller, leg.region, leg.min_hours
+        b, leg.gpu, leg.seller, leg.region, leg.min_hours, reliability
     )
 
 
@@ -253,6 +266,10 @@ class Model:
 
     def __init__(self, rates: dict[str, int | Decimal]) -> None:
         self.rates = dict(rates)
+        self.reliability: dict[str, int] = {}
+        """Each rated seller's rate (basis points)."""
+        self.totals: dict[str, int] = {}
+        """The total each seller's rate was counted over (none given: 0)."""
         self.offers: dict[str, MOffer] = {}
         self.bids: dict[str, MBid] = {}
         self.seq = 0
@@ -306,6 +323,7 @@ class Model:
             PlaceOrder: self.place_order,
             CancelOrder: self.cancel,
             SetFx: self.set_fx,
+            SetSellerReliability: self.set_reliability,
         }
         handler = handlers.get(type(c))
         if handler is not None:
@@ -352,7 +370,7 @@ class Model:
         reachable = [
             (o, leg)
             for o, leg in self.legs_on_book()
-            if may_trade(b, leg) and self.lref(leg) <= bound
+            if may_trade(b, leg, self.reliability) and self.lref(leg) <= bound
         ]
         reachable.sort(key=lambda item: (self.lref(item[1]), item[1].seq))
         need = b.remaining
@@ -386,7 +404,7 @@ class Model:
             if o.tier == OD
             and o.int_price is not None
             and (o.until is None or o.until > now + o.notice * MICROS_PER_SECOND)
-            and compatible(b, o.gpu, o.seller, o.region, o.min_hours)
+            and compatible(b, o.gpu, o.seller, o.region, o.min_hours, self.reliability)
             and ref(o.price, self.rates[o.currency]) <= bound
         ]
         pools.sort(key=lambda o: (ref(o.price, self.rates[o.currency]), o.born))
@@ -432,6 +450,7 @@ class Model:
             c.hours,
             expires,
             self.next_seq(),
+            min_bp=c.min_reliability_bp,
         )
         bound = 1 << 200 if c.price_micros is None else self.bref(b)
         now = c.now
@@ -458,8 +477,22 @@ class Model:
 
     def set_fx(self, c: SetFx, out: Out) -> None:
         self.rates.update(c.rates)  # type: ignore[arg-type]
-        now = c.now
-        assert isinstance(now, int)
+        assert isinstance(c.now, int)
+        self.uncross(c.now, out)
+
+    def set_reliability(self, c: SetSellerReliability, out: Out) -> None:
+        """Each seller's rate, unless the one held was counted over more leases."""
+        totals: dict[str, Any] = dict(c.totals or {})
+        for seller, rate in c.rates_bp.items():
+            total = totals.get(seller, 0)
+            if total >= self.totals.get(seller, 0):
+                self.reliability[seller] = rate  # type: ignore[assignment]
+                self.totals[seller] = total
+        assert isinstance(c.now, int)
+        self.uncross(c.now, out)
+
+    def uncross(self, now: int, out: Out) -> None:
+        """Every resting bid, best first, takes what it reaches now."""
         for b in sorted(self.bids.values(), key=lambda b: (-self.bref(b), b.seq)):
             if self.bids.get(b.id) is not b:
                 continue
@@ -492,7 +525,7 @@ class Model:
             b
             for b in self.bids.values()
             if b.tier in tiers
-            and compatible(b, o.gpu, o.seller, o.region, o.min_hours)
+            and compatible(b, o.gpu, o.seller, o.region, o.min_hours, self.reliability)
             and self.bref(b) >= price
         ]
         reachable.sort(key=lambda b: (-self.bref(b), b.seq))
@@ -705,6 +738,7 @@ def engine_bids(engine: MatchingEngine) -> dict[str, MBid]:
             b["seq"],
             b["filled"],
             b["taken"],
+            b["min_reliability_bp"],
         )
         for b in engine.snapshot()["orders"]
     }
@@ -713,11 +747,11 @@ def engine_bids(engine: MatchingEngine) -> dict[str, MBid]:
 def crossed_pairs(engine: MatchingEngine) -> list[tuple[str, str]]:
     """Resting bid and leg pairs on the engine's book that would trade (see top)."""
     legs, bids = engine_legs(engine), engine_bids(engine)
-    rates = engine.rates
+    rates, reliability = engine.rates, engine.reliability
     return [
         (b.id, leg.offer_id)
         for b in bids.values()
         for leg in legs
-        if may_trade(b, leg)
+        if may_trade(b, leg, reliability)
         and ref(leg.price, rates[leg.currency]) <= ref(b.price or 0, rates[b.currency])
     ]

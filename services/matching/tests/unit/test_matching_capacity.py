@@ -25,14 +25,11 @@ from gpux_matching.domain import (
 )
 
 from ..legacy_book import format_1_offer, format_1_snapshot
-from .engine_calls import EUR, H100
+from .engine_calls import ANY, EUR, H100, INT, OD, S
 from .engine_calls import bid as order
 from .engine_calls import offer as pool
 
 pytestmark = pytest.mark.unit
-
-OD, INT, ANY = "on_demand", "interruptible", "any"
-S = 1_000_000  # one second in micros
 
 
 def engine() -> MatchingEngine:

@@ -40,15 +40,14 @@ from gpux_matching.domain import (
     apply,
 )
 
+from .engine_calls import RATES, S
 from .matching_model import INT, Model, engine_legs
 
 pytestmark = pytest.mark.unit
 
-RATES = {"EUR": 1_000_000, "USD": 900_000}
 SELLERS = ["s1", "s2", "s3"]
 BUYERS = ["u1", "u2", "u3", "s1"]
 GPU = "h100"
-S = 1_000_000
 MIN_NOTICE_S = 120
 
 prices = st.integers(1, 8).map(lambda n: n * 250_000)

@@ -18,9 +18,9 @@ from gpux_matching.domain import (
     reference_micros,
 )
 
-pytestmark = pytest.mark.unit
+from .engine_calls import RATES
 
-RATES = {"EUR": 1_000_000, "USD": 900_000}
+pytestmark = pytest.mark.unit
 
 
 def offer(

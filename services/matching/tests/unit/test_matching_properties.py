@@ -6,7 +6,10 @@ must produce exactly the model's fills, interruptions and status updates, report
 level it changed with the right depth, and keep the invariants below after every command.
 The streams mix capacity in: offers with an interruptible leg and notices, releases and
 reclaims of the leases sold so far (picked by running the model while the stream is built),
-of unknown ones too, changes of capacity and of the interruptible price.
+of unknown ones too, changes of capacity and of the interruptible price. A third kind of
+stream rates sellers' reliability as it goes (each rate with the total it was counted over,
+some lower than the one held: older rates the engine must ignore) and gives orders a minimum
+reliability.
 """
 
 from __future__ import annotations
@@ -36,9 +39,12 @@ from gpux_matching.domain import (
     ReleaseLease,
     Result,
     SetFx,
+    SetSellerReliability,
     WithdrawOffer,
     apply,
     books_changed,
+    decode_command,
+    encode_command,
     json_parts,
     snapshot_from,
 )
@@ -202,41 +208,80 @@ def _lease_command(model: Model, now: int, pick: int, which: int) -> Command | N
     return ReclaimLease(now, offer_id, lease_id)
 
 
-def build(steps: list[Step], rates: int) -> list[Command]:
+Rated = tuple[int | None, dict[str, tuple[int, int]]]
+"""A rated stream's extra per step: an order's minimum reliability, sellers' new rates (each
+with the total it was counted over)."""
+
+
+def _rates_command(now: int, ratings: dict[str, tuple[int, int]]) -> SetSellerReliability:
+    """Sellers' rates, and the totals that are not 0 (0: as if none were given)."""
+    totals = {seller: total for seller, (_, total) in ratings.items() if total}
+    return SetSellerReliability(
+        now, {seller: rate for seller, (rate, _) in ratings.items()}, totals or None
+    )
+
+
+def build(steps: list[Step], rates: int, rated: list[Rated] | None = None) -> list[Command]:
     """Turn specs into commands: unique ids, rising time, references to earlier ids (leases
-    picked among those the model holds at that point)."""
+    picked among those the model holds at that point). ``rated``: the stream starts by rating
+    sellers, orders have minimums, and some steps rate sellers again (instead of an expiry)."""
     model = Model(RATE_SETS[rates])
     commands: list[Command] = []
-    offer_ids: list[str] = []
-    order_ids: list[str] = []
+    ids: tuple[list[str], list[str]] = ([], [])
+    """The offer ids and the order ids so far."""
     now = 1_000
-    for i, (dt, pick, offer, order, which, price, gpus, fx, interruptible) in enumerate(steps):
-        now += dt
-        command: Command | None = None
-        if pick >= 80:
-            command = _lease_command(model, now, pick, which)
-        if command is not None:
-            pass
-        elif pick < 24:
-            offer_ids.append(f"f{i}")
-            command = _add_offer(i, now, offer)
-        elif pick < 62 or pick >= 80:
-            order_ids.append(f"b{i}")
-            command = _place_order(i, now, order)
-        elif pick < 68 and offer_ids:
-            offer_id = offer_ids[which % len(offer_ids)]
-            command = ChangeOffer(now, offer_id, price, gpus, interruptible)
-        elif pick < 70 and offer_ids:
-            command = WithdrawOffer(now, offer_ids[which % len(offer_ids)])
-        elif pick < 74 and order_ids:
-            command = CancelOrder(now, order_ids[which % len(order_ids)])
-        elif pick < 78:
-            command = SetFx(now, RATE_SETS[fx])
-        else:
-            command = Expire(now)
+    if rated:
+        commands.append(_rates_command(now, rated[0][1]))
+        model.run(commands[-1])
+    for i, step in enumerate(steps):
+        now += step[0]
+        command = _step_command(model, i, now, step, ids, rated[i] if rated else None)
         model.run(command)
         commands.append(command)
     return commands
+
+
+def _step_command(  # noqa: PLR0917 - the stream's state, then the step
+    model: Model,
+    i: int,
+    now: int,
+    step: Step,
+    ids: tuple[list[str], list[str]],
+    extra: Rated | None,
+) -> Command:
+    """Step ``i``'s command: a release or reclaim, a new offer or order, or else a change."""
+    _, pick, offer, order, which, *_ = step
+    command = _lease_command(model, now, pick, which) if pick >= 80 else None
+    if command is not None:
+        return command
+    if pick < 24:
+        ids[0].append(f"f{i}")
+        return _add_offer(i, now, offer)
+    if pick < 62 or pick >= 80:
+        ids[1].append(f"b{i}")
+        return _place_order(i, now, order)._replace(
+            min_reliability_bp=None if extra is None else extra[0]
+        )
+    return _change_command(now, step, ids, extra)
+
+
+def _change_command(
+    now: int, step: Step, ids: tuple[list[str], list[str]], extra: Rated | None
+) -> Command:
+    """A change of an earlier offer, a withdrawal, a cancel, new rates, or time passing."""
+    _, pick, _, _, which, price, gpus, fx, interruptible = step
+    offer_ids, order_ids = ids
+    if pick < 68 and offer_ids:
+        return ChangeOffer(now, offer_ids[which % len(offer_ids)], price, gpus, interruptible)
+    if pick < 70 and offer_ids:
+        return WithdrawOffer(now, offer_ids[which % len(offer_ids)])
+    if pick < 74 and order_ids:
+        return CancelOrder(now, order_ids[which % len(order_ids)])
+    if pick < 76 or (pick < 78 and extra is None):
+        return SetFx(now, RATE_SETS[fx])
+    if extra is not None:
+        return _rates_command(now, extra[1])
+    return Expire(now)
 
 
 streams = st.one_of(
@@ -250,6 +295,39 @@ streams = st.one_of(
     ),
 ).map(lambda spec: (build(*spec), spec[1]))
 """(commands, index of the FX rates they start from)."""
+
+# Rated streams: sellers' rates (few values, so minimums sit on both sides of them; a seller
+# left out stays unrated), each with a total (few values too, so that later rates counted
+# over fewer leases, older ones, come often), orders with a minimum most of the time.
+ratings = st.dictionaries(
+    st.sampled_from(["seller", *ACCOUNTS]),
+    st.tuples(st.sampled_from([7_500, 5_000, 10_000, 0, 9_999]), st.sampled_from([0, 4, 2, 9])),
+)
+rated_step = st.tuples(st.sampled_from([7_500, None, 5_000, 0, 10_000, 9_999]), ratings)
+
+
+def _rated_stream(spec: tuple[list[tuple[Step, Rated]], int]) -> tuple[list[Command], int]:
+    steps, rates = spec
+    return build([s for s, _ in steps], rates, [r for _, r in steps]), rates
+
+
+rated_streams = st.one_of(
+    st.tuples(
+        st.lists(st.tuples(steps_of(offer_spec, order_spec), rated_step), min_size=8, max_size=80),
+        st.integers(0, len(RATE_SETS) - 1),
+    ),
+    st.tuples(
+        st.lists(
+            st.tuples(steps_of(crowded_offer, crowded_order), rated_step), min_size=8, max_size=80
+        ),
+        st.just(0),
+    ),
+).map(_rated_stream)
+"""Streams where sellers are rated and orders have minimum reliabilities."""
+
+all_streams = st.one_of(streams, rated_streams)
+"""Every kind of stream; the tests over it run half as many examples again as before the
+rated streams, so the first two kinds are drawn about as often as they were."""
 
 
 # Properties ---------------------------------------------------------------------------------
@@ -280,6 +358,7 @@ def check_command(
     assert {i: b.remaining for i, b in engine_bids(engine).items()} == {
         i: b.remaining for i, b in model.bids.items()
     }
+    assert engine.reliability == model.reliability
     assert not crossed_pairs(engine)
 
 
@@ -325,6 +404,22 @@ def check_fills(command: Command, result: Result, model: Model) -> None:
             assert ranks == sorted(ranks, reverse=True)
 
 
+def check_minimums(
+    engine: MatchingEngine, minimums: dict[str, int | None], command: Command, result: Result
+) -> None:
+    """No trade comes from a seller below its order's minimum reliability, or unrated (the
+    rates the engine holds after the command are those it matched at: only a rates command
+    changes them, before it matches)."""
+    if isinstance(command, PlaceOrder):
+        minimums[command.order_id] = command.min_reliability_bp
+    rates = engine.reliability
+    for fill in result.fills:
+        minimum = minimums[fill.order_id]
+        if minimum is not None:
+            assert fill.seller_id in rates, fill
+            assert rates[fill.seller_id] >= minimum, fill
+
+
 def follow_leases(leases: dict[str, dict[str, int]], command: Command, result: Result) -> None:
     """The leases each pool should hold: every fill's, less those released."""
     for fill in result.fills:
@@ -333,8 +428,8 @@ def follow_leases(leases: dict[str, dict[str, int]], command: Command, result: R
         leases.get(command.offer_id, {}).pop(command.lease_id, None)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams)
+@settings(max_examples=450, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(all_streams)
 def test_engine_matches_the_reference_model(stream: tuple[list[Command], int]) -> None:
     commands, rates = stream
     engine = MatchingEngine(RATE_SETS[rates])
@@ -343,12 +438,14 @@ def test_engine_matches_the_reference_model(stream: tuple[list[Command], int]) -
     leases: dict[str, dict[str, int]] = {}
     last_order: dict[str, OrderUpdate] = {}
     last_offer: dict[str, OfferUpdate] = {}
+    minimums: dict[str, int | None] = {}
     for command in commands:
         before = model.depth()
         result = apply(engine, command)
         out = model.run(command)
         check_command(engine, model, result, out, before)
         check_fills(command, result, model)
+        check_minimums(engine, minimums, command, result)
         follow_leases(leases, command, result)
         check_pools(engine, model, leases)
         for fill in result.fills:
@@ -373,8 +470,8 @@ def test_engine_matches_the_reference_model(stream: tuple[list[Command], int]) -
         assert engine.offer(o.id) == model.offer_update(o)
 
 
-@settings(max_examples=150, deadline=None)
-@given(streams, st.integers(0, 60))
+@settings(max_examples=225, deadline=None)
+@given(all_streams, st.integers(0, 60))
 def test_restore_of_a_snapshot_behaves_identically(
     stream: tuple[list[Command], int], cut: int
 ) -> None:
@@ -396,13 +493,32 @@ def test_restore_of_a_snapshot_behaves_identically(
     assert restored.snapshot() == original.snapshot()
 
 
-@settings(max_examples=100, deadline=None)
-@given(streams)
+@settings(max_examples=150, deadline=None)
+@given(all_streams)
 def test_replaying_a_stream_gives_identical_results(stream: tuple[list[Command], int]) -> None:
     commands, rates = stream
     first = MatchingEngine(RATE_SETS[rates])
     second = MatchingEngine(RATE_SETS[rates])
     assert [apply(first, c) for c in commands] == [apply(second, c) for c in commands]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rated_streams)
+def test_no_trade_comes_from_a_seller_below_the_bids_minimum(
+    stream: tuple[list[Command], int],
+) -> None:
+    """Whatever the orders, offers, releases and rate changes (of sellers and of FX), every
+    trade of an order with a minimum is with a seller rated at least that; and a replay of
+    the log form of the stream trades exactly the same."""
+    commands, rates = stream
+    engine = MatchingEngine(RATE_SETS[rates])
+    replay = MatchingEngine(RATE_SETS[rates])
+    minimums: dict[str, int | None] = {}
+    for command in commands:
+        result = apply(engine, command)
+        check_minimums(engine, minimums, command, result)
+        assert apply(replay, decode_command(*encode_command(command))) == result
+    assert replay.snapshot() == engine.snapshot()
 
 
 # Aggregated levels ----------------------------------------------------------------------------
@@ -451,8 +567,8 @@ def all_levels(engine: MatchingEngine) -> dict[tuple[str, str], BookLevels]:
     }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(streams)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(all_streams)
 def test_levels_aggregate_the_book_and_every_change_names_its_books(
     stream: tuple[list[Command], int],
 ) -> None:

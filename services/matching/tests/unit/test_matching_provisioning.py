@@ -12,14 +12,12 @@ import pytest
 from gpux_matching.domain import MatchingEngine, OfferStatus, Reason
 from gpux_matching.domain.commands import AddOffer, decode_command, encode_command
 
-from .engine_calls import EUR
+from .engine_calls import ANY, EUR, INT, OD, S
 from .engine_calls import bid as order
 from .engine_calls import offer as pool
 
 pytestmark = pytest.mark.unit
 
-OD, INT, ANY = "on_demand", "interruptible", "any"
-S = 1_000_000  # one second in micros
 PRICE = 3_000_000
 
 

@@ -2,7 +2,8 @@
 
 The memory unit of work the service tests use must answer as the real one: what a unit
 committed is what the next unit reads, a unit left without commit leaves nothing, the FX
-rule and the candle rule are the same, and so are the books' versions.
+rule, the candle rule and the reliability rule are the same, and so are the books' versions
+and the books of each seller's open offers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import asyncpg
 import pytest
@@ -19,6 +21,7 @@ from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import OfferStatus, OfferSubmitted, Tier
 from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.reliability import ReliabilityCounts
 from gpux_devinfra.testing.payloads import offer_submitted, trade_executed
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
@@ -40,7 +43,10 @@ pytestmark = pytest.mark.integration
 
 Units = Callable[[], AbstractAsyncContextManager[PricingUnitOfWork]]
 AT = datetime(2026, 11, 28, 10, 0, 5, tzinfo=UTC)
-TABLES = "sellers, gpus, fx_rates, offers, book_versions, trades, candles, inbox, outbox"
+TABLES = (
+    "sellers, gpus, fx_rates, offers, seller_reliability, book_versions, trades, candles, inbox,"
+    " outbox"
+)
 
 
 @pytest.fixture
@@ -343,3 +349,58 @@ async def test_an_offer_keeps_its_provisioning_timeout_through_its_revisions(
         assert await uow.offers.get("o1") == KnownOffer(repriced, 2, OfferStatus.ACCEPTED)
         assert await uow.offers.set_book_state("o1", OfferStatus.LIVE, 4, AT) == repriced
         await uow.commit()
+
+
+def counts(ready: int, failed: int = 0, reclaimed: int = 0) -> ReliabilityCounts:
+    return ReliabilityCounts(ready_in_time=ready, failed=failed, reclaimed=reclaimed)
+
+
+async def test_sellers_counts_follow_the_reliability_rule(units: Units) -> None:
+    async with units() as uow:
+        assert await uow.reliability.keep({"s1": counts(3, 1), "s2": counts(1)}) == {"s1", "s2"}
+        assert await uow.reliability.keep({}) == set()
+        await uow.commit()
+    async with units() as uow:
+        # Fewer counted (a late event of another offer) and the same again change nothing.
+        kept = {"s1": counts(2, 0, 1), "s2": counts(1), "s3": counts(0, 1)}
+        assert await uow.reliability.keep(kept) == {"s3"}
+        await uow.commit()
+    async with units() as uow:
+        assert await uow.reliability.keep({"s2": counts(5)}) == {"s2"}  # left without commit
+    async with units() as uow:
+        assert await uow.reliability.keep({"s1": counts(3, 2)}) == {"s1"}
+        assert await uow.reliability.of(["s1", "s2", "s3", "s4"]) == {
+            "s1": counts(3, 2),
+            "s2": counts(1),
+            "s3": counts(0, 1),
+        }
+        assert await uow.reliability.of([]) == {}
+
+
+async def test_the_books_of_a_seller_are_those_of_its_open_offers(units: Units) -> None:
+    def of(offer_id: str, seller_id: str, **fields: Any) -> OfferSubmitted:
+        return offer_submitted(offer_id, seller_id=seller_id, **fields)
+
+    two_tiers = of("o1", "s1", interruptible_price_per_gpu_hour=Decimal("0.20"))
+    async with units() as uow:
+        accepted = Decision(1, OfferStatus.ACCEPTED)
+        for o in (two_tiers, of("o2", "s1", gpu="h100-sxm"), of("o3", "s2"), of("o4", "s3")):
+            await uow.offers.save(o, accepted, AT)
+        await uow.offers.save(of("o5", "s2", gpu="h100-sxm"), accepted, AT)
+        await uow.offers.save(of("o6", "s4"), Decision(1, OfferStatus.REJECTED, "x"), AT)
+        await uow.offers.set_book_state("o2", OfferStatus.EXHAUSTED, 0, AT)
+        await uow.offers.set_book_state("o3", OfferStatus.LIVE, 4, AT)
+        await uow.offers.set_book_state("o4", OfferStatus.WITHDRAWN, 0, AT)
+        await uow.offers.set_book_state("o5", OfferStatus.EXPIRED, 0, AT)
+        await uow.commit()
+    async with units() as uow:
+        # Accepted (on its way), live and exhausted offers count; closed ones do not.
+        assert await uow.offers.books_of_sellers(["s1", "s2", "s3", "s4", "s5"]) == {
+            "s1": [
+                ("h100-sxm", "on_demand"),
+                ("rtx-4090", "interruptible"),
+                ("rtx-4090", "on_demand"),
+            ],
+            "s2": [("rtx-4090", "on_demand")],
+        }
+        assert await uow.offers.books_of_sellers([]) == {}

@@ -23,7 +23,7 @@ from gpux_devinfra.testing.database import migrated_pool
 from gpux_devinfra.testing.kafka import publish
 from gpux_devinfra.testing.payloads import GPU, offer_status, offer_submitted
 from gpux_devinfra.testing.waiting import eventually
-from gpux_platform.broker import ensure_topics, make_broker
+from gpux_platform.broker import ensure_topics
 from gpux_platform.clock import SystemClock
 from gpux_platform.redis_keys import BEST_ASKS, PRICES_STREAM
 from gpux_platform.settings import GpuxSettings
@@ -32,9 +32,10 @@ from gpux_pricing.adapters.redis.read_models import RedisReadModels
 from gpux_pricing.bootstrap import MIGRATIONS
 from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.fx import Rate
-from gpux_pricing.entrypoints.kafka import pricing_router
 from gpux_pricing.service.market import BookCache
 from gpux_pricing.service.unit_of_work import Decision
+
+from .pricing_subscribers import pricing_settings, subscribed
 
 PER_BOOK = 30
 """Offers per book; each is reported live, then partly filled: 2 x 30 x 2 = 120 records."""
@@ -92,10 +93,7 @@ async def consume(
     # (one key, so one partition, in order).
     await ensure_topics(settings, REGISTRY)
     await publish(settings, OFFERS_STATUS, [(GPU, e) for e in reports])
-    receiver = make_broker(settings, "pricing")
-    receiver.include_router(pricing_router(settings, unit))
-    await receiver.start()
-    try:
+    async with subscribed(settings, unit):
 
         async def applied() -> bool:
             claimed = await pool.fetchval(
@@ -105,16 +103,12 @@ async def consume(
 
         await eventually(applied, what="every report claimed")
         await asyncio.sleep(0.5)  # the offset commit follows the transaction's
-    finally:
-        await receiver.stop()
 
 
 async def test_a_burst_of_reports_is_one_transaction_one_offset_commit_one_quote_per_book(
     module_settings: GpuxSettings, pool: asyncpg.Pool, offset_commits: list[str]
 ) -> None:
-    settings = PricingSettings(
-        **{**module_settings.model_dump(), "database_url": module_settings.database_url}
-    )
+    settings = pricing_settings(module_settings)
     redis = Redis.from_url(settings.redis_url)
     cache, models = BookCache(), RedisReadModels(redis, settings)
 

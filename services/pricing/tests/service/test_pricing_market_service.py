@@ -118,7 +118,7 @@ async def scratch(unit: MemoryPricingUnitOfWork) -> dict[str, BestAskChanged]:
             offers = [live_leg(o, tier, left, rates, uow.now()) for o, left in held]
             ranked = [o for o in offers if o is not None]
             for quote in quotes_from_scratch(ranked, gpu, tier):
-                quotes[quote.key] = best_ask_payload(quote, rates, uow.now())
+                quotes[quote.key] = best_ask_payload(quote, rates, uow.state.reliability, uow.now())
     return quotes
 
 

@@ -171,15 +171,20 @@ async def test_a_refused_change_leaves_the_offer_as_it_was(
     assert (row.revision, row.offer.price_per_gpu_hour) == (1, Decimal("0.40"))
 
 
-async def test_a_withdrawal_is_forwarded_to_the_book(
-    unit: MemoryPricingUnitOfWork, clock: ManualClock
-) -> None:
-    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+async def withdraw_forwarded(unit: MemoryPricingUnitOfWork, clock: ManualClock) -> None:
+    """s1 withdraws o1: pricing forwards the withdrawal to the book."""
     request = OfferWithdrawalRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090")
     await apply(unit, OFFERS_COMMANDS, command(request, clock))
     assert sent(unit, PRICING_OFFERS)[-1] == OfferWithdrawn(
         offer_id="o1", seller_id="s1", gpu="rtx-4090"
     )
+
+
+async def test_a_withdrawal_is_forwarded_to_the_book(
+    unit: MemoryPricingUnitOfWork, clock: ManualClock
+) -> None:
+    await apply(unit, OFFERS_COMMANDS, command(offer(), clock))
+    await withdraw_forwarded(unit, clock)
 
 
 async def test_commands_for_someone_elses_or_a_closed_offer_are_ignored(
@@ -333,11 +338,7 @@ async def test_an_exhausted_offer_may_still_be_changed_and_withdrawn(
     assert sent(unit, PRICING_OFFERS)[-1] == OfferAccepted(
         offer=two_price().model_copy(update={"gpus": 6}), revision=2, changed=["gpus"]
     )
-    request = OfferWithdrawalRequested(offer_id="o1", seller_id="s1", gpu="rtx-4090")
-    await apply(unit, OFFERS_COMMANDS, command(request, clock))
-    assert sent(unit, PRICING_OFFERS)[-1] == OfferWithdrawn(
-        offer_id="o1", seller_id="s1", gpu="rtx-4090"
-    )
+    await withdraw_forwarded(unit, clock)
 
 
 async def test_an_offers_provisioning_timeout_goes_to_the_book_unchanged_through_a_change(

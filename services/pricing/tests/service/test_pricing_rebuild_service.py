@@ -3,7 +3,6 @@ histories as before, from the store alone, and nothing sent on the price stream.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,19 +15,16 @@ from gpux_platform.batches import BatchHandler
 from gpux_platform.clock import ManualClock
 from gpux_pricing.adapters.memory.read_models import MemoryReadModels
 from gpux_pricing.adapters.memory.unit_of_work import MemoryPricingUnitOfWork
-from gpux_pricing.config import PricingSettings
 from gpux_pricing.domain.quotes import same_state
-from gpux_pricing.entrypoints.loops import rebuild_read_models
 from gpux_pricing.service import HANDLERS_BY_TOPIC
-from gpux_pricing.service.market import BookCache
+
+from .conftest import START, restart
 
 pytestmark = pytest.mark.unit
 
-AT = datetime(2026, 11, 29, 12, tzinfo=UTC)
-
 
 def event(payload: Payload) -> Envelope[Any]:
-    return wrap(payload, producer="matching", occurred_at=AT)
+    return wrap(payload, producer="matching", occurred_at=START)
 
 
 async def apply(unit: MemoryPricingUnitOfWork, topic: Topic, *payloads: Payload) -> None:
@@ -49,21 +45,13 @@ async def test_a_restart_shows_the_same_quotes_and_histories_and_streams_nothing
 ) -> None:
     await apply(unit, OFFERS_COMMANDS, offer("o1", "0.40", None), offer("o2", "0.30", "eu-west"))
     await apply(unit, OFFERS_STATUS, live("o1", 2), live("o2", 1))
-    trade = trade_executed(trade_id="t1", offer_id="o2", price="0.30", executed_at=AT)
+    trade = trade_executed(trade_id="t1", offer_id="o2", price="0.30", executed_at=START)
     await apply(unit, MARKET_TRADES, trade)
     before = unit.read_models
     assert isinstance(before, MemoryReadModels)
 
     # A new process: its own books in memory, empty read models, the same store.
-    fresh = MemoryReadModels()
-    restarted = MemoryPricingUnitOfWork(
-        clock=clock,
-        band_for=PricingSettings().band_for,
-        state=unit.state,
-        cache=BookCache(),
-        read_models=fresh,
-    )
-    await rebuild_read_models(lambda: restarted, fresh, clock)
+    restarted, fresh = await restart(unit, clock)
     assert fresh.quotes.keys() == before.quotes.keys()
     assert all(same_state(fresh.quotes[k], q) for k, q in before.quotes.items())
     assert fresh.histories == before.histories

@@ -28,13 +28,13 @@ from gpux_pricing.domain.validation import SellerView
 from gpux_pricing.service import HANDLERS_BY_TOPIC
 from gpux_pricing.service.fx import rate_messages, read_rates, stamped_on_read
 
-pytestmark = pytest.mark.unit
+from .conftest import START
 
-AT = datetime(2026, 11, 29, 12, tzinfo=UTC)
+pytestmark = pytest.mark.unit
 
 
 async def apply(unit: MemoryPricingUnitOfWork, topic: Topic, *payloads: Payload) -> Outcome:
-    events: list[Envelope[Any]] = [wrap(p, producer="peer", occurred_at=AT) for p in payloads]
+    events: list[Envelope[Any]] = [wrap(p, producer="peer", occurred_at=START) for p in payloads]
     return await BatchHandler(topic, HANDLERS_BY_TOPIC[topic], lambda: unit).apply(events)
 
 
@@ -96,28 +96,28 @@ def rate(value: str, as_of: datetime) -> RatePublished:
 async def test_the_newest_rate_wins_and_an_equal_time_replaces(
     unit: MemoryPricingUnitOfWork,
 ) -> None:
-    await apply(unit, FX_RATES, rate("0.95", AT))
-    await apply(unit, FX_RATES, rate("0.50", AT - timedelta(days=1)))  # older: ignored
+    await apply(unit, FX_RATES, rate("0.95", START))
+    await apply(unit, FX_RATES, rate("0.50", START - timedelta(days=1)))  # older: ignored
     assert unit.state.rates[Currency.USD].value == Decimal("0.95")
-    await apply(unit, FX_RATES, rate("0.96", AT))  # the same time again replaces it
+    await apply(unit, FX_RATES, rate("0.96", START))  # the same time again replaces it
     assert unit.state.rates[Currency.USD].value == Decimal("0.96")
 
 
 async def test_a_rate_that_is_not_positive_is_set_aside(unit: MemoryPricingUnitOfWork) -> None:
     bad = RatePublished.model_construct(
-        base=Currency.USD, quote=Currency.EUR, rate=Decimal(0), as_of=AT, source="bad"
+        base=Currency.USD, quote=Currency.EUR, rate=Decimal(0), as_of=START, source="bad"
     )
-    outcome = await apply(unit, FX_RATES, bad, rate("0.97", AT + timedelta(hours=1)))
+    outcome = await apply(unit, FX_RATES, bad, rate("0.97", START + timedelta(hours=1)))
     assert (outcome.applied, outcome.set_aside) == (1, 1)
     assert unit.state.rates[Currency.USD].value == Decimal("0.97")
 
 
 def test_the_fx_file_gives_each_rate_an_id_of_its_own_value_and_time() -> None:
-    rates = read_rates(DEFAULT_FX_FILE, AT)
+    rates = read_rates(DEFAULT_FX_FILE, START)
     assert {r.base for r in rates} == {Currency.USD, Currency.GBP}
     assert all(r.quote is Currency.EUR for r in rates)
-    first = rate_messages(rates, AT)
-    again = rate_messages(rates, AT + timedelta(hours=1))
+    first = rate_messages(rates, START)
+    again = rate_messages(rates, START + timedelta(hours=1))
     assert [m.envelope.event_id for m in first] == [m.envelope.event_id for m in again]
     usd = next(m for m in first if m.key == "USD/EUR")
     usd_rate = next(r for r in rates if r.base is Currency.USD)
@@ -130,16 +130,16 @@ def test_an_fx_file_without_an_offset_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "rates.toml"
     path.write_text('as_of = 2026-11-01T00:00:00\n[rates]\nUSD = "0.9"\n')
     with pytest.raises(ValueError, match="offset"):
-        read_rates(path, AT)
+        read_rates(path, START)
 
 
 def test_the_default_fx_file_is_stamped_when_read_so_it_never_goes_stale() -> None:
     assert stamped_on_read(DEFAULT_FX_FILE)
-    later = AT + timedelta(days=30)
-    assert {r.as_of for r in read_rates(DEFAULT_FX_FILE, AT)} == {AT}
+    later = START + timedelta(days=30)
+    assert {r.as_of for r in read_rates(DEFAULT_FX_FILE, START)} == {START}
     assert {r.as_of for r in read_rates(DEFAULT_FX_FILE, later)} == {later}
     first, again = (
-        rate_messages(read_rates(DEFAULT_FX_FILE, AT), AT),
+        rate_messages(read_rates(DEFAULT_FX_FILE, START), START),
         rate_messages(read_rates(DEFAULT_FX_FILE, later), later),
     )
     assert {m.envelope.event_id for m in first}.isdisjoint(m.envelope.event_id for m in again)
@@ -149,7 +149,7 @@ def test_a_snapshot_fx_file_keeps_its_own_time(tmp_path: Path) -> None:
     path = tmp_path / "rates.toml"
     path.write_text('as_of = 2026-11-01T00:00:00Z\n[rates]\nUSD = "0.9"\n')
     assert not stamped_on_read(path)
-    (usd,) = read_rates(path, AT + timedelta(days=30))
+    (usd,) = read_rates(path, START + timedelta(days=30))
     assert usd.as_of == datetime(2026, 11, 1, tzinfo=UTC)
 
 

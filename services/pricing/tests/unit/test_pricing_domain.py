@@ -96,6 +96,7 @@ def offer(
     amount = Decimal(price)
     return LiveOffer(
         oid,
+        "s1",
         "rtx-4090",
         "on_demand",
         region,

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from gpux_contracts.money import Currency
 from gpux_contracts.prices import ALL_REGIONS
+from gpux_contracts.reliability import ReliabilityCounts
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import LiveOffer, Market, Quote, quotes_from_scratch
 from gpux_pricing.domain.quotes import best_ask_payload, same_state
@@ -32,7 +33,8 @@ def live(
     gpu, tier = BOOKS[book]
     price = Decimal(cents) / 100
     reference = RATES.reference_micros(price, currency, NOW)
-    return LiveOffer(f"o{oid:03d}", gpu, tier, region, price, currency, gpus, reference)
+    seller = f"s{oid % 4}"  # a few sellers, so that levels hold one or several of them
+    return LiveOffer(f"o{oid:03d}", seller, gpu, tier, region, price, currency, gpus, reference)
 
 
 upserts = st.builds(
@@ -106,15 +108,17 @@ def test_quotes_that_differ_only_in_time_are_the_same_state() -> None:
     market = Market()
     market.upsert(live(1, 0, 40, Currency.USD, 2, region=None))
     quote = market.quotes("rtx-4090", "on_demand")[0]
-    now = best_ask_payload(quote, RATES, NOW)
-    later = best_ask_payload(quote, RATES, datetime(2026, 11, 30, tzinfo=UTC))
+    now = best_ask_payload(quote, RATES, {}, NOW)
+    later = best_ask_payload(quote, RATES, {}, datetime(2026, 11, 30, tzinfo=UTC))
     assert same_state(later, now)
     assert not same_state(now, None)
     market.set_remaining("o001", 1)
-    fewer = best_ask_payload(market.quotes("rtx-4090", "on_demand")[0], RATES, NOW)
+    fewer = best_ask_payload(market.quotes("rtx-4090", "on_demand")[0], RATES, {}, NOW)
     assert not same_state(fewer, now)
     moved = RATES.with_rate(Rate(Currency.USD, Currency.EUR, Decimal("0.95"), NOW))
-    assert not same_state(best_ask_payload(quote, moved, NOW), now)
+    assert not same_state(best_ask_payload(quote, moved, {}, NOW), now)
+    counted = {"s1": ReliabilityCounts(ready_in_time=1)}
+    assert not same_state(best_ask_payload(quote, RATES, counted, NOW), now)
 
 
 def test_the_checks_run_in_the_documented_order_of_rejections() -> None:

@@ -3,7 +3,6 @@ pool's free GPUs; an exhausted offer leaves every book and comes back when live 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import OfferStatus, OfferSubmitted, Tier
 from gpux_devinfra.testing.payloads import GPU, offer_submitted
-from gpux_pricing.domain.fx import Rate, RateTable
+from gpux_pricing.domain.fx import RateTable
 from gpux_pricing.domain.market import (
     LiveOffer,
     Market,
@@ -25,8 +24,8 @@ from gpux_pricing.domain.market import (
     tiers_of,
 )
 
-NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
-RATES = RateTable.of(Rate(Currency.USD, Currency.EUR, Decimal("0.90"), NOW))
+from .quote_rates import NOW, RATES
+
 ON_DEMAND, INTERRUPTIBLE = Tier.ON_DEMAND.value, Tier.INTERRUPTIBLE.value
 TIERS = (ON_DEMAND, INTERRUPTIBLE)
 

@@ -1,5 +1,8 @@
 """The live best-ask board: a snapshot from GET /v1/prices, then the SSE stream's updates.
 
+The snapshot is read through ``gpux_sdk``; the stream with httpx (an SDK call reads a whole
+answer, and the stream never ends), on the SDK clients' transport.
+
 One row per GPU model and tier (all regions): the best ask as its seller priced it, the GPUs
 at that price and in the whole book, and the best ask converted to each currency. Amounts are
 the API's decimal strings, printed as they came.
@@ -10,10 +13,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from rich import box
@@ -21,12 +24,27 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gpux_devinfra.api_client import ApiClient, ApiError
+from gpux_devinfra import sdk_client
+from gpux_devinfra.sdk_client import ApiError, call, public_client
+from gpux_sdk import Client
+from gpux_sdk.api.market_data import list_prices
+from gpux_sdk.models.currency import Currency
+from gpux_sdk.models.price_out import PriceOut
 
 CURRENCIES = ("EUR", "USD", "GBP")
 ALL_REGIONS = "*"
 DASH = "—"
 FRESH_S = 3.0
+
+
+class CatalogGpu(Protocol):
+    """What the board needs of a catalog GPU (``gpux_sdk``'s ``GpuOut`` has it)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -58,29 +76,29 @@ def quote_from_event(data: dict[str, Any]) -> Quote:
     )
 
 
-def quotes_from_prices(by_currency: dict[str, list[dict[str, Any]]]) -> list[Quote]:
+def quotes_from_prices(by_currency: Mapping[str, Iterable[PriceOut]]) -> list[Quote]:
     """Quotes from GET /v1/prices answers, one per currency, merged per book."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, str], tuple[PriceOut, dict[str, str]]] = {}
     for currency, items in by_currency.items():
         for item in items:
-            if item["region"] != ALL_REGIONS:
+            if item.region != ALL_REGIONS:
                 continue
-            row = merged.setdefault((item["gpu"], item["tier"]), {"item": item, "prices": {}})
-            if item.get("best_ask"):
-                row["prices"][currency] = item["best_ask"]["price"]
+            _, prices = merged.setdefault((item.gpu, item.tier), (item, {}))
+            if item.best_ask:
+                prices[currency] = item.best_ask.price
     quotes = []
-    for (gpu, tier), row in merged.items():
-        item, ask = row["item"], row["item"].get("best_ask")
+    for (gpu, tier), (item, prices) in merged.items():
+        ask = item.best_ask
         quotes.append(
             Quote(
                 gpu=gpu,
                 tier=tier,
-                price=ask["offered_price"] if ask else None,
-                currency=ask["offered_currency"] if ask else None,
-                gpus_at_best=ask["gpus"] if ask else 0,
-                gpus_offered=sum(int(level["gpus"]) for level in item.get("depth", [])),
-                prices=row["prices"],
-                as_of=datetime.fromisoformat(item["as_of"]),
+                price=ask.offered_price if ask else None,
+                currency=str(ask.offered_currency) if ask else None,
+                gpus_at_best=ask.gpus if ask else 0,
+                gpus_offered=sum(level.gpus for level in item.depth),
+                prices=prices,
+                as_of=datetime.fromisoformat(item.as_of),
             )
         )
     return quotes
@@ -97,9 +115,9 @@ class Board:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def for_catalog(cls, gpus: list[dict[str, Any]]) -> Board:
+    def for_catalog(cls, gpus: Iterable[CatalogGpu]) -> Board:
         """An empty board that lists GPUs in the catalog's order with their names."""
-        return cls(names={g["id"]: g["name"] for g in gpus})
+        return cls(names={g.id: g.name for g in gpus})
 
     def apply(self, quote: Quote, *, now: float | None = None) -> bool:
         """Keep ``quote`` unless the board holds a newer one for its book."""
@@ -144,9 +162,11 @@ class Board:
         return table
 
 
-def snapshot(client: ApiClient, board: Board) -> None:
+def snapshot(client: Client, board: Board) -> None:
     """Fill the board from GET /v1/prices in each currency."""
-    by_currency = {c: client.prices(c) for c in CURRENCIES}
+    by_currency = {
+        c: call(list_prices.sync_detailed, client, currency=Currency(c)).items for c in CURRENCIES
+    }
     for quote in quotes_from_prices(by_currency):
         board.apply(quote)
 
@@ -181,11 +201,12 @@ def follow(
     """Apply GET /v1/stream/prices to the board until ``stop``; reconnects where it left off."""
     last_id = ""
     timeout = httpx.Timeout(10.0, read=60.0)
+    through = sdk_client.httpx_args(transport)
     while not stop.is_set():
         headers = {"Last-Event-ID": last_id} if last_id else {}
         try:
             with (
-                httpx.Client(base_url=url, transport=transport, timeout=timeout) as http,
+                httpx.Client(base_url=url, timeout=timeout, **through) as http,
                 http.stream("GET", "/v1/stream/prices", headers=headers) as response,
             ):
                 if response.status_code != 200:
@@ -215,7 +236,7 @@ def start_following(url: str, board: Board) -> tuple[threading.Thread, threading
 
 def show_live(
     url: str,
-    gpus: list[dict[str, Any]],
+    gpus: Iterable[CatalogGpu],
     console: Console,
     *,
     alive: Callable[[], bool] = lambda: True,
@@ -226,7 +247,7 @@ def show_live(
     _, stop = start_following(url, board)
     try:
         try:
-            with ApiClient(url) as client:
+            with public_client(url) as client:
                 snapshot(client, board)
         except ApiError as exc:
             console.print(f"[yellow]no price snapshot ({exc}); waiting for the stream[/]")

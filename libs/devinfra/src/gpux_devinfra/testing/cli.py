@@ -1,4 +1,5 @@
-"""Run ``gpux`` commands against a fake gateway, for the CLI's presentation tests.
+"""Run ``gpux`` commands against a fake gateway, for the CLI's presentation tests, or against
+the real services in the tests' event loop (``run_in_thread``).
 
 ``FakeGateway`` is an ``httpx.MockTransport`` handler: it records every request and answers
 from a table of routes, or with one problem document when a test sets ``problem``.
@@ -6,16 +7,20 @@ from a table of routes, or with one problem document when a test sets ``problem`
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import typer
 from typer.testing import CliRunner, Result
 
-from gpux_devinfra import cli, cli_support
-from gpux_devinfra.api_client import ApiClient
+from gpux_devinfra import cli, sdk_client
+from gpux_devinfra.profiles import CONFIG_HOME_ENV, PROFILE_ENV
+from gpux_devinfra.sdk_client import API_KEY_ENV, API_URL_ENV
 
 Handler = Callable[[httpx.Request], httpx.Response]
 Route = tuple[str, str]
@@ -79,15 +84,44 @@ def answer(status: int, body: Any) -> Handler:
 
 
 def use_transport(monkeypatch: pytest.MonkeyPatch, handler: Handler) -> None:
-    """Make every ``gpux`` command talk to ``handler`` instead of a gateway."""
-    transport = httpx.MockTransport(handler)
-    monkeypatch.setattr(cli_support, "make_client", lambda api: ApiClient(api, transport=transport))
+    """Make every ``gpux`` command talk to ``handler`` instead of a gateway (every client
+    ``sdk_client`` makes uses this transport)."""
+    monkeypatch.setattr(sdk_client, "transport", httpx.MockTransport(handler))
 
 
-def run(*args: str, env: Mapping[str, str] | None = None, columns: int = 200) -> Result:
-    """``gpux ARGS`` on a terminal ``columns`` wide without colours; its result."""
+def isolate_profiles(monkeypatch: pytest.MonkeyPatch, config_home: Path) -> Path:
+    """Keep ``gpux`` off the developer's own settings: profiles under ``config_home`` (none
+    saved yet), no key, URL or profile from the environment. Returns the config file's path."""
+    monkeypatch.setenv(CONFIG_HOME_ENV, str(config_home))
+    for name in (API_KEY_ENV, API_URL_ENV, PROFILE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    return config_home / "gpux" / "config.toml"
+
+
+def run(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    columns: int = 200,
+    stdin: str | None = None,
+    app: typer.Typer | None = None,
+) -> Result:
+    """``gpux ARGS`` (or ``app``'s) on a terminal ``columns`` wide without colours, ``stdin``
+    typed in; its result."""
     wide = {"COLUMNS": str(columns), "NO_COLOR": "1"}
-    return CliRunner().invoke(cli.app, list(args), env={**wide, **(env or {})})
+    return CliRunner().invoke(app or cli.app, list(args), input=stdin, env={**wide, **(env or {})})
+
+
+async def run_in_thread(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout_s: float = 120,
+) -> Result:
+    """``run`` in a worker thread, off the event loop the services under test run on (the
+    command calls them over HTTP and waits); at most ``timeout_s``."""
+    return await asyncio.wait_for(
+        asyncio.to_thread(run, *args, env=env, stdin=stdin), timeout=timeout_s
+    )
 
 
 def line_with(output: str, text: str) -> str:

@@ -57,15 +57,38 @@ async def dev_top_up(
     made = await client.post("/v1/topups", json=body, headers=auth(key))
     assert made.status_code == 202, made.text
 
-    def credited(rows: list[dict[str, Any]]) -> bool:
+    def credited(wallets: dict[str, Any]) -> bool:
         return any(
-            r["currency"] == currency and Decimal(r["available"]) == Decimal(amount) for r in rows
+            r["currency"] == currency and Decimal(r["available"]) == Decimal(amount)
+            for r in wallets["items"]
         )
 
-    balances: list[dict[str, Any]] = await get_until(
-        client, "/v1/accounts/me/balances", credited, key=key
-    )
+    balances: list[dict[str, Any]] = (
+        await get_until(client, "/v1/accounts/me/balances", credited, key=key)
+    )["items"]
     return balances
+
+
+async def funded_buyer(client: httpx.AsyncClient, amount: str, currency: str = "EUR") -> str:
+    """A new buyer (``account``) with ``amount`` of ``currency`` available (``dev_top_up``);
+    its API key."""
+    buyer = await account(client, "buyer")
+    await dev_top_up(client, buyer, amount, currency)
+    return buyer
+
+
+async def released_wallet(client: httpx.AsyncClient, key: str, currency: str) -> dict[str, Any]:
+    """``key``'s wallet in ``currency`` (its balances), once none of its wallets holds
+    anything."""
+    balances = await get_until(
+        client,
+        "/v1/accounts/me/balances",
+        lambda wallets: all(Decimal(r["held"]) == 0 for r in wallets["items"]),
+        key=key,
+    )
+    wallets: list[dict[str, Any]] = [r for r in balances["items"] if r["currency"] == currency]
+    (wallet,) = wallets
+    return wallet
 
 
 def micros(amount: str) -> int:
@@ -109,8 +132,7 @@ async def leased_for_an_hour(
     await get_until(
         client, f"/v1/offers/{offer['id']}", lambda o: o["status"] == "live", key=seller
     )
-    buyer = await account(client, "buyer")
-    await dev_top_up(client, buyer, top_up, "EUR")
+    buyer = await funded_buyer(client, top_up)
     body = {
         "gpu": gpu, "gpus": gpus, "type": "limit", "max_price_per_gpu_hour": price,
         "currency": "EUR", "tier": "on_demand", "time_in_force": "ioc", "hours": 1,
@@ -176,6 +198,27 @@ async def offer_becomes(
         client, path, lambda b: b["status"] == status, key=offer["key"]
     )
     return seen
+
+
+async def sell_three_currencies(client: httpx.AsyncClient, status: str) -> list[dict[str, Any]]:
+    """One seller per offer of ``THREE_CURRENCIES`` (``sell``); each offer once it has
+    ``status``."""
+    offers = [await sell(client, offer_body(*offer)) for offer in THREE_CURRENCIES]
+    for offer in offers:
+        await offer_becomes(client, offer, status)
+    return offers
+
+
+async def ranked_three_currencies(
+    client: httpx.AsyncClient, path: str, offers: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Wait until the on-demand book of ``GET path`` (in EUR) ranks the offers
+    ``sell_three_currencies`` made as ``THREE_CURRENCIES_IN_EUR``, the EUR one best (0.35 for
+    2 GPUs); that book."""
+    book = await ranked(client, path, offers[1]["id"], THREE_CURRENCIES_IN_EUR)
+    assert book["best_ask"]["price"] == "0.35"
+    assert book["best_ask"]["gpus"] == 2
+    return book
 
 
 def book_in(prices: dict[str, Any], tier: str = "on_demand", region: str = "*") -> dict[str, Any]:

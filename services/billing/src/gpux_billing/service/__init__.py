@@ -20,6 +20,7 @@ from gpux_billing.service import (
     orders,
     payouts,
     provisioning,
+    reliability,
     wallets,
 )
 from gpux_billing.service.ledger import announce
@@ -105,9 +106,13 @@ async def flush(uow: BillingUnitOfWork) -> None:
     """Write what the unit's handlers staged, set-based: the order funding (``orders.write``),
     then the leases its trades opened (``leases.write``: a fill's hold is placed first), then
     one balance read and one ``balance.changed`` per wallet changed, in the trace of the last
-    event that changed it. The unit's ``commit`` calls it, before the outbox."""
+    event that changed it; last the lease outcomes the unit decided (its handlers' and its new
+    leases'), counted at once (``reliability.write``: one ``reliability.changed`` per offer
+    changed). The unit's ``commit`` calls it, before the outbox."""
     staged = uow.staged.take()
     await orders.write(uow, staged)
     staged.wallets.update(await leases.write(uow, staged))
     if staged.wallets:
         await announce(uow, staged.wallets)
+    # The trades' new leases stage their outcomes as they are written: those are taken too.
+    await reliability.write(uow, [*staged.outcomes, *uow.staged.take().outcomes])

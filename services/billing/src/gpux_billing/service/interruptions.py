@@ -4,8 +4,9 @@ interruptible lease's ``interrupt_at`` and announces ``lease.interruption_notice
 The lease is locked first, like a stopped lease (``service.locking``). Its interruption is
 written on its row with the rest of its state, which makes it due at ``interrupt_at`` at the
 latest; the settlement loop then ends it there with ``interrupted``, exactly as a stop at
-that instant would (``domain.leases.settle``). What ``domain.interruptions.verdict`` refuses
-is logged and changes nothing.
+that instant would (``domain.leases.settle``). A reclaim, the seller's doing, counts against
+the seller's reliability (``service.reliability``) as it takes; a preemption does not. What
+``domain.interruptions.verdict`` refuses is logged and changes nothing.
 
 A lease billing does not know yet is one whose trade (market.trades, another consumer) has
 not been applied. The interruption is never dropped: it is kept for the lease's id (the
@@ -28,10 +29,13 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from gpux_billing.domain import reliability as outcomes
 from gpux_billing.domain.interruptions import Pending, Verdict, interrupt, notice_seconds, verdict
 from gpux_billing.domain.leases import Interruption, Lease
+from gpux_billing.service.reliability import stage
 from gpux_billing.service.settlement import lease_event
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_billing.service.unopened import kept_until_opened, log_kept
 from gpux_contracts.capacity import LeaseInterruptionNoticed, LeaseInterruptionRequested
 from gpux_contracts.events import Envelope
 from gpux_contracts.offers import BillingGranularity
@@ -98,24 +102,16 @@ async def _keep(uow: BillingUnitOfWork, event: Envelope[LeaseInterruptionRequest
     pending = Pending(
         request.lease_id, request.buyer_id, request.offer_id, request.seller_id, interruption
     )
-    kept = await uow.pending_interruptions.keep(pending)
-    log.info(
-        "interruption of a lease not opened yet %s",
-        "kept for its trade" if kept else "ignored: one is kept already",
-        extra={"lease_id": request.lease_id, "event_id": event.event_id},
-    )
+    log_kept(log, "interruption", await uow.pending_interruptions.keep(pending), event)
 
 
+@kept_until_opened(_keep)
 async def on_interruption_requested(
-    uow: BillingUnitOfWork, event: Envelope[LeaseInterruptionRequested]
+    uow: BillingUnitOfWork, lease: Lease, event: Envelope[LeaseInterruptionRequested]
 ) -> None:
     """Interrupt a running interruptible lease at the book's ``interrupt_at``, once (a lease
     not opened yet: when its trade opens it)."""
     request = event.payload
-    lease = await uow.leases.get(request.lease_id)
-    if lease is None:
-        await _keep(uow, event)
-        return
     if not _takes(lease, request.buyer_id, event.event_id):
         return
     if request.gpus != lease.gpus:
@@ -130,15 +126,17 @@ async def on_interruption_requested(
     await uow.leases.save([(lease.terms, interrupt(lease.state, interruption))])
     notice = _noticed(lease, interruption)
     uow.outbox.add(lease_event(lease.terms, notice, "interruption_notice", event, uow.now))
+    stage(uow, [outcomes.interrupted(lease, interruption)], event)
 
 
 def opening(
     uow: BillingUnitOfWork, lease: Lease, pending: Pending | None, cause: Envelope[Any]
 ) -> tuple[Lease, Outgoing | None]:
     """A new lease with the interruption kept for it (if any takes), and its notice, in the
-    trace of the trade that opens it."""
+    trace of the trade that opens it (a reclaim counts for the seller's reliability then)."""
     if pending is None or not _takes(lease, pending.buyer_id, cause.event_id):
         return lease, None
+    stage(uow, [outcomes.interrupted(lease, pending.interruption)], cause)
     interrupted = replace(lease, state=interrupt(lease.state, pending.interruption))
     notice = _noticed(lease, pending.interruption)
     return interrupted, lease_event(lease.terms, notice, "interruption_notice", cause, uow.now)

@@ -28,11 +28,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from gpux_billing.domain import reliability as outcomes
 from gpux_billing.domain.leases import Lease, State, Terms, ends_at
 from gpux_billing.domain.ledger import Wallet
 from gpux_billing.domain.provisioning import PendingReport, provisioning_deadline
 from gpux_billing.service import interruptions, provisioning
 from gpux_billing.service.orders import read_holds
+from gpux_billing.service.reliability import stage
 from gpux_billing.service.settlement import Opening, lease_event, open_leases, settle
 from gpux_billing.service.unit_of_work import BillingUnitOfWork, Staged
 from gpux_contracts.events import Envelope
@@ -158,7 +160,9 @@ async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope
     and a lease whose ``interrupt_at`` has passed ends there as it opens. So are the sellers'
     reports kept by ``service.provisioning`` for its provisioning leases (one statement, none
     when the batch has no lease with a timeout): the lease is stored provisioning, then
-    written back ready (one statement for those) or fails as it opens."""
+    written back ready (one statement for those) or fails as it opens. A provisioning lease
+    that opens ready (its report took) counts as ready in time for its seller; one without a
+    timeout is not measured."""
     if not staged.leases:
         return {}
     ids = [lease.id for lease, _ in staged.leases]
@@ -172,6 +176,8 @@ async def write(uow: BillingUnitOfWork, staged: Staged) -> dict[Wallet, Envelope
     await uow.leases.add_many([lease for lease, _, _ in opened])
     await uow.holds.set_leased_gpus(staged.leased_gpus)
     openings = [_opening(uow, lease, e, n, reports.get(lease.id)) for lease, n, e in opened]
+    for (traded, _), o in zip(staged.leases, openings, strict=True):
+        stage(uow, [outcomes.opened(traded, o.lease)], o.cause)
     made_ready = [(o.lease.terms, o.lease.state) for o in openings if o.ready is not None]
     await uow.leases.save(made_ready)
     return await open_leases(uow, openings)

@@ -23,10 +23,9 @@ loop), and its provider's settlement webhook sends ``payout.confirm_requested`` 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from gpux_billing.domain import payouts
 from gpux_billing.domain.ledger import InsufficientFunds, Transfer
@@ -39,6 +38,7 @@ from gpux_contracts.ids import stable_id
 from gpux_contracts.money import quantize, to_micros
 from gpux_contracts.payouts import (
     PayoutConfirmRequested,
+    PayoutDecision,
     PayoutMethod,
     PayoutRejection,
     PayoutRejectRequested,
@@ -49,6 +49,11 @@ from gpux_contracts.payouts import (
 from gpux_contracts.topics import BILLING_PAYOUTS
 
 log = logging.getLogger("gpux.billing.payouts")
+
+D = TypeVar("D", bound=PayoutDecision)
+
+Decide = Callable[[Payout, D], tuple[Payout, Transfer]]
+"""What an admin's decision makes of a pending payout, and the transfer that books it."""
 
 
 class PayoutAdapter(Protocol):
@@ -142,49 +147,53 @@ async def _pending(uow: BillingUnitOfWork, payout_id: str, seller_id: str) -> Pa
     return payout
 
 
-async def _finish(
-    uow: BillingUnitOfWork, payout: Payout, transfer: Transfer, cause: Envelope[Any]
-) -> None:
-    await post(uow, [transfer], cause)
-    await uow.payouts.save(payout)
-    status_changed(uow, payout, cause)
-    await announce(uow, {(payout.seller_id, payout.currency): cause})
+def _deciding(decide: Decide[D]) -> Callable[[BillingUnitOfWork, Envelope[D]], Awaitable[None]]:
+    """An admin's decision's handler: on the seller's pending payout of its id (else nothing),
+    the payout ``decide`` makes of it saved, its transfer posted, the change announced."""
+
+    async def handler(uow: BillingUnitOfWork, event: Envelope[D]) -> None:
+        decision = event.payload
+        payout = await _pending(uow, decision.payout_id, decision.seller_id)
+        if payout is None:
+            return
+        decided, transfer = decide(payout, decision)
+        await post(uow, [transfer], event)
+        await uow.payouts.save(decided)
+        status_changed(uow, decided, event)
+        await announce(uow, {(decided.seller_id, decided.currency): event})
+
+    # Named as the decision (its handler's signature is ``(uow, event)``, not ``decide``'s).
+    handler.__name__, handler.__qualname__ = decide.__name__, decide.__qualname__
+    handler.__doc__ = decide.__doc__
+    return handler
 
 
-async def on_payout_confirm_requested(
-    uow: BillingUnitOfWork, event: Envelope[PayoutConfirmRequested]
-) -> None:
+@_deciding
+def on_payout_confirm_requested(
+    payout: Payout, confirm: PayoutConfirmRequested
+) -> tuple[Payout, Transfer]:
     """Book a pending payout paid: its payouts in transit to the platform's paid out."""
-    confirm = event.payload
-    payout = await _pending(uow, confirm.payout_id, confirm.seller_id)
-    if payout is None:
-        return
-    at: datetime = confirm.requested_at
     reference = confirm.reference or payout.reference
     paid = replace(
         payout,
         status=PayoutStatus.PAID,
         reference=reference,
         decided_by=confirm.confirmed_by,
-        updated_at=at,
+        updated_at=confirm.requested_at,
     )
-    await _finish(uow, paid, payouts.paid_transfer(payout, at, confirm.reference), event)
+    return paid, payouts.paid_transfer(payout, confirm.requested_at, confirm.reference)
 
 
-async def on_payout_reject_requested(
-    uow: BillingUnitOfWork, event: Envelope[PayoutRejectRequested]
-) -> None:
+@_deciding
+def on_payout_reject_requested(
+    payout: Payout, reject: PayoutRejectRequested
+) -> tuple[Payout, Transfer]:
     """Reject a pending payout: its amount back from payouts in transit to seller payable."""
-    reject = event.payload
-    payout = await _pending(uow, reject.payout_id, reject.seller_id)
-    if payout is None:
-        return
-    at: datetime = reject.requested_at
     rejected = replace(
         payout,
         status=PayoutStatus.REJECTED,
         reason=PayoutRejection.REJECTED_BY_ADMIN,
         decided_by=reject.rejected_by,
-        updated_at=at,
+        updated_at=reject.requested_at,
     )
-    await _finish(uow, rejected, payouts.returned_transfer(payout, at), event)
+    return rejected, payouts.returned_transfer(payout, reject.requested_at)

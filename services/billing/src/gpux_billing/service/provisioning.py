@@ -3,9 +3,10 @@
 
 A ready report makes a provisioning lease ready at ``ready_at`` (``domain.provisioning``):
 its row is written with its new start (and fixed end), ``lease.ready`` goes out (its id stable
-per lease: once), then it is settled up to the report as any lease is, so an hourly lease pays
-its first hour at ``ready_at`` at once and a per-second one is charged from ``ready_at`` by the
-settlement loop. A failure report ends it ``failed`` through ``settlement.settle`` (nothing
+per lease: once) and it counts as ready in time for its seller (``service.reliability``);
+then it is settled up to the report as any lease is, so an hourly lease pays its first hour at
+``ready_at`` at once and a per-second one is charged from ``ready_at`` by the settlement
+loop. A failure report ends it ``failed`` through ``settlement.settle`` (nothing
 charged, the whole prepayment released, ``lease.ended`` and ``lease.released`` in the same
 unit). What ``domain.provisioning.verdict`` refuses is logged and changes nothing: a report
 for a lease that is not provisioning (a replay, the other report or the deadline came first)
@@ -23,10 +24,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from gpux_billing.domain import reliability as outcomes
 from gpux_billing.domain.leases import Failed, Lease
 from gpux_billing.domain.provisioning import PendingReport, ReportKind, Verdict, ready, verdict
+from gpux_billing.service.reliability import stage
 from gpux_billing.service.settlement import lease_event, settle
 from gpux_billing.service.unit_of_work import BillingUnitOfWork
+from gpux_billing.service.unopened import kept_until_opened, log_kept
 from gpux_contracts.events import Envelope
 from gpux_contracts.leases import LeaseFailureReported, LeaseReady, LeaseReadyReported
 from gpux_platform.broker import Outgoing
@@ -85,22 +89,16 @@ async def _keep(uow: BillingUnitOfWork, event: Envelope[Any]) -> None:
     """Keep the report of a lease not opened yet for its trade (the first one stands)."""
     report = _pending(event.payload)
     kept = await uow.pending_reports.keep(report)
-    log.info(
-        "%s report of a lease not opened yet %s",
-        report.kind.value,
-        "kept for its trade" if kept else "ignored: one is kept already",
-        extra={"lease_id": report.lease_id, "event_id": event.event_id},
-    )
+    log_kept(log, f"{report.kind.value} report", kept, event)
 
 
-async def on_ready_reported(uow: BillingUnitOfWork, event: Envelope[LeaseReadyReported]) -> None:
+@kept_until_opened(_keep)
+async def on_ready_reported(
+    uow: BillingUnitOfWork, lease: Lease, event: Envelope[LeaseReadyReported]
+) -> None:
     """Make a provisioning lease ready and charge it from ``ready_at`` (a lease not opened
     yet: when its trade opens it)."""
     report = event.payload
-    lease = await uow.leases.get(report.lease_id)
-    if lease is None:
-        await _keep(uow, event)
-        return
     found = _verdict(lease, _pending(report), event.event_id)
     until = max(uow.now, report.reported_at)
     if found is Verdict.LATE:  # the deadline (or interruption) came first: it ends there
@@ -110,19 +108,17 @@ async def on_ready_reported(uow: BillingUnitOfWork, event: Envelope[LeaseReadyRe
     made = ready(lease, report.reported_at)
     await uow.leases.save([(made.terms, made.state)])
     uow.outbox.add(_ready_event(uow, made, event))
+    stage(uow, [outcomes.ready_in_time(made)], event)
     await settle(uow, [made], until, event)
 
 
+@kept_until_opened(_keep)
 async def on_failure_reported(
-    uow: BillingUnitOfWork, event: Envelope[LeaseFailureReported]
+    uow: BillingUnitOfWork, lease: Lease, event: Envelope[LeaseFailureReported]
 ) -> None:
     """End a provisioning lease ``failed``: nothing charged, its prepayment released (a lease
     not opened yet: when its trade opens it)."""
     report = event.payload
-    lease = await uow.leases.get(report.lease_id)
-    if lease is None:
-        await _keep(uow, event)
-        return
     if _verdict(lease, _pending(report), event.event_id) is not Verdict.TAKES:
         return
     failures = {lease.id: Failed(report.reported_at, report.detail)}

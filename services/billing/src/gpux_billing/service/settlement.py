@@ -22,7 +22,9 @@ back to the book in the same transaction as its ``lease.ended``.
 
 A provisioning lease is charged nothing and needs no rate: settling it only ends it (its
 deadline passed: ``failed``; a seller's failure report, ``failures``; a stop; an
-interruption), releasing its whole prepayment (``domain.leases.settle``).
+interruption), releasing its whole prepayment (``domain.leases.settle``). Whichever path
+ends a lease ``failed``, the step stages that outcome for its seller's reliability
+(``service.reliability``), counted when the unit commits.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from gpux_billing.domain import transfers
+from gpux_billing.domain import reliability, transfers
 from gpux_billing.domain.fx import NoRate, ToReference, cross
 from gpux_billing.domain.leases import (
     Action,
@@ -51,6 +53,7 @@ from gpux_billing.domain.leases import (
     settle as settle_lease,
 )
 from gpux_billing.domain.ledger import FxQuote, LedgerError, Transfer, Wallet
+from gpux_billing.domain.reliability import Outcome
 from gpux_billing.domain.transfers import Payment, Sale
 from gpux_billing.service.events import outgoing
 from gpux_billing.service.ledger import announce, chunks, money, post, post_each
@@ -238,12 +241,15 @@ def _effects(
     return found
 
 
-def _ended_event(
-    terms: Terms, state: State, cause: Envelope[Any] | None, now: datetime
-) -> Outgoing:
+def _end_events(
+    lease: Lease, state: State, cause: Envelope[Any] | None, now: datetime
+) -> list[Outgoing]:
+    """The events of an ended lease: its ``lease.ended``, and its ``lease.released``, which
+    gives its GPUs back to its offer in the book."""
     assert state.ended_at is not None
     assert state.end_reason is not None
-    payload = LeaseEnded(
+    terms = lease.terms
+    ended = LeaseEnded(
         **_parties(terms),
         reason=state.end_reason,
         ended_at=state.ended_at,
@@ -252,16 +258,7 @@ def _ended_event(
         failure=state.failure,
         detail=state.failure_detail,
     )
-    return lease_event(terms, payload, "ended", cause, now)
-
-
-def _released_event(
-    lease: Lease, state: State, cause: Envelope[Any] | None, now: datetime
-) -> Outgoing:
-    """The ``lease.released`` of an ended lease: its GPUs go back to its offer in the book."""
-    assert state.ended_at is not None
-    assert state.end_reason is not None
-    payload = LeaseReleased(
+    released = LeaseReleased(
         lease_id=lease.id,
         offer_id=lease.offer_id,
         gpu=lease.gpu,
@@ -271,7 +268,10 @@ def _released_event(
         ended_at=state.ended_at,
     )
     event_id = stable_id("lease", lease.id, "released")
-    return outgoing(CAPACITY_COMMANDS, lease.gpu, payload, cause=cause, event_id=event_id, now=now)
+    return [
+        lease_event(terms, ended, "ended", cause, now),
+        outgoing(CAPACITY_COMMANDS, lease.gpu, released, cause=cause, event_id=event_id, now=now),
+    ]
 
 
 @dataclass
@@ -295,6 +295,8 @@ class _Run:
     """The wallets posted to, each with the last event that changed it."""
     settled: list[dict[str, Any]] = field(default_factory=list)
     """``leases.settled`` items, when ``batched``."""
+    outcomes: list[tuple[Outcome, Envelope[Any] | None]] = field(default_factory=list)
+    """The leases it ended ``failed``, for their sellers' reliability."""
 
     def quote(self, lease: Lease) -> FxQuote | None:
         """The lease's FX quote; ``NoRate`` when a rate is missing (a stop then waits). A
@@ -346,8 +348,10 @@ def _step(
         run.settled.append(_charges(terms, found.charges, fx))
     run.events += found.events
     if outcome.state.ended:
-        run.events.append(_ended_event(terms, outcome.state, cause, uow.now))
-        run.events.append(_released_event(lease, outcome.state, cause, uow.now))
+        run.events += _end_events(lease, outcome.state, cause, uow.now)
+        failed = reliability.settled(lease, outcome.state)
+        if failed is not None:
+            run.outcomes.append((failed, cause))
     run.changed.append((terms, outcome.state))
     if found.posted:
         run.touched[wallet] = cause
@@ -368,7 +372,8 @@ async def _begin(
 
 async def _write(uow: BillingUnitOfWork, run: _Run, cause: Envelope[Any] | None) -> None:
     """Post the run's transfers (one statement), write its leases back (one), postpone those
-    waiting for a rate; the ledger events go to the outbox."""
+    waiting for a rate; the ledger events go to the outbox, the leases it failed to the unit's
+    reliability counts (once it all took: a refused posting counts nothing)."""
     if run.posted:
         if run.batched:
             transfers = [t for t, _ in run.posted]
@@ -377,6 +382,7 @@ async def _write(uow: BillingUnitOfWork, run: _Run, cause: Envelope[Any] | None)
             await post_each(uow, run.posted, isolated=True)
     await uow.leases.save(run.changed)
     await uow.leases.postpone(run.waiting, uow.now + timedelta(seconds=uow.rules.settle_every_s))
+    uow.staged.outcomes += run.outcomes
 
 
 async def settle(

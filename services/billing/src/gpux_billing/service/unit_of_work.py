@@ -6,8 +6,9 @@ PostgreSQL transaction; every SQL statement lives in ``adapters/postgres``) and
 tests). The contract tests in ``tests/contract`` hold both to the same behaviour.
 
 Repositories never commit: the unit does, once, with the inbox claim and the outbox rows.
-``staged`` holds what a batch's handlers decided, the order funding (``service.orders``) and
-the leases its trades open (``service.leases``): the unit writes it set-based when it commits
+``staged`` holds what a batch's handlers decided, the order funding (``service.orders``),
+the leases its trades open (``service.leases``) and the lease outcomes that count for sellers'
+reliability (``service.reliability``): the unit writes it set-based when it commits
 (``service.flush``), before the outbox, as it writes the outbox in one insert.
 ``touched`` collects the wallets whose balances the unit changed; the Redis read model
 refreshes them once the unit committed (``after_commit``), never before.
@@ -31,6 +32,7 @@ from gpux_billing.domain.ledger import AccountKey, Transfer, Wallet
 from gpux_billing.domain.payouts import Payout
 from gpux_billing.domain.posting import Posted
 from gpux_billing.domain.provisioning import PendingReport
+from gpux_billing.domain.reliability import Counted, Outcome
 from gpux_billing.domain.rules import Rules
 from gpux_billing.domain.statements import Balance, StatementPage
 from gpux_billing.domain.topups import Topup
@@ -251,6 +253,21 @@ class BestAsks(Protocol):
         ...
 
 
+class Reliability(Protocol):
+    """Sellers' reliability: counts per offer, and what each lease has counted."""
+
+    async def count(self, outcomes: Sequence[Outcome], at: datetime) -> Counted:
+        """Count the outcomes (distinct, in order) whose lease has not counted their kind yet,
+        as counted ``at``; returns those it counted, with their offers' counts and their
+        sellers' (summed over all their offers) as they stand after, read in this unit.
+
+        Units that count for one seller take turns (PostgreSQL: a lock per seller, in key
+        order, held to the commit), so the seller's counts one reads include what the other
+        committed: the last to count always announces the seller's whole counts.
+        """
+        ...
+
+
 @dataclass
 class Staged:
     """What a unit's handlers decided, written set-based when the unit commits.
@@ -260,8 +277,9 @@ class Staged:
     trades' leases exist (read, or opened by the unit); the rest is what those decisions
     write, each with the event that caused it (its trace): the hold and release transfers,
     the holds placed, the releases recorded, the leases opened, the hold shares they took
-    (leased GPUs by order), and the wallets to announce (each with the last event that
-    changed it).
+    (leased GPUs by order), the wallets to announce (each with the last event that
+    changed it), and the lease outcomes to count (``service.reliability``, each with the
+    event that decided it).
     """
 
     funding: Funding = field(default_factory=Funding)
@@ -272,12 +290,14 @@ class Staged:
     leases: list[tuple[Lease, Envelope[Any]]] = field(default_factory=list)
     leased_gpus: dict[str, int] = field(default_factory=dict)
     wallets: dict[Wallet, Envelope[Any] | None] = field(default_factory=dict)
+    outcomes: list[tuple[Outcome, Envelope[Any] | None]] = field(default_factory=list)
 
     def take(self) -> Staged:
         """The writes staged so far, to flush; this keeps only what was read and decided."""
         taken = replace(self)
         self.transfers, self.holds, self.releases = [], [], []
         self.leases, self.leased_gpus, self.wallets = [], {}, {}
+        self.outcomes = []
         return taken
 
 
@@ -322,6 +342,11 @@ class BillingUnitOfWork(UnitOfWork, Protocol):
     @property
     def rates(self) -> Rates:
         """FX rates into the reference currency."""
+        ...
+
+    @property
+    def reliability(self) -> Reliability:
+        """Sellers' reliability counts."""
         ...
 
     @property

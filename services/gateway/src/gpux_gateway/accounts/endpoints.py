@@ -43,6 +43,6 @@ async def sign_up(
 
 
 @router.get("/me", response_model=AccountOut, summary="The calling account")
-async def me(who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
+async def get_me(who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
     account_id = account_id_for(who, Scope.READ)
     return await service.get(uow, account_id)

@@ -21,6 +21,7 @@ import httpx
 
 from gpux_gateway.domain import webhooks as rules
 from gpux_gateway.webhooks.dispatch import Sent
+from gpux_platform.waiting import within
 
 UNRESOLVED = "cannot resolve host"
 RESOLVE_TIMED_OUT = "cannot resolve host: timed out"
@@ -58,7 +59,7 @@ class WebhookTargets:
         """The URL's target and its checked addresses, or the refusal as ``WebhookUrlError``."""
         target = rules.target(url, allow_http=self._allow_private)
         try:
-            addresses = await asyncio.wait_for(
+            addresses = await within(
                 self._resolve(target.host, target.port), self._resolve_timeout_s
             )
         except TimeoutError:

@@ -20,13 +20,17 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
 
 @router.post("/accounts/{account_id}/suspend", response_model=AccountOut, summary="Suspend")
-async def suspend(account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
+async def suspend_account(
+    account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> AccountOut:
     admin_only(who)
     return await accounts.set_status(uow, account_id, AccountStatus.SUSPENDED)
 
 
 @router.post("/accounts/{account_id}/reactivate", response_model=AccountOut, summary="Reactivate")
-async def reactivate(account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> AccountOut:
+async def reactivate_account(
+    account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
+) -> AccountOut:
     admin_only(who)
     return await accounts.set_status(uow, account_id, AccountStatus.ACTIVE)
 
@@ -37,7 +41,7 @@ async def reactivate(account_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkD
     response_model=CreditAccepted,
     summary="Credit an account's wallet (billing books it)",
 )
-async def credit(
+async def credit_account(
     *,
     account_id: ResourceId,
     body: CreditIn,
@@ -56,7 +60,7 @@ async def credit(
     response_model=FxRateAccepted,
     summary="Publish an FX rate into EUR, as of now (audited; stands until a newer one)",
 )
-async def publish_rate(
+async def publish_fx_rate(
     body: FxRateIn, who: PrincipalDep, uow: UnitOfWorkDep, idem: IdempotencyDep
 ) -> JSONResponse:
     admin_only(who)

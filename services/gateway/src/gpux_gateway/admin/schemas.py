@@ -9,11 +9,15 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, StringCo
 
 from gpux_contracts.fx import RatePublished
 from gpux_contracts.money import REFERENCE_CURRENCY, Currency, DecimalAmount
-from gpux_gateway.entrypoints.schemas import PRINTABLE, CreditAmount, Strict
+from gpux_gateway.entrypoints.schemas import PRINTABLE, CreditAmount, Strict, examples
 
 
 class CreditIn(Strict):
     """An admin credit to an account's wallet."""
+
+    model_config = examples(
+        {"amount": "50.00", "currency": "EUR", "reference": "goodwill credit, ticket 4711"}
+    )
 
     amount: CreditAmount
     currency: Currency
@@ -22,6 +26,16 @@ class CreditIn(Strict):
 
 class CreditAccepted(BaseModel):
     """A credit command that billing will book."""
+
+    model_config = examples(
+        {
+            "credit_id": "01JWQY9QTGK7NPTTT0223ZQEDG",
+            "account_id": "01JWQXXABRF8P0H4WB1N5VPJMS",
+            "amount": "50.00",
+            "currency": "EUR",
+            "status": "requested",
+        }
+    )
 
     credit_id: str
     account_id: str
@@ -63,6 +77,8 @@ def _not_the_reference(currency: Currency) -> Currency:
 class FxRateIn(Strict):
     """A rate the admin publishes (the source is down or wrong): 1 `base` buys `rate` EUR."""
 
+    model_config = examples({"base": "USD", "rate": "0.8765", "reason": "ECB feed delayed"})
+
     base: Annotated[Currency, AfterValidator(_not_the_reference)] = Field(
         description="The currency the rate is for; any but the reference currency (EUR)."
     )
@@ -76,6 +92,18 @@ class FxRateIn(Strict):
 class FxRateAccepted(RatePublished):
     """A rate on its way to `fx.rates`, as of now: it stands until a newer one (the source's
     next rate) replaces it."""
+
+    model_config = examples(
+        {
+            "base": "USD",
+            "quote": "EUR",
+            "rate": "0.8765",
+            "as_of": "2025-06-02T09:07:23Z",
+            "source": "admin: ECB feed delayed",
+            "rate_id": "01JWQYAVYRNNRF9HSH96PB4WHW",
+            "status": "requested",
+        }
+    )
 
     rate_id: str = Field(description="The event's id (from the Idempotency-Key if sent).")
     status: str = "requested"

@@ -63,7 +63,7 @@ async def list_models(gw: GatewayDep) -> ModelList:
     responses=UNAVAILABLE,
     summary="Fine-tuning VRAM per GPU, which GPUs fit, and job hours",
 )
-async def post_estimate(
+async def create_estimate(
     body: Annotated[EstimateIn, Body()],
     gw: GatewayDep,
     currency: PriceCurrency = Currency.USD,
@@ -80,7 +80,7 @@ async def post_estimate(
     responses=UNAVAILABLE,
     summary="GPUs that fit a model and method, best first",
 )
-async def get_recommendations(
+async def list_recommendations(
     query: Annotated[RecommendationQuery, Query()], gw: GatewayDep
 ) -> RecommendationList:
     service.require_loaded(gw.views.catalog)

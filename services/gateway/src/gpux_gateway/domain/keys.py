@@ -13,10 +13,33 @@ import base64
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+P = TypeVar("P")
 
 PREFIX = "gpx"
-_KEY = re.compile(r"^gpx_([0-9a-z]{16})_([A-Za-z0-9_-]{43})$")
+
+
+class TokenFormat(Generic[P]):
+    """A credential that reads ``<prefix>_<id>_<secret>``: the id of ``key_id_from_bytes``
+    (16 lowercase base32 characters), the secret of ``secret_from_bytes`` (43 base64url
+    ones). API keys and session cookies both are; the prefix tells them apart."""
+
+    def __init__(self, prefix: str, parsed: Callable[[str, str], P]) -> None:
+        self.prefix = prefix
+        self._parsed = parsed
+        self._pattern = re.compile(rf"^{prefix}_([0-9a-z]{{16}})_([A-Za-z0-9_-]{{43}})$")
+
+    def format(self, token_id: str, secret: str) -> str:
+        """The token as the client holds it."""
+        return f"{self.prefix}_{token_id}_{secret}"
+
+    def parse(self, token: str) -> P | None:
+        """The id and secret of a presented token, or None when it is not of this format."""
+        match = self._pattern.match(token)
+        return None if match is None else self._parsed(match.group(1), match.group(2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,17 +50,17 @@ class ParsedKey:
     secret: str
 
 
+_KEY = TokenFormat(PREFIX, ParsedKey)
+
+
 def format_key(key_id: str, secret: str) -> str:
     """The key as the client sees it."""
-    return f"{PREFIX}_{key_id}_{secret}"
+    return _KEY.format(key_id, secret)
 
 
 def parse_key(token: str) -> ParsedKey | None:
     """Split a presented key, or None when it is not one of ours."""
-    match = _KEY.match(token)
-    if match is None:
-        return None
-    return ParsedKey(match.group(1), match.group(2))
+    return _KEY.parse(token)
 
 
 def secret_from_bytes(raw: bytes) -> str:

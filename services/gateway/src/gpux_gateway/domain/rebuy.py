@@ -28,8 +28,9 @@ def rebuy(original: OrderPlaced, *, lease_id: str, gpus: int, now: datetime) -> 
     """The order that re-buys an interrupted lease of ``original`` (as its buyer placed it),
     or None when none is due.
 
-    The same type, limit or cap, currency, tier, region, hours, time in force, expiry and
-    wallet, for the lease's ``gpus``, asking to be bought again in turn. None when the order
+    The same type, limit or cap, currency, tier, region, hours, time in force, expiry, wallet
+    and minimum reliability (a buyer who left an unreliable seller is not sent back to one),
+    for the lease's ``gpus``, asking to be bought again in turn. None when the order
     did not ask for it, or when a ``gtd`` order's expiry has passed (it would expire at once).
     """
     if not original.rebuy_on_interruption:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import re
 from dataclasses import dataclass
 
 from gpux_gateway.domain import keys
@@ -25,7 +24,6 @@ CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 """Methods that change nothing: no CSRF token needed."""
 PREFIX = "gps"
-_COOKIE = re.compile(r"^gps_([0-9a-z]{16})_([A-Za-z0-9_-]{43})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,15 +34,18 @@ class ParsedSession:
     secret: str
 
 
+_COOKIE = keys.TokenFormat(PREFIX, ParsedSession)
+"""A cookie reads as an API key does, with a prefix of its own."""
+
+
 def format_cookie(session_id: str, secret: str) -> str:
     """The cookie's value."""
-    return f"{PREFIX}_{session_id}_{secret}"
+    return _COOKIE.format(session_id, secret)
 
 
 def parse_cookie(value: str) -> ParsedSession | None:
     """Split a presented cookie, or None when it is not one of ours."""
-    match = _COOKIE.match(value)
-    return None if match is None else ParsedSession(match.group(1), match.group(2))
+    return _COOKIE.parse(value)
 
 
 def new_session(raw: bytes) -> ParsedSession:

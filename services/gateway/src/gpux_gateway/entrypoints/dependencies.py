@@ -149,7 +149,14 @@ OVERLOADED = problem_responses(
 )
 """The ``responses`` of the routes behind the door of writes (``write_door.WriteDoor``)."""
 
-WRITE_ROUTE: dict[str, Any] = {"status_code": 202, "responses": OVERLOADED}
-"""What every order and offer write route declares (``@router.post(path, **WRITE_ROUTE, ...)``):
-accepted for processing (202), and the 503 of the door of writes in front of it
-(``write_door.WriteDoor``, which guards every write under ``/v1/orders`` and ``/v1/offers``)."""
+
+def write_route(*problems: tuple[int, str]) -> dict[str, Any]:
+    """What an order or offer write route declares (``@router.post(path, **write_route(),
+    ...)``): accepted for processing (202), the 503 of the door of writes in front of it
+    (``write_door.WriteDoor``, which guards every write under ``/v1/orders`` and
+    ``/v1/offers``) and the route's own ``problems`` (status, why)."""
+    return {"status_code": 202, "responses": {**OVERLOADED, **problem_responses(*problems)}}
+
+
+WRITE_ROUTE: dict[str, Any] = write_route()
+"""``write_route()``: a write route with no problems of its own."""

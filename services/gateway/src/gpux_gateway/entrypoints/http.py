@@ -7,10 +7,9 @@ problem+json handlers; ``configure`` adds the body size limit and CORS and keeps
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gpux_gateway.accounts.endpoints import router as accounts
@@ -34,7 +33,9 @@ from gpux_gateway.streams.feed import PriceFeed
 from gpux_gateway.wallets.endpoints import router as wallets
 from gpux_gateway.webapp import mount as mount_web_app
 from gpux_gateway.webhooks.endpoints import router as webhooks
-from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE
+from gpux_platform import request_ids
+from gpux_platform.asgi import HttpMiddleware
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE, Problem
 
 ROUTERS: tuple[APIRouter, ...] = (
     accounts,
@@ -78,24 +79,28 @@ def configure(
                 "Content-Type",
                 "Idempotency-Key",
                 "Last-Event-ID",
+                request_ids.HEADER,
                 CSRF_HEADER,
             ],
-            expose_headers=["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+            expose_headers=[
+                "RateLimit-Limit",
+                "RateLimit-Remaining",
+                "RateLimit-Reset",
+                request_ids.HEADER,
+            ],
         )
     mount_web_app(app)  # last: it answers only the GETs no API route matched
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(HttpMiddleware):
     """ASGI middleware: at most ``max_bytes`` of request body (declared or streamed), else 413."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request, refused once its body is over the limit."""
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
             await self._refuse(scope, send)
@@ -108,7 +113,7 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    raise _TooLarge(self.max_bytes)
             return message
 
         try:
@@ -117,15 +122,18 @@ class BodyLimitMiddleware:
             await self._refuse(scope, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
-        body = json.dumps(
-            {
-                "type": TYPE_BASE + "payload-too-large",
-                "title": "Payload too large",
-                "status": 413,
-                "detail": f"request bodies are limited to {self.max_bytes} bytes",
-                "instance": scope.get("path", ""),
-            }
-        ).encode()
+        body = (
+            Problem(
+                type=TYPE_BASE + "payload-too-large",
+                title="Payload too large",
+                status=413,
+                detail=f"request bodies are limited to {self.max_bytes} bytes",
+                instance=scope.get("path", ""),
+                request_id=request_ids.current(),
+            )
+            .model_dump_json(exclude_none=True)
+            .encode()
+        )
         await send(
             {
                 "type": "http.response.start",
@@ -139,5 +147,10 @@ class BodyLimitMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(StarletteHTTPException):
+    """A streamed body went over the limit. An HTTP exception, so that FastAPI, reading the
+    body, passes it on as it is (any other exception there becomes a 400) and the problem
+    handlers answer it 413."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(413, f"request bodies are limited to {max_bytes} bytes")

@@ -22,6 +22,7 @@ from gpux_contracts.topics import (
     BILLING_LEASES,
     BILLING_LEDGER,
     BILLING_PAYOUTS,
+    BILLING_RELIABILITY,
     CATALOG_GPUS,
     CATALOG_MODELS,
     KEYS,
@@ -55,6 +56,7 @@ GROUPS: Mapping[Topic, str] = {
     BILLING_LEDGER: "gateway.ledger",
     BILLING_BALANCES: "gateway.balances",
     BILLING_PAYOUTS: "gateway.payouts",
+    BILLING_RELIABILITY: "gateway.reliability",
 }
 """The consumer group of each topic whose events keep a PostgreSQL view."""
 

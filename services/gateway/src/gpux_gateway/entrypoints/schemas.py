@@ -1,5 +1,5 @@
-"""Request shapes every resource uses (strict: unknown fields are refused), pages, and stored
-rows as responses."""
+"""Request shapes every resource uses (strict: unknown fields are refused), pages, stored rows
+as responses, and the examples the OpenAPI document shows of each body."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
-from fastapi import Path, Query
+from fastapi import Depends, Path, Query
 from fastapi.exceptions import RequestValidationError
 from pydantic import (
     BaseModel,
@@ -96,6 +96,26 @@ Cursor = Annotated[
 ]
 """A pagination cursor."""
 
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageQuery:
+    """Which page of a list a request asks for: at most ``limit`` items, after ``cursor``."""
+
+    limit: int
+    cursor: str | None
+
+
+async def page_query(
+    limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: Cursor = None
+) -> PageQuery:
+    """The ``limit`` and ``cursor`` query parameters of a list route (async: FastAPI runs a
+    plain def, or a class, in a worker thread)."""
+    return PageQuery(limit, cursor)
+
+
+PageQueryDep = Annotated[PageQuery, Depends(page_query)]
+"""For a list route's parameters: ``?limit=`` (1 to 100, 50 by default) and ``?cursor=``."""
+
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
 Region = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z0-9]{1,20}){0,2}$")]
 GpuId = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9.-]{0,63}$")]
@@ -113,8 +133,37 @@ R = TypeVar("R")
 M = TypeVar("M", bound=BaseModel)
 
 
+def examples(*shown: dict[str, Any]) -> ConfigDict:
+    """The ``model_config`` of a body with the examples its OpenAPI schema shows: real ones,
+    each checked against the model by the gateway's tests (a stale example fails them)."""
+    return ConfigDict(json_schema_extra={"examples": list(shown)})
+
+
+def examples_of(model: object) -> list[dict[str, Any]]:
+    """The examples a model was given (``examples``); none for anything else."""
+    config = getattr(model, "model_config", {})
+    extra = config.get("json_schema_extra") if isinstance(config, dict) else None
+    return list(extra.get("examples", [])) if isinstance(extra, dict) else []
+
+
+def listing(item: type[BaseModel], **beside: Any) -> ConfigDict:
+    """The ``model_config`` of a list envelope: ``{"items": [...]}`` of the item's examples
+    (and ``beside`` them, the envelope's other fields)."""
+    return examples({**beside, "items": examples_of(item)})
+
+
+def _page_examples(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """A page of the item's examples, the last page (``Page[OfferOut]``: OfferOut's)."""
+    item = model.__pydantic_generic_metadata__["args"]
+    shown = examples_of(item[0]) if item else []
+    if shown:
+        schema["examples"] = [{"items": shown, "next_cursor": None}]
+
+
 class Page(BaseModel, Generic[T]):
     """One page of a list; pass `next_cursor` as `cursor` for the next."""
+
+    model_config = ConfigDict(json_schema_extra=_page_examples)
 
     items: list[T]
     next_cursor: str | None

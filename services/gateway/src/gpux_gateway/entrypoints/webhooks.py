@@ -18,6 +18,7 @@ from gpux_gateway.config import GatewaySettings
 from gpux_gateway.domain.webhooks import RetryPolicy
 from gpux_gateway.entrypoints.context import Gateway
 from gpux_gateway.webhooks.dispatch import DispatchConfig, Sender, dispatch_once
+from gpux_platform.waiting import woken
 
 log = logging.getLogger("gpux.gateway.webhooks")
 TIMEOUT_S = 10.0
@@ -56,18 +57,17 @@ async def dispatch_loop(gw: Gateway, pool: asyncpg.Pool) -> None:
     )
     wake = asyncio.Event()
 
-    def woken(*_: Any) -> None:
+    def notified(*_: Any) -> None:
         wake.set()
 
     async with pool.acquire() as conn:
-        await conn.add_listener(CHANNEL, woken)
+        await conn.add_listener(CHANNEL, notified)
         try:
             while True:
                 await drain(gw, sender, config)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), settings.webhooks_poll_s)
+                await woken(wake, settings.webhooks_poll_s)
                 wake.clear()
         finally:
             await sender.aclose()
             with contextlib.suppress(Exception):
-                await conn.remove_listener(CHANNEL, woken)
+                await conn.remove_listener(CHANNEL, notified)

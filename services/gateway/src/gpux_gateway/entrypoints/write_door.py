@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gpux_gateway.domain.backpressure import Refusal
 from gpux_gateway.entrypoints.backpressure import WriteGate
+from gpux_platform import request_ids
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE, Problem
 
 WRITE_PATHS = ("/v1/orders", "/v1/offers")
@@ -35,6 +36,7 @@ def refusal_body(refusal: Refusal, path: str) -> bytes:
         status=503,
         detail=f"{refusal.detail}: retry later",
         instance=path,
+        request_id=request_ids.current(),
     )
     return problem.model_dump_json(exclude_none=True).encode()
 

@@ -27,6 +27,9 @@ from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 router = APIRouter()
 """Included in the leases router, whose tag it takes."""
 
+NOT_THE_SELLER = (404, "Not a lease of the caller's offers (its buyer is answered 404 too)")
+"""The 404 of a route for the lease's seller only (``_the_seller``)."""
+
 
 async def _the_seller(who: Principal, uow: GatewayUnitOfWork, lease_id: str) -> str:
     """The caller's account id if it is the lease's seller (anyone else: 404, the buyer too)
@@ -49,9 +52,12 @@ async def _the_seller(who: Principal, uow: GatewayUnitOfWork, lease_id: str) -> 
         "too); the seller's key without `offers:write`: 403. A failed or "
         "ended lease: 409 `/problems/lease-failed` / `/problems/lease-ended`."
     ),
-    responses=problem_responses((409, "The lease failed or ended")),
+    responses=problem_responses(
+        NOT_THE_SELLER,
+        (409, "The lease failed or ended (`/problems/lease-failed`, `/problems/lease-ended`)"),
+    ),
 )
-async def post_access(
+async def post_lease_access(
     *, lease_id: LeaseId, body: AccessIn, who: PrincipalDep, uow: UnitOfWorkDep, gw: GatewayDep
 ) -> AccessPosted:
     seller_id = await _the_seller(who, uow, lease_id)
@@ -74,9 +80,12 @@ async def post_access(
         "none were posted; 410 `/problems/access-erased` once erased "
         "(`GPUX_ACCESS_RETENTION_S`, 24 h by default, after the lease ended or failed)."
     ),
-    responses=problem_responses((410, "Erased after the lease ended")),
+    responses=problem_responses(
+        (404, "The seller posted no access yet (`/problems/no-access`)"),
+        (410, "Erased after the lease ended (`/problems/access-erased`)"),
+    ),
 )
-async def get_access(
+async def get_lease_access(
     lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep, gw: GatewayDep, response: Response
 ) -> AccessOut:
     buyer_id = account_id_for(who, Scope.READ)
@@ -96,9 +105,12 @@ async def get_access(
         "without `offers:write`: 403; a lease not provisioning: 409 "
         "`/problems/lease-not-provisioning`."
     ),
-    responses=problem_responses((409, "The lease is not provisioning")),
+    responses=problem_responses(
+        NOT_THE_SELLER,
+        (409, "The lease is not provisioning (`/problems/lease-not-provisioning`)"),
+    ),
 )
-async def report_failure(
+async def report_lease_failure(
     *, lease_id: LeaseId, body: FailureIn, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> FailureReported:
     seller_id = await _the_seller(who, uow, lease_id)

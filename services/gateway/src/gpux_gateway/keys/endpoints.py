@@ -9,22 +9,31 @@ from gpux_gateway.domain import keys as key_format
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
-from gpux_gateway.entrypoints.schemas import ResourceId
+from gpux_gateway.entrypoints.schemas import ResourceId, problem_responses
 from gpux_gateway.keys import service
-from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey
+from gpux_gateway.keys.schemas import KeyCreated, KeyList, NewKey
 from gpux_gateway.service.access import account_id_for
 
 router = APIRouter(prefix="/v1/accounts", tags=["accounts"])
 
 
-@router.get("/me/keys", response_model=list[KeyOut], summary="The account's API keys")
-async def list_keys(who: PrincipalDep, uow: UnitOfWorkDep) -> list[KeyOut]:
+@router.get("/me/keys", response_model=KeyList, summary="The account's API keys")
+async def list_api_keys(who: PrincipalDep, uow: UnitOfWorkDep) -> KeyList:
     account_id = account_id_for(who, Scope.READ)
     return await service.of_account(uow, account_id)
 
 
-@router.post("/me/keys", status_code=201, response_model=KeyCreated, summary="Create an API key")
-async def create_key(
+@router.post(
+    "/me/keys",
+    status_code=201,
+    response_model=KeyCreated,
+    summary="Create an API key",
+    responses=problem_responses(
+        (403, "The account's roles do not allow a scope asked for (`/problems/scope-not-allowed`)"),
+        (422, "`scopes` is empty: a key needs at least one (`/problems/invalid-scopes`)"),
+    ),
+)
+async def create_api_key(
     *,
     body: NewKey,
     who: PrincipalDep,
@@ -50,7 +59,7 @@ async def create_key(
 
 
 @router.delete("/me/keys/{key_id}", status_code=204, summary="Revoke an API key")
-async def revoke_key(key_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> Response:
+async def revoke_api_key(key_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> Response:
     account_id = account_id_for(who, Scope.KEYS_MANAGE)
     await service.revoke(uow, account_id, key_id)
     return Response(status_code=204)

@@ -19,7 +19,7 @@ from gpux_gateway.domain import keys
 from gpux_gateway.domain.access import AccessError, Principal, Scope, scopes_for_new_key
 from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.keys.repository import KeyRow
-from gpux_gateway.keys.schemas import KeyCreated, KeyOut, NewKey, key_out
+from gpux_gateway.keys.schemas import KeyCreated, KeyList, NewKey, key_out
 from gpux_gateway.readmodels.principals import CachedKey, PrincipalCache
 from gpux_gateway.service.access import found, problem_from, unauthorized
 from gpux_gateway.service.commands import envelope
@@ -140,9 +140,9 @@ async def create(
     return await run_once(uow, once, make)
 
 
-async def of_account(uow: GatewayUnitOfWork, account_id: str) -> list[KeyOut]:
+async def of_account(uow: GatewayUnitOfWork, account_id: str) -> KeyList:
     """The account's keys, in id order."""
-    return [key_out(k) for k in await uow.keys.of_account(account_id)]
+    return KeyList(items=[key_out(k) for k in await uow.keys.of_account(account_id)])
 
 
 async def revoke(uow: GatewayUnitOfWork, account_id: str, key_id: str) -> None:

@@ -14,6 +14,7 @@ from gpux_contracts.money import Currency
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
+from gpux_gateway.entrypoints.schemas import problem_responses
 from gpux_gateway.handoff.endpoints import router as handoff_router
 from gpux_gateway.leases import service
 from gpux_gateway.leases.repository import LeaseFilter
@@ -92,8 +93,12 @@ async def get_lease(lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep) ->
         "seller is refused with 403 `/problems/lease-buyer-only` (it sees the lease, so "
         "nothing leaks); an ended lease is 409 `/problems/lease-ended`."
     ),
+    responses=problem_responses(
+        (403, "The lease's seller, not its buyer (`/problems/lease-buyer-only`)"),
+        (409, "The lease ended or failed already (`/problems/lease-ended`)"),
+    ),
 )
-async def stop(
+async def stop_lease(
     *,
     lease_id: LeaseId,
     who: PrincipalDep,
@@ -117,8 +122,11 @@ async def stop(
         "them. Any key of the lease's buyer (or seller) with `read`; anyone else's lease is "
         "404 `/problems/not-found`."
     ),
+    responses=problem_responses(
+        (404, "No interruption of the lease is pending (`/problems/no-interruption`)")
+    ),
 )
-async def get_interruption(
+async def get_lease_interruption(
     lease_id: LeaseId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> InterruptionOut:
     account_id = account_id_for(who, Scope.READ)
@@ -140,8 +148,17 @@ async def get_interruption(
         "(`/problems/lease-not-interruptible`), an ended one (`/problems/lease-ended`) or "
         "one already interrupting (`/problems/lease-interrupting`)."
     ),
+    responses=problem_responses(
+        (403, "The lease's buyer, not the seller of its offer (`/problems/lease-seller-only`)"),
+        (
+            409,
+            "The lease ended (`/problems/lease-ended`), is on demand"
+            " (`/problems/lease-not-interruptible`) or is being interrupted already"
+            " (`/problems/lease-interrupting`)",
+        ),
+    ),
 )
-async def reclaim(
+async def reclaim_lease(
     *,
     lease_id: LeaseId,
     who: PrincipalDep,
@@ -161,7 +178,7 @@ async def reclaim(
     summary="The account's statement: every entry on its balances, newest first",
     tags=["wallets"],
 )
-async def statement(
+async def list_ledger_entries(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
     currency: Currency | None = None,
@@ -188,7 +205,7 @@ async def statement(
     ),
     tags=["accounts"],
 )
-async def earnings(who: PrincipalDep, uow: UnitOfWorkDep) -> EarningsList:
+async def list_earnings(who: PrincipalDep, uow: UnitOfWorkDep) -> EarningsList:
     seller_id = account_id_for(who, Scope.READ, Role.SELLER)
     return await service.earnings(uow, seller_id)
 

@@ -19,8 +19,11 @@ from gpux_gateway.domain.leases import (
     seconds_left,
     status_of,
 )
-from gpux_gateway.entrypoints.schemas import amount, from_row
+from gpux_gateway.entrypoints.schemas import amount, examples, from_row, listing
 from gpux_gateway.leases.repository import Earnings, LeaseRow, LedgerLineRow
+
+LEASE_ID = "01JWQY0PRGDP55WV50HQP4J00Y:b1"
+"""A lease's id as the examples show it: its order's id and the fill (`b1`)."""
 
 LeaseId = Annotated[
     str,
@@ -55,6 +58,44 @@ class LeaseRole(StrEnum):
 
 class LeaseOut(BaseModel):
     """A lease as its buyer and its seller see it (both parties see both ids: they traded)."""
+
+    model_config = examples(
+        {
+            "lease_id": LEASE_ID,
+            "order_id": "01JWQY0PRGDP55WV50HQP4J00Y",
+            "offer_id": "01JWQY1TWRSQ9BRBPPDJ4A5T1C",
+            "gpu": "h100-sxm",
+            "tier": "on_demand",
+            "gpus": 2,
+            "buyer_id": "01JWQXXABRF8P0H4WB1N5VPJMS",
+            "seller_id": "01JWQXYEG0CE57HP3MNH2B78BZ",
+            "price_per_gpu_hour": "2.49",
+            "currency": "USD",
+            "wallet_currency": "USD",
+            "billing": "second",
+            "hours": 24,
+            "started_at": "2025-06-02T09:30:13Z",
+            "ends_at": "2025-06-03T09:30:13Z",
+            "status": "running",
+            "end_reason": None,
+            "ended_at": None,
+            "provisioning_deadline": "2025-06-02T09:40:13Z",
+            "ready_at": "2025-06-02T09:33:40Z",
+            "failure": None,
+            "failure_detail": "",
+            "interrupt_at": None,
+            "interruption_cause": None,
+            "interruption_noticed_at": None,
+            "charged_through": "2025-06-02T10:33:40Z",
+            "total_charged": "4.98",
+            "total_paid": "4.98",
+            "total_fee": "0.498",
+            "total_seller": "4.482",
+            "unpaid": "0.00",
+            "low_balance_at": None,
+            "cost_so_far": "5.012541",
+        }
+    )
 
     lease_id: str = Field(description="The id of the trade that opened the lease.")
     order_id: str
@@ -128,6 +169,17 @@ class InterruptionOut(BaseModel):
     """A lease's pending interruption, as code on the rented machine polls for it (as EC2's
     spot `instance-action` metadata): checkpoint within `seconds_left`."""
 
+    model_config = examples(
+        {
+            "lease_id": "01JWQZ3M5Q8RWB2C7D4E6F9G0H:b1",
+            "action": "terminate",
+            "cause": "preempted",
+            "noticed_at": "2025-06-02T11:02:00Z",
+            "interrupt_at": "2025-06-02T11:04:00Z",
+            "seconds_left": 87,
+        }
+    )
+
     lease_id: str
     action: Literal["terminate"] = Field(
         default="terminate", description="What happens at `interrupt_at`: the lease ends."
@@ -146,12 +198,18 @@ class InterruptionOut(BaseModel):
 class LeasePage(BaseModel):
     """One page of leases; pass `next_cursor` as `cursor` for the next."""
 
+    model_config = listing(LeaseOut, next_cursor=None)
+
     items: list[LeaseOut]
     next_cursor: str | None
 
 
 class StopAccepted(BaseModel):
     """A stop that billing will apply: the lease ends at `requested_at` (or where it is paid)."""
+
+    model_config = examples(
+        {"lease_id": LEASE_ID, "status": "stop_requested", "requested_at": "2025-06-02T12:15:00Z"}
+    )
 
     lease_id: str
     status: str = Field(default="stop_requested", description="Always `stop_requested`.")
@@ -160,6 +218,35 @@ class StopAccepted(BaseModel):
 
 class LedgerLineOut(BaseModel):
     """One line of the account's statement: one entry of a transfer billing posted."""
+
+    model_config = examples(
+        {
+            "transfer_id": f"charge:{LEASE_ID}:1",
+            "kind": "charge",
+            "created_at": "2025-06-02T09:33:41Z",
+            "reference": LEASE_ID,
+            "account_kind": "held",
+            "currency": "USD",
+            "amount": "-4.98",
+            "fx_rate": None,
+            "fx_base": None,
+            "fx_quote": None,
+            "fx_rate_at": None,
+        },
+        {
+            "transfer_id": "topup:01JWQY8KP89STSWERR7MFT5XVN",
+            "kind": "topup",
+            "created_at": "2025-06-02T09:12:30Z",
+            "reference": "01JWQY8KP89STSWERR7MFT5XVN",
+            "account_kind": "available",
+            "currency": "USD",
+            "amount": "250.00",
+            "fx_rate": None,
+            "fx_base": None,
+            "fx_quote": None,
+            "fx_rate_at": None,
+        },
+    )
 
     transfer_id: str
     kind: str = Field(description="The transfer's kind: `topup`, `hold`, `charge`, `fx`, ...")
@@ -179,12 +266,25 @@ class LedgerLineOut(BaseModel):
 class LedgerPage(BaseModel):
     """One page of statement lines, newest first."""
 
+    model_config = listing(LedgerLineOut, next_cursor="48213")
+
     items: list[LedgerLineOut]
     next_cursor: str | None
 
 
 class EarningsOut(BaseModel):
     """A seller's takings in one offer currency, from every lease of its offers."""
+
+    model_config = examples(
+        {
+            "currency": "USD",
+            "gross": "1240.50",
+            "fee": "124.05",
+            "net": "1116.45",
+            "leases": 52,
+            "running": 3,
+        }
+    )
 
     currency: Currency
     gross: DecimalAmount = Field(description="Charged to buyers.")
@@ -196,6 +296,8 @@ class EarningsOut(BaseModel):
 
 class EarningsList(BaseModel):
     """A seller's takings, one item per currency it has sold in."""
+
+    model_config = listing(EarningsOut)
 
     items: list[EarningsOut]
 

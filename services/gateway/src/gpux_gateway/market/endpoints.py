@@ -40,7 +40,6 @@ MARKET_UNAVAILABLE = problem_responses(
     (503, "The market state has not been read from Kafka yet (retry shortly)")
 )
 BOOK_PROBLEMS = problem_responses(
-    (404, "No GPU model with this id"),
     (503, "The catalog or the book has not been read from Kafka yet (retry shortly)"),
 )
 
@@ -62,7 +61,7 @@ async def list_prices(
     response_model=PriceList,
     summary="Best ask and depth of one GPU model, every tier and region",
 )
-async def gpu_prices(
+async def get_gpu_prices(
     gpu: GpuId, gw: GatewayDep, currency: CurrencyQuery = Currency.USD
 ) -> PriceList:
     service.require_known_gpu(gw.views.catalog, gpu)
@@ -74,7 +73,7 @@ async def gpu_prices(
     response_model=HistoryOut,
     summary="OHLC candles and 24 h volume-weighted price of one GPU model and tier",
 )
-async def price_history(
+async def get_price_history(
     gpu: GpuId,
     gw: GatewayDep,
     interval: Annotated[IntervalParam, Query(description="Candle width.")] = IntervalParam.HOUR,
@@ -105,7 +104,7 @@ async def set_market(body: MarketStateIn, who: PrincipalDep, uow: UnitOfWorkDep)
     responses=MARKET_UNAVAILABLE,
     summary="Whether trading is open, for all GPU models and each",
 )
-async def market(gw: GatewayDep) -> MarketOut:
+async def get_market(gw: GatewayDep) -> MarketOut:
     return service.market_state(gw.views.sessions)
 
 
@@ -115,7 +114,7 @@ async def market(gw: GatewayDep) -> MarketOut:
     responses=BOOK_PROBLEMS,
     summary="Aggregated bid and ask levels of one GPU model and tier",
 )
-async def orderbook(
+async def get_orderbook(
     gpu: Annotated[str, Path(max_length=64)],
     gw: GatewayDep,
     tier: Annotated[Tier, Query(description="The book's tier.")] = Tier.ON_DEMAND,

@@ -18,6 +18,7 @@ from gpux_contracts.market import ALL_GPUS, MarketStateChanged
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import Tier
 from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.reliability import ReliabilityCounts
 from gpux_contracts.topics import MARKET_SESSIONS
 from gpux_gateway.catalog.service import require_loaded
 from gpux_gateway.market.schemas import (
@@ -37,6 +38,7 @@ from gpux_gateway.market.schemas import (
 from gpux_gateway.readmodels.catalog import CatalogView
 from gpux_gateway.readmodels.market import MarketView
 from gpux_gateway.readmodels.orderbook import BookView
+from gpux_gateway.reliability.schemas import ReliabilityCountsOut, counts_out
 from gpux_gateway.service.access import not_found
 from gpux_gateway.service.commands import send
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -48,7 +50,8 @@ RETRY_AFTER_S = 5
 
 
 def price_out(quote: BestAskChanged, currency: Currency) -> PriceOut:
-    """A quote shown in one currency (levels without a rate for it are left out)."""
+    """A quote shown in one currency (levels without a rate for it are left out), with its
+    sellers' reliability as pricing counted it in."""
     best = None
     if quote.best is not None and currency in quote.best.prices:
         best = AskOut(
@@ -58,9 +61,15 @@ def price_out(quote: BestAskChanged, currency: Currency) -> PriceOut:
             offered_price=quote.best.price,
             offered_currency=quote.best.currency,
             gpus=quote.best.gpus,
+            seller_reliability=_counts(quote.best.seller_reliability),
         )
     depth = [
-        LevelOut(price=level.prices[currency], gpus=level.gpus)
+        LevelOut(
+            price=level.prices[currency],
+            gpus=level.gpus,
+            reliability=_counts(level.reliability),
+            min_reliability=level.min_reliability,
+        )
         for level in quote.depth
         if currency in level.prices
     ]
@@ -73,6 +82,10 @@ def price_out(quote: BestAskChanged, currency: Currency) -> PriceOut:
         depth=depth,
         as_of=quote.as_of.isoformat().replace("+00:00", "Z"),
     )
+
+
+def _counts(counts: ReliabilityCounts | None) -> ReliabilityCountsOut | None:
+    return None if counts is None else counts_out(counts)
 
 
 def price_list(quotes: Iterable[BestAskChanged], currency: Currency) -> PriceList:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request
-from sse_starlette.event import ServerSentEvent
+from fastapi import APIRouter, Depends, Query, Request
 from sse_starlette.sse import EventSourceResponse
 
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep
 from gpux_gateway.entrypoints.schemas import problem_responses
+from gpux_gateway.entrypoints.sse import LastEventId, event_stream
 from gpux_gateway.notifications import service
 from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.service.access import account_id_for
@@ -24,10 +24,6 @@ async def account_events_feed(request: Request) -> AccountEventsFeed:
     return feed
 
 
-def _heartbeat() -> ServerSentEvent:
-    return ServerSentEvent(comment="ping")
-
-
 @router.get(
     "/events",
     summary="The account's own events as server-sent events (`event: <type>`)",
@@ -35,10 +31,10 @@ def _heartbeat() -> ServerSentEvent:
     description=service.DESCRIPTION,
     responses=problem_responses((400, "The cursor is not `<txid>.<seq>`")),
 )
-async def account_events(
+async def stream_account_events(
     who: PrincipalDep,
     feed: Annotated[AccountEventsFeed, Depends(account_events_feed)],
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=45)] = None,
+    last_event_id: LastEventId = None,
     after: Annotated[
         str | None, Query(max_length=45, description="A cursor: the last `id` seen.")
     ] = None,
@@ -49,8 +45,4 @@ async def account_events(
 ) -> EventSourceResponse:
     account_id = account_id_for(who, Scope.READ)
     start = service.start_at(last_event_id, after, from_ == "start")
-    return EventSourceResponse(
-        service.account_events(feed, account_id, start),
-        ping=service.HEARTBEAT_S,
-        ping_message_factory=_heartbeat,
-    )
+    return event_stream(service.account_events(feed, account_id, start), service.HEARTBEAT_S)

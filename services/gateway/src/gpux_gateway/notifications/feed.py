@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator
 
 from gpux_gateway.notifications.cursor import Cursor
 from gpux_gateway.notifications.log import AccountEventsLog, Logged
+from gpux_platform.waiting import woken
 
 log = logging.getLogger("gpux.gateway.notifications")
 
@@ -38,8 +40,7 @@ class Waiter:
 
     async def wait(self, timeout_s: float) -> None:
         """Until woken, or ``timeout_s`` passed."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._woken.wait(), timeout_s)
+        await woken(self._woken, timeout_s)
         self._woken.clear()
 
 
@@ -64,7 +65,11 @@ class AccountEventsFeed:
         waiter = Waiter()
         self._waiters.add(waiter)
         if self._following is None or self._following.done():  # none yet, or it failed
-            self._following = asyncio.create_task(self._follow(), name="account events feed")
+            # A context of its own: it outlives the request that started it, whose id its
+            # log lines must not carry.
+            self._following = asyncio.create_task(
+                self._follow(), name="account events feed", context=contextvars.Context()
+            )
         try:
             yield waiter
         finally:

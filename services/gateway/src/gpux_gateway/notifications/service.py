@@ -55,10 +55,13 @@ def start_at(last_event_id: str | None, after: str | None, from_start: bool) -> 
 async def account_events(
     feed: AccountEventsFeed, account_id: str, start: Cursor | None
 ) -> AsyncIterator[dict[str, Any]]:
-    """The account's SSE events after ``start`` (None: from now), until the client leaves."""
+    """The account's SSE events after ``start`` (None: from now), until the client leaves.
+
+    "Now" is taken before the first line goes out: a client that reads what happened before
+    (the order it follows) once the stream's first line came gets every event after that."""
+    cursor = start if start is not None else await feed.events.now()
     yield {"comment": "account events", "retry": RETRY_MS}
     async with feed.listen() as waiter:
-        cursor = start if start is not None else await feed.events.now()
         while True:
             page = await _page(feed, account_id, cursor)
             for logged in page:

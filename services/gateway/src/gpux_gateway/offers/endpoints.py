@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
@@ -13,9 +11,10 @@ from gpux_gateway.entrypoints.dependencies import (
     WRITE_ROUTE,
     PrincipalDep,
     UnitOfWorkDep,
+    write_route,
 )
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
-from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
+from gpux_gateway.entrypoints.schemas import Page, PageQueryDep, ResourceId
 from gpux_gateway.offers import service
 from gpux_gateway.offers.schemas import (
     OfferBatchIn,
@@ -27,6 +26,7 @@ from gpux_gateway.offers.schemas import (
 from gpux_gateway.service.access import account_id_for
 
 router = APIRouter(prefix="/v1/offers", tags=["offers"])
+CLOSED = (409, "The offer was rejected, withdrawn or expired (`/problems/offer-closed`)")
 
 
 @router.post(
@@ -35,7 +35,7 @@ router = APIRouter(prefix="/v1/offers", tags=["offers"])
     response_model=OfferOut,
     summary="Offer GPUs (sellers)",
 )
-async def submit(
+async def submit_offer(
     *,
     body: OfferIn,
     who: PrincipalDep,
@@ -53,7 +53,7 @@ async def submit(
     response_model=OfferBatchOut,
     summary="Offer many GPUs at once (sellers): all or none",
 )
-async def submit_many(
+async def submit_offers(
     *,
     body: OfferBatchIn,
     who: PrincipalDep,
@@ -67,11 +67,11 @@ async def submit_many(
 
 @router.patch(
     "/{offer_id}",
-    **WRITE_ROUTE,
+    **write_route(CLOSED),
     response_model=OfferOut,
     summary="Re-price or resize",
 )
-async def change(
+async def update_offer(
     offer_id: ResourceId, body: OfferChange, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> OfferOut:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
@@ -80,11 +80,11 @@ async def change(
 
 @router.delete(
     "/{offer_id}",
-    **WRITE_ROUTE,
+    **write_route(CLOSED),
     response_model=OfferOut,
     summary="Withdraw",
 )
-async def withdraw(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:
+async def withdraw_offer(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OfferOut:
     seller_id = account_id_for(who, Scope.OFFERS_WRITE, Role.SELLER)
     return await service.withdraw(uow, seller_id=seller_id, offer_id=offer_id)
 
@@ -93,11 +93,10 @@ async def withdraw(offer_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) 
 async def list_offers(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    cursor: Cursor = None,
+    page: PageQueryDep,
 ) -> Page[OfferOut]:
     seller_id = account_id_for(who, Scope.READ, Role.SELLER)
-    return await service.page(uow, seller_id, limit=limit, cursor=cursor)
+    return await service.page(uow, seller_id, limit=page.limit, cursor=page.cursor)
 
 
 @router.get("/{offer_id}", response_model=OfferOut, summary="One of the seller's offers")

@@ -17,12 +17,50 @@ from gpux_contracts.offers import (
     Tier,
 )
 from gpux_gateway.domain.offers import pool_shown
-from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
+from gpux_gateway.entrypoints.schemas import (
+    Price,
+    Region,
+    Slug,
+    Strict,
+    amount,
+    examples,
+    examples_of,
+    from_row,
+    listing,
+)
 from gpux_gateway.offers.repository import OfferRow
+from gpux_gateway.reliability.repository import SellerReliability
+from gpux_gateway.reliability.schemas import OfferReliabilityOut, reliability_out
+
+OFFER_IN = {
+    "gpu": "h100-sxm",
+    "gpus": 8,
+    "price_per_gpu_hour": "2.49",
+    "currency": "USD",
+    "tier": "on_demand",
+    "billing": "second",
+    "region": "eu-north",
+    "available_until": "2025-09-01T00:00:00Z",
+    "interruptible_price_per_gpu_hour": "1.79",
+    "provisioning_timeout_seconds": 600,
+}
+"""An on-demand offer of 8 H100s that also sells them interruptible, as the examples show it."""
 
 
 class OfferIn(Strict):
     """A seller's offer of GPU-hours."""
+
+    model_config = examples(
+        OFFER_IN,
+        {
+            "gpu": "rtx-4090",
+            "gpus": 2,
+            "price_per_gpu_hour": "0.39",
+            "currency": "EUR",
+            "tier": "interruptible",
+            "billing": "hour",
+        },
+    )
 
     gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
     gpus: int = Field(ge=1, le=4096, description="How many GPUs are offered.")
@@ -59,11 +97,15 @@ class OfferIn(Strict):
 class OfferBatchIn(Strict):
     """Many offers in one request: accepted together or not at all."""
 
+    model_config = examples({"offers": examples_of(OfferIn)})
+
     offers: list[OfferIn] = Field(min_length=1, max_length=500)
 
 
 class OfferChange(Strict):
     """A new price, interruptible price or capacity for an offer (at least one)."""
+
+    model_config = examples({"price_per_gpu_hour": "2.29"}, {"gpus": 16})
 
     price_per_gpu_hour: Price | None = Field(
         default=None, description="The new price of the offer's `tier`."
@@ -90,6 +132,32 @@ STATUS_DESCRIPTION = (
 
 class OfferOut(BaseModel):
     """An offer as its seller sees it."""
+
+    model_config = examples(
+        {
+            "id": "01JWQY1TWRSQ9BRBPPDJ4A5T1C",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "capacity_gpus": 8,
+            "leased_gpus": 2,
+            "remaining_gpus": 6,
+            "price_per_gpu_hour": "2.49",
+            "interruptible_price_per_gpu_hour": "1.79",
+            "interruption_notice_seconds": 120,
+            "provisioning_timeout_seconds": 600,
+            "currency": "USD",
+            "tier": "on_demand",
+            "billing": "second",
+            "region": "eu-north",
+            "min_hours": None,
+            "available_until": "2025-09-01T00:00:00Z",
+            "status": "live",
+            "reason": None,
+            "reliability": examples_of(OfferReliabilityOut)[0],
+            "created_at": "2025-06-02T09:02:02Z",
+            "updated_at": "2025-06-02T09:41:17Z",
+        }
+    )
 
     id: str
     gpu: str
@@ -123,6 +191,11 @@ class OfferOut(BaseModel):
         description="Why it was rejected, or why the last change was refused (the offer then"
         " stands as it was)."
     )
+    reliability: OfferReliabilityOut = Field(
+        description="How the offer's leases and its seller's went: leases ready in time,"
+        " failed and reclaimed as billing counted them, and the rate they make (null until"
+        " something is counted; zeros before)."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -130,11 +203,14 @@ class OfferOut(BaseModel):
 class OfferBatchOut(BaseModel):
     """The offers a bulk request created, in request order."""
 
+    model_config = listing(OfferOut)
+
     items: list[OfferOut]
 
 
-def offer_out(row: OfferRow) -> OfferOut:
-    """The seller's view of a stored offer, its pool as the book last reported it."""
+def offer_out(row: OfferRow, record: SellerReliability) -> OfferOut:
+    """The seller's view of a stored offer, its pool as the book last reported it, with the
+    offer's and the seller's reliability from ``record``."""
     pool = pool_shown(
         gpus=row.gpus,
         remaining_gpus=row.remaining_gpus,
@@ -149,4 +225,5 @@ def offer_out(row: OfferRow) -> OfferOut:
         interruptible_price_per_gpu_hour=None if interruptible is None else amount(interruptible),
         capacity_gpus=pool.capacity_gpus,
         leased_gpus=pool.leased_gpus,
+        reliability=reliability_out(record, row.id),
     )

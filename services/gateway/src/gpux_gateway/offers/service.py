@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,7 @@ from gpux_gateway.offers.schemas import (
     OfferOut,
     offer_out,
 )
+from gpux_gateway.reliability.repository import SellerReliability
 from gpux_gateway.service.access import found
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
@@ -43,6 +45,18 @@ async def _submit(
     row = await uow.offers.add(command, uow.now)
     send(uow, OFFERS_COMMANDS, command.gpu, command, event_id)
     return row
+
+
+async def _record(
+    uow: GatewayUnitOfWork, seller_id: str, rows: Sequence[OfferRow]
+) -> SellerReliability:
+    """The seller's reliability and that of the offers ``rows`` are (one read)."""
+    return await uow.reliability.of_seller(seller_id, [row.id for row in rows])
+
+
+async def _out(uow: GatewayUnitOfWork, row: OfferRow) -> OfferOut:
+    """One offer as its seller sees it, with its reliability and the seller's."""
+    return offer_out(row, await _record(uow, row.seller_id, [row]))
 
 
 def _check(offer: OfferIn, at: tuple[str | int, ...], now: datetime) -> None:
@@ -68,7 +82,7 @@ async def submit(uow: GatewayUnitOfWork, *, seller_id: str, offer: OfferIn, once
 
     async def make() -> tuple[int, dict[str, Any]]:
         row = await _submit(uow, seller_id, offer, command_id(seller_id, once.key, "offer"))
-        return 202, offer_out(row).model_dump(mode="json")
+        return 202, (await _out(uow, row)).model_dump(mode="json")
 
     return await run_once(uow, once, make)
 
@@ -85,7 +99,8 @@ async def submit_many(
             await _submit(uow, seller_id, offer, command_id(seller_id, once.key, f"offer.{i}"))
             for i, offer in enumerate(batch.offers)
         ]
-        out = OfferBatchOut(items=[offer_out(row) for row in rows])
+        record = await _record(uow, seller_id, rows)
+        out = OfferBatchOut(items=[offer_out(row, record) for row in rows])
         return 202, out.model_dump(mode="json")
 
     return await run_once(uow, once, make)
@@ -131,7 +146,7 @@ async def change(
         interruptible_price_per_gpu_hour=interruptible,
     )
     _command(uow, row, command)
-    return offer_out(row)
+    return await _out(uow, row)
 
 
 async def withdraw(uow: GatewayUnitOfWork, *, seller_id: str, offer_id: str) -> OfferOut:
@@ -140,16 +155,18 @@ async def withdraw(uow: GatewayUnitOfWork, *, seller_id: str, offer_id: str) -> 
     _command(
         uow, row, OfferWithdrawalRequested(offer_id=offer_id, seller_id=seller_id, gpu=row.gpu)
     )
-    return offer_out(row)
+    return await _out(uow, row)
 
 
 async def page(
     uow: GatewayUnitOfWork, seller_id: str, *, limit: int, cursor: str | None
 ) -> Page[OfferOut]:
-    """A page of the seller's offers, in id order."""
-    return id_page(await uow.offers.page(seller_id, cursor, limit + 1), limit, offer_out)
+    """A page of the seller's offers, in id order, each with its reliability and the seller's."""
+    rows = await uow.offers.page(seller_id, cursor, limit + 1)
+    record = await _record(uow, seller_id, rows)
+    return id_page(rows, limit, lambda row: offer_out(row, record))
 
 
 async def get(uow: GatewayUnitOfWork, seller_id: str, offer_id: str) -> OfferOut:
     """One of the seller's offers; 404 for any other."""
-    return offer_out(await _own_offer(uow, seller_id, offer_id))
+    return await _out(uow, await _own_offer(uow, seller_id, offer_id))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
@@ -14,9 +12,10 @@ from gpux_gateway.entrypoints.dependencies import (
     GatewayDep,
     PrincipalDep,
     UnitOfWorkDep,
+    write_route,
 )
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
-from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId
+from gpux_gateway.entrypoints.schemas import Page, PageQueryDep, ResourceId
 from gpux_gateway.orders import service
 from gpux_gateway.orders.schemas import OrderDetailOut, OrderIn, OrderOut
 from gpux_gateway.service.access import account_id_for
@@ -30,7 +29,7 @@ router = APIRouter(prefix="/v1/orders", tags=["orders"])
     response_model=OrderOut,
     summary="Order GPUs (buyers)",
 )
-async def place(
+async def place_order(
     *,
     body: OrderIn,
     who: PrincipalDep,
@@ -48,11 +47,11 @@ async def place(
 
 @router.delete(
     "/{order_id}",
-    **WRITE_ROUTE,
+    **write_route((409, "The order is final already (`/problems/order-closed`)")),
     response_model=OrderOut,
     summary="Cancel the open rest",
 )
-async def cancel(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderOut:
+async def cancel_order(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) -> OrderOut:
     buyer_id = account_id_for(who, Scope.ORDERS_WRITE, Role.BUYER)
     return await service.cancel(uow, buyer_id=buyer_id, order_id=order_id)
 
@@ -61,11 +60,10 @@ async def cancel(order_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep) ->
 async def list_orders(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    cursor: Cursor = None,
+    page: PageQueryDep,
 ) -> Page[OrderOut]:
     buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
-    return await service.page(uow, buyer_id, limit=limit, cursor=cursor)
+    return await service.page(uow, buyer_id, limit=page.limit, cursor=page.cursor)
 
 
 @router.get(

@@ -45,6 +45,8 @@ class OrderRow:
     """The interrupted lease this order re-buys, if it does."""
     ssh_key_ids: Sequence[str] = ()
     """The buyer's SSH keys its leases get (empty: all the buyer's keys when a lease opens)."""
+    min_reliability_bp: int | None = None
+    """The lowest seller reliability rate the order fills from, in basis points (None: any)."""
 
 
 @dataclass(frozen=True, slots=True)

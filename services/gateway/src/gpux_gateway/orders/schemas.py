@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, Field, StringConstraints, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from gpux_contracts.money import Currency, DecimalAmount
 from gpux_contracts.offers import BillingGranularity, Tier
 from gpux_contracts.orders import OrderStatus, OrderTier, OrderType, TimeInForce
-from gpux_gateway.entrypoints.schemas import Price, Region, Slug, Strict, amount, from_row
+from gpux_gateway.domain.reliability import shown_minimum
+from gpux_gateway.entrypoints.schemas import (
+    Price,
+    Region,
+    Slug,
+    Strict,
+    amount,
+    examples,
+    examples_of,
+    from_row,
+)
 from gpux_gateway.orders.repository import FillRow, OrderRow
+from gpux_gateway.reliability.schemas import Rate
+
+ORDER_ID = "01JWQY0PRGDP55WV50HQP4J00Y"
+"""An order's id, as the examples show it (its first lease is `<order id>:b1`)."""
 
 MAX_ORDER_SSH_KEYS = 10
 """The most SSH keys an order may name."""
@@ -19,9 +43,59 @@ MAX_ORDER_SSH_KEYS = 10
 SshKeyId = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z_-]{1,64}$")]
 """An SSH key's id, as registered."""
 
+MIN_RELIABILITY_PATTERN = r"^(0(\.[0-9]{1,4})?|1(\.0{1,4})?)$"
+"""A minimum reliability as published: a decimal string from 0 to 1, at most four places."""
+
+
+def _reliability_written(value: Any) -> Any:
+    """Refuse, with one clear message, a minimum that is no decimal string 0..1 of at most four
+    places (a JSON number, ``0.95000``, ``1.5``, ``5e-1``). The whole string must match: the
+    pattern's ``$`` alone would let a trailing newline through (``"0.95\\n"``)."""
+    if not isinstance(value, str) or not re.fullmatch(MIN_RELIABILITY_PATTERN, value):
+        raise PydanticCustomError(
+            "min_reliability",
+            "min_reliability must be a decimal string from 0 to 1 with at most four places,"
+            ' e.g. "0.95"',
+        )
+    return value
+
+
+MinReliability = Annotated[
+    DecimalAmount,
+    Field(ge=0, le=1, decimal_places=4),
+    BeforeValidator(_reliability_written),
+    WithJsonSchema(
+        {"type": "string", "pattern": MIN_RELIABILITY_PATTERN, "examples": ["0.95", "0.5"]}
+    ),
+]
+"""A seller reliability rate an order asks for at least: ``"0"`` to ``"1"``, four places."""
+
 
 class OrderIn(Strict):
     """A buyer's order for GPU-hours."""
+
+    model_config = examples(
+        {
+            "gpu": "h100-sxm",
+            "gpus": 2,
+            "type": "limit",
+            "max_price_per_gpu_hour": "2.60",
+            "currency": "USD",
+            "tier": "on_demand",
+            "hours": 24,
+            "time_in_force": "gtc",
+            "ssh_key_ids": ["01JWQYD4787JT40YXJSDW0GB9A"],
+            "min_reliability": "0.95",
+        },
+        {
+            "gpu": "rtx-4090",
+            "gpus": 1,
+            "type": "market",
+            "currency": "EUR",
+            "tier": "interruptible",
+            "rebuy_on_interruption": True,
+        },
+    )
 
     gpu: Slug = Field(description="Catalog id of the GPU model, e.g. `rtx-4090`.")
     gpus: int = Field(ge=1, le=4096, description="How many GPUs to rent.")
@@ -58,6 +132,13 @@ class OrderIn(Strict):
         " leases' sellers install (at most 10; an id twice counts once). Absent or empty: all"
         " the buyer's keys at the time each lease opens. A key not on the account is a 422.",
     )
+    min_reliability: MinReliability | None = Field(
+        default=None,
+        description="Fill only from sellers whose reliability rate (leases ready in time over"
+        " counted leases, as offers show it) is at least this: a decimal string from 0 to 1"
+        " with at most four places. A seller with no counted lease does not qualify. Absent:"
+        " any seller.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> OrderIn:
@@ -78,6 +159,34 @@ class OrderIn(Strict):
 
 class OrderOut(BaseModel):
     """An order as its buyer sees it."""
+
+    model_config = examples(
+        {
+            "id": ORDER_ID,
+            "gpu": "h100-sxm",
+            "gpus": 2,
+            "filled_gpus": 2,
+            "remaining_gpus": 0,
+            "type": "limit",
+            "max_price_per_gpu_hour": "2.60",
+            "currency": "USD",
+            "tier": "on_demand",
+            "region": None,
+            "hours": 24,
+            "time_in_force": "gtc",
+            "expires_at": None,
+            "status": "filled",
+            "reason": None,
+            "shortfall": None,
+            "shortfall_currency": None,
+            "rebuy_on_interruption": False,
+            "rebuy_of": None,
+            "ssh_key_ids": ["01JWQYD4787JT40YXJSDW0GB9A"],
+            "min_reliability": "0.9500",
+            "created_at": "2025-06-02T09:30:12Z",
+            "updated_at": "2025-06-02T09:30:13Z",
+        }
+    )
 
     id: str
     gpu: str
@@ -112,12 +221,31 @@ class OrderOut(BaseModel):
     ssh_key_ids: list[str] = Field(
         description="The SSH keys the buyer named for its leases (empty: all its keys)."
     )
+    min_reliability: Rate | None = Field(
+        description="The lowest seller reliability rate it fills from, four places (null: any"
+        " seller)."
+    )
     created_at: datetime
     updated_at: datetime
 
 
 class OrderFillOut(BaseModel):
     """One fill of an order: GPUs it got from one offer, at the resting side's price."""
+
+    model_config = examples(
+        {
+            "trade_id": f"{ORDER_ID}:b1",
+            "offer_id": "01JWQY1TWRSQ9BRBPPDJ4A5T1C",
+            "gpus": 2,
+            "price_per_gpu_hour": "2.49",
+            "currency": "USD",
+            "tier": "on_demand",
+            "billing": "second",
+            "hours": 24,
+            "executed_at": "2025-06-02T09:30:13Z",
+            "starts_at": None,
+        }
+    )
 
     trade_id: str = Field(description="Also the id of the lease the fill opened.")
     offer_id: str | None = Field(description="The offer it took.")
@@ -137,6 +265,8 @@ class OrderFillOut(BaseModel):
 class OrderDetailOut(OrderOut):
     """An order with its fills, oldest first."""
 
+    model_config = examples({**examples_of(OrderOut)[0], "fills": examples_of(OrderFillOut)})
+
     fills: list[OrderFillOut]
 
 
@@ -147,6 +277,7 @@ def order_out(row: OrderRow) -> OrderOut:
         OrderOut,
         row,
         ssh_key_ids=list(row.ssh_key_ids),
+        min_reliability=shown_minimum(row.min_reliability_bp),
         max_price_per_gpu_hour=None if price is None else amount(price),
         shortfall=None if shortfall is None else amount(shortfall),
     )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import GatewayDep, PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
-from gpux_gateway.entrypoints.schemas import Cursor, Page, ResourceId, problem_responses
+from gpux_gateway.entrypoints.schemas import Page, PageQueryDep, ResourceId, problem_responses
 from gpux_gateway.payouts import service
 from gpux_gateway.payouts.schemas import (
     NewPayout,
@@ -52,11 +50,10 @@ async def request_payout(
 async def list_payouts(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    cursor: Cursor = None,
+    page: PageQueryDep,
 ) -> Page[PayoutOut]:
     seller_id = account_id_for(who, Scope.READ, Role.SELLER)
-    return await service.page(uow, seller_id, limit=limit, cursor=cursor)
+    return await service.page(uow, seller_id, limit=page.limit, cursor=page.cursor)
 
 
 @router.get("/v1/payouts/{payout_id}", response_model=PayoutOut, summary="One payout")

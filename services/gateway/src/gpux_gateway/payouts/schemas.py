@@ -15,8 +15,18 @@ from gpux_contracts.payouts import (
     PayoutRejection,
     PayoutStatus,
 )
-from gpux_gateway.entrypoints.schemas import PRINTABLE, CreditAmount, Strict, amount, from_row
+from gpux_gateway.entrypoints.schemas import (
+    PRINTABLE,
+    CreditAmount,
+    Strict,
+    amount,
+    examples,
+    from_row,
+)
 from gpux_gateway.payouts.repository import PayoutRow
+
+PAYOUT_ID = "01JWQY4358V6PH2A4FXKQE30X5"
+DESTINATION = "IBAN DE89 3704 0044 0532 0130 00"
 
 Destination = Annotated[
     str,
@@ -35,6 +45,8 @@ Reference = Annotated[
 class NewPayout(Strict):
     """A payout of the seller's payable earnings in one currency."""
 
+    model_config = examples({"currency": "EUR", "amount": "500.00", "destination": DESTINATION})
+
     currency: Currency
     amount: CreditAmount = Field(
         description="At least `GPUX_PAYOUT_MINIMUM` (10.00 by default) and at most what the"
@@ -48,6 +60,21 @@ class NewPayout(Strict):
 
 class PayoutOut(BaseModel):
     """A seller's payout and where it is."""
+
+    model_config = examples(
+        {
+            "id": PAYOUT_ID,
+            "currency": "EUR",
+            "amount": "500.00",
+            "method": "manual",
+            "destination": DESTINATION,
+            "status": "pending",
+            "reason": None,
+            "reference": "manual",
+            "created_at": "2025-06-02T10:05:19Z",
+            "updated_at": "2025-06-02T10:05:20Z",
+        }
+    )
 
     id: str
     currency: Currency
@@ -70,17 +97,23 @@ class PayoutOut(BaseModel):
 class PayoutConfirmIn(Strict):
     """The admin's word that a pending payout's bank transfer was made."""
 
+    model_config = examples({"reference": "SEPA 2025-06-03 E2E-7Q4K2M9X"})
+
     reference: Reference = Field(description="The bank's reference of the transfer.")
 
 
 class PayoutRejectIn(Strict):
     """The admin's rejection of a pending payout (its amount goes back to the seller)."""
 
+    model_config = examples({"reason": "the IBAN does not match the account holder"})
+
     reason: Reference
 
 
 class PayoutDecisionAccepted(BaseModel):
     """A confirmation or rejection billing will apply."""
+
+    model_config = examples({"payout_id": PAYOUT_ID, "status": "confirm_requested"})
 
     payout_id: str
     status: str = Field(description="`confirm_requested` or `reject_requested`.")

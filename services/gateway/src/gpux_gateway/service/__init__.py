@@ -30,12 +30,14 @@ from gpux_contracts.orders import (
     TradeExecuted,
 )
 from gpux_contracts.payouts import PayoutStatusChanged
+from gpux_contracts.reliability import ReliabilityChanged
 from gpux_contracts.settlement import LeasesSettled, LedgerBatchPosted
 from gpux_contracts.topics import (
     BILLING_BALANCES,
     BILLING_LEASES,
     BILLING_LEDGER,
     BILLING_PAYOUTS,
+    BILLING_RELIABILITY,
     MARKET_TRADES,
     OFFERS_STATUS,
     ORDERS_BOOK,
@@ -43,7 +45,16 @@ from gpux_contracts.topics import (
     PRICING_OFFERS,
     Topic,
 )
-from gpux_gateway.service import balances, delivery, leases, ledger, offers, orders, payouts
+from gpux_gateway.service import (
+    balances,
+    delivery,
+    leases,
+    ledger,
+    offers,
+    orders,
+    payouts,
+    reliability,
+)
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 from gpux_platform.batches import Handler
 
@@ -65,4 +76,5 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[GatewayUnitOfWo
     BILLING_LEDGER: {LedgerPosted: ledger.on_posted, LedgerBatchPosted: ledger.on_batch_posted},
     BILLING_BALANCES: {BalanceChanged: balances.on_changed},
     BILLING_PAYOUTS: {PayoutStatusChanged: payouts.on_status_changed},
+    BILLING_RELIABILITY: {ReliabilityChanged: reliability.on_changed},
 }

@@ -18,6 +18,7 @@ from gpux_contracts.leases import LeaseEndReason
 from gpux_contracts.money import Currency, canonical, from_micros
 from gpux_contracts.orders import OrderPlaced, OrderTier, OrderType, TimeInForce
 from gpux_gateway.domain.rebuy import rebuy, rebuy_event_id
+from gpux_gateway.domain.reliability import shown_minimum
 from gpux_gateway.orders.repository import OrderRow
 from gpux_gateway.service.placing import place_order
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
@@ -25,7 +26,7 @@ from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
 
 def as_placed(row: OrderRow) -> OrderPlaced:
     """An order as its buyer placed it, from its view (a market order's cap that billing set
-    is not the buyer's: the order had none)."""
+    is not the buyer's: the order had none), with its minimum reliability."""
     price = None if row.cap_from_billing else row.max_price_micros
     wallet = row.wallet_currency
     return OrderPlaced(
@@ -44,6 +45,7 @@ def as_placed(row: OrderRow) -> OrderPlaced:
         wallet_currency=None if wallet is None else Currency(wallet),
         rebuy_on_interruption=row.rebuy_on_interruption,
         rebuy_of=row.rebuy_of,
+        min_reliability=shown_minimum(row.min_reliability_bp),
     )
 
 

@@ -15,6 +15,7 @@ from gpux_gateway.notifications.repository import AccountEventsRepository
 from gpux_gateway.offers.repository import OffersRepository
 from gpux_gateway.orders.repository import OrdersRepository
 from gpux_gateway.payouts.repository import PayoutsRepository
+from gpux_gateway.reliability.repository import ReliabilityRepository
 from gpux_gateway.service.idempotency import IdempotencyRepository
 from gpux_gateway.sessions.repository import SessionsRepository
 from gpux_gateway.ssh_keys.repository import SshKeysRepository
@@ -76,6 +77,11 @@ class GatewayUnitOfWork(UnitOfWork, Protocol):
     @property
     def payouts(self) -> PayoutsRepository:
         """Sellers' payouts."""
+        ...
+
+    @property
+    def reliability(self) -> ReliabilityRepository:
+        """Billing's reliability counts of offers and sellers."""
         ...
 
     @property

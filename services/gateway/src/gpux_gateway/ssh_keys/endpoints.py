@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from gpux_contracts.accounts import Role
@@ -13,8 +11,8 @@ from gpux_gateway.domain.access import Scope
 from gpux_gateway.entrypoints.dependencies import PrincipalDep, UnitOfWorkDep
 from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import (
-    Cursor,
     Page,
+    PageQueryDep,
     ResourceId,
     field_error,
     problem_responses,
@@ -50,11 +48,10 @@ async def create_ssh_key(
 async def list_ssh_keys(
     who: PrincipalDep,
     uow: UnitOfWorkDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    cursor: Cursor = None,
+    page: PageQueryDep,
 ) -> Page[SshKeyOut]:
     account_id = account_id_for(who, Scope.READ, Role.BUYER)
-    return await service.page(uow, account_id, limit=limit, cursor=cursor)
+    return await service.page(uow, account_id, limit=page.limit, cursor=page.cursor)
 
 
 @router.get("/me/ssh-keys/{key_id}", response_model=SshKeyOut, summary="One SSH public key")

@@ -7,12 +7,17 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from gpux_gateway.domain.ssh_keys import MAX_BYTES, SshKeyType
-from gpux_gateway.entrypoints.schemas import Name, Strict, from_row
+from gpux_gateway.entrypoints.schemas import Name, Strict, examples, from_row
 from gpux_gateway.ssh_keys.repository import SshKeyRow
+
+ED25519 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMdu1jOKYPexG8kYae0ZiMB5LVxX3cDRLmcSF+N+NV9e"
+"""An ed25519 public key, as the examples show it."""
 
 
 class NewSshKey(Strict):
     """A public key to register."""
+
+    model_config = examples({"name": "laptop", "public_key": f"{ED25519} me@laptop"})
 
     name: Name = "ssh key"
     public_key: str = Field(
@@ -28,6 +33,19 @@ class NewSshKey(Strict):
 
 class SshKeyOut(BaseModel):
     """A registered SSH public key."""
+
+    model_config = examples(
+        {
+            "id": "01JWQYD4787JT40YXJSDW0GB9A",
+            "name": "laptop",
+            "type": "ed25519",
+            "public_key": ED25519,
+            "fingerprint": "SHA256:r3zd+vZZAxPHpDtwtpStqDRa7DAEfOKIV5VAsN9LM4Q",
+            "bits": None,
+            "comment": "me@laptop",
+            "created_at": "2025-06-02T09:25:31Z",
+        }
+    )
 
     id: str
     name: str

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Request
-from sse_starlette.event import ServerSentEvent
+from fastapi import APIRouter, Depends, Request
 from sse_starlette.sse import EventSourceResponse
 
 from gpux_gateway.entrypoints.dependencies import AnonymousLimit
+from gpux_gateway.entrypoints.sse import LastEventId, event_stream
 from gpux_gateway.streams import service
 from gpux_gateway.streams.feed import PriceFeed
 
@@ -21,10 +21,6 @@ async def price_feed(request: Request) -> PriceFeed:
     return feed
 
 
-def _heartbeat() -> ServerSentEvent:
-    return ServerSentEvent(comment="ping")
-
-
 @router.get(
     "/prices",
     summary="Best-ask updates as server-sent events (`event: best_ask`)",
@@ -32,13 +28,9 @@ def _heartbeat() -> ServerSentEvent:
     response_class=EventSourceResponse,
     description=service.DESCRIPTION,
 )
-async def prices(
+async def stream_prices(
     feed: Annotated[PriceFeed, Depends(price_feed)],
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=45)] = None,
+    last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
     start = service.start_after(last_event_id)
-    return EventSourceResponse(
-        service.best_ask_events(feed, start),
-        ping=service.HEARTBEAT_S,
-        ping_message_factory=_heartbeat,
-    )
+    return event_stream(service.best_ask_events(feed, start), service.HEARTBEAT_S)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import NamedTuple, ParamSpec, TypeVar
@@ -132,7 +133,11 @@ class PriceFeed:
         listener = Listener(self._queue_size)
         self._listeners.add(listener)
         if self._following is None:
-            self._following = asyncio.create_task(self._follow(), name="price feed")
+            # A context of its own: it outlives the request that started it, whose id its
+            # log lines must not carry.
+            self._following = asyncio.create_task(
+                self._follow(), name="price feed", context=contextvars.Context()
+            )
         try:
             yield listener
         finally:

@@ -44,7 +44,9 @@ MISSED_PAGE = 1_000
 
 DESCRIPTION = (
     "Each `best_ask` event carries one book's quote (`gpu`, `tier`, `region`, `best`, `depth`,"
-    " `as_of`) and is sent only when that quote changed; its `id` is the stream position."
+    " `as_of`; the best ask's `seller_reliability`, each level's `reliability` and"
+    " `min_reliability`) and is sent only when that quote changed; its `id` is the stream"
+    " position."
     f" A comment line (`: ping`) is sent every {HEARTBEAT_S} s; the stream opens with"
     f" `retry: {RETRY_MS}`. A client that hears nothing for {CLIENT_SILENCE_S} s should"
     " reconnect after that delay with the `Last-Event-ID` header set to the last id it saw:"

@@ -12,7 +12,12 @@ from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import ResourceId
 from gpux_gateway.service.access import account_id_for, admin_only
 from gpux_gateway.wallets import service
-from gpux_gateway.wallets.schemas import BalanceOut, TopupAccepted, TopupConfirmAccepted, TopupIn
+from gpux_gateway.wallets.schemas import (
+    BalanceList,
+    TopupAccepted,
+    TopupConfirmAccepted,
+    TopupIn,
+)
 
 router = APIRouter(tags=["wallets"])
 
@@ -23,7 +28,7 @@ router = APIRouter(tags=["wallets"])
     response_model=TopupAccepted,
     summary="Top up the wallet (buyers); billing books it when the provider confirms",
 )
-async def top_up(
+async def create_topup(
     *,
     body: TopupIn,
     who: PrincipalDep,
@@ -37,7 +42,7 @@ async def top_up(
 
 @router.get(
     "/v1/accounts/me/balances",
-    response_model=list[BalanceOut],
+    response_model=BalanceList,
     summary="Available and held balance per currency",
     description=(
         "One item per currency the account's wallet has ever used (a currency never "
@@ -45,7 +50,7 @@ async def top_up(
         "once billing has booked it."
     ),
 )
-async def balances(who: PrincipalDep, gw: GatewayDep) -> list[BalanceOut]:
+async def list_balances(who: PrincipalDep, gw: GatewayDep) -> BalanceList:
     buyer_id = account_id_for(who, Scope.READ, Role.BUYER)
     return service.balances_out(await gw.balances.of_account(buyer_id))
 
@@ -57,7 +62,7 @@ async def balances(who: PrincipalDep, gw: GatewayDep) -> list[BalanceOut]:
     summary="Confirm a manual top-up's money arrived (admin)",
     tags=["admin"],
 )
-async def confirm(
+async def confirm_topup(
     topup_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> TopupConfirmAccepted:
     admin_only(who)

@@ -7,7 +7,9 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from gpux_contracts.money import Currency, DecimalAmount
-from gpux_gateway.entrypoints.schemas import CreditAmount, Strict
+from gpux_gateway.entrypoints.schemas import CreditAmount, Strict, examples, listing
+
+TOPUP_ID = "01JWQY8KP89STSWERR7MFT5XVN"
 
 
 class Provider(StrEnum):
@@ -22,6 +24,11 @@ class Provider(StrEnum):
 class TopupIn(Strict):
     """Load a wallet."""
 
+    model_config = examples(
+        {"amount": "250.00", "currency": "USD", "provider": "manual"},
+        {"amount": "25.00", "currency": "EUR", "provider": "dev"},
+    )
+
     amount: CreditAmount
     currency: Currency
     provider: Provider = Provider.MANUAL
@@ -29,6 +36,17 @@ class TopupIn(Strict):
 
 class TopupAccepted(BaseModel):
     """A top-up billing will book once its provider confirms it."""
+
+    model_config = examples(
+        {
+            "topup_id": TOPUP_ID,
+            "account_id": "01JWQXXABRF8P0H4WB1N5VPJMS",
+            "amount": "250.00",
+            "currency": "USD",
+            "provider": "manual",
+            "status": "requested",
+        }
+    )
 
     topup_id: str
     account_id: str
@@ -41,6 +59,8 @@ class TopupAccepted(BaseModel):
 class TopupConfirmAccepted(BaseModel):
     """A confirmation billing will apply (a top-up it does not know yet waits for it)."""
 
+    model_config = examples({"topup_id": TOPUP_ID, "status": "confirm_requested"})
+
     topup_id: str
     status: str = "confirm_requested"
 
@@ -48,6 +68,19 @@ class TopupConfirmAccepted(BaseModel):
 class BalanceOut(BaseModel):
     """One wallet of the account."""
 
+    model_config = examples(
+        {"currency": "USD", "available": "212.85", "held": "37.15"},
+        {"currency": "EUR", "available": "25.00", "held": "0.00"},
+    )
+
     currency: Currency
     available: DecimalAmount
     held: DecimalAmount = Field(description="Reserved for open orders and running leases.")
+
+
+class BalanceList(BaseModel):
+    """The account's wallets, one item per currency it has ever used."""
+
+    model_config = listing(BalanceOut)
+
+    items: list[BalanceOut]

@@ -13,7 +13,13 @@ from gpux_gateway.domain.idempotency import Once, Outcome
 from gpux_gateway.service.commands import command_id, send
 from gpux_gateway.service.idempotency import run_once
 from gpux_gateway.service.unit_of_work import GatewayUnitOfWork
-from gpux_gateway.wallets.schemas import BalanceOut, TopupAccepted, TopupConfirmAccepted, TopupIn
+from gpux_gateway.wallets.schemas import (
+    BalanceList,
+    BalanceOut,
+    TopupAccepted,
+    TopupConfirmAccepted,
+    TopupIn,
+)
 
 
 async def top_up(uow: GatewayUnitOfWork, *, buyer_id: str, body: TopupIn, once: Once) -> Outcome:
@@ -44,9 +50,13 @@ def confirm(uow: GatewayUnitOfWork, topup_id: str) -> TopupConfirmAccepted:
     return TopupConfirmAccepted(topup_id=topup_id)
 
 
-def balances_out(balances: list[BalanceChanged]) -> list[BalanceOut]:
+def balances_out(balances: list[BalanceChanged]) -> BalanceList:
     """Billing's balances as the account sees them."""
-    return [
-        BalanceOut(currency=b.currency, available=canonical(b.available), held=canonical(b.held))
-        for b in balances
-    ]
+    return BalanceList(
+        items=[
+            BalanceOut(
+                currency=b.currency, available=canonical(b.available), held=canonical(b.held)
+            )
+            for b in balances
+        ]
+    )

@@ -16,6 +16,7 @@ from gpux_gateway.entrypoints.idempotency import IdempotencyDep
 from gpux_gateway.entrypoints.schemas import (
     Cursor,
     Page,
+    PageQueryDep,
     ResourceId,
     field_error,
     problem_responses,
@@ -33,7 +34,6 @@ from gpux_gateway.webhooks.schemas import (
 )
 
 router = APIRouter(prefix="/v1/webhook-endpoints", tags=["webhooks"])
-Limit = Annotated[int, Query(ge=1, le=100)]
 PING_TIMEOUT_S = 10.0
 NO_STORE = "no-store"
 """The ``Cache-Control`` of an answer showing a secret."""
@@ -68,7 +68,7 @@ def _types(types: list[str]) -> tuple[str, ...]:
     response_model=WebhookEndpointWithSecret,
     summary="Add a webhook endpoint (its secret is shown once)",
 )
-async def create_endpoint(
+async def create_webhook_endpoint(
     *, body: NewWebhookEndpoint, who: PrincipalDep, gw: GatewayDep, idem: IdempotencyDep
 ) -> JSONResponse:
     account_id = _manager(who)
@@ -88,14 +88,14 @@ async def create_endpoint(
 
 
 @router.get("", response_model=Page[WebhookEndpointOut], summary="The account's webhook endpoints")
-async def list_endpoints(
-    who: PrincipalDep, uow: UnitOfWorkDep, limit: Limit = 50, cursor: Cursor = None
+async def list_webhook_endpoints(
+    who: PrincipalDep, uow: UnitOfWorkDep, page: PageQueryDep
 ) -> Page[WebhookEndpointOut]:
-    return await service.page(uow, _reader(who), limit=limit, cursor=cursor)
+    return await service.page(uow, _reader(who), limit=page.limit, cursor=page.cursor)
 
 
 @router.get("/{endpoint_id}", response_model=WebhookEndpointOut, summary="One webhook endpoint")
-async def get_endpoint(
+async def get_webhook_endpoint(
     endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> WebhookEndpointOut:
     return await service.get(uow, _reader(who), endpoint_id)
@@ -106,7 +106,7 @@ async def get_endpoint(
     response_model=WebhookEndpointOut,
     summary="Change a webhook endpoint (status enabled: re-enable it)",
 )
-async def update_endpoint(
+async def update_webhook_endpoint(
     endpoint_id: ResourceId,
     body: WebhookEndpointChange,
     who: PrincipalDep,
@@ -123,7 +123,7 @@ async def update_endpoint(
 
 
 @router.delete("/{endpoint_id}", status_code=204, summary="Delete a webhook endpoint")
-async def delete_endpoint(
+async def delete_webhook_endpoint(
     endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> Response:
     await service.delete(uow, _manager(who), endpoint_id)
@@ -135,7 +135,7 @@ async def delete_endpoint(
     response_model=WebhookEndpointWithSecret,
     summary="Replace the endpoint's signing secret (the new one is shown once)",
 )
-async def rotate_secret(
+async def rotate_webhook_secret(
     endpoint_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep, response: Response
 ) -> WebhookEndpointWithSecret:
     response.headers["Cache-Control"] = NO_STORE
@@ -147,13 +147,15 @@ async def rotate_secret(
     response_model=Page[WebhookDeliveryOut],
     summary="The endpoint's delivery log, newest first",
 )
-async def list_deliveries(
+async def list_webhook_deliveries(
     endpoint_id: ResourceId,
     who: PrincipalDep,
     uow: UnitOfWorkDep,
-    limit: Limit = 50,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Cursor = None,
 ) -> Page[WebhookDeliveryOut]:
+    # Its own query parameters, not ``PageQueryDep``: FastAPI would report a dependency's
+    # errors before the path's, and a bad ``endpoint_id`` stays the first problem named.
     return await service.deliveries(uow, _reader(who), endpoint_id, limit=limit, cursor=cursor)
 
 
@@ -164,7 +166,7 @@ async def list_deliveries(
     summary="Send a delivery again, now",
     responses=problem_responses((409, "The endpoint is disabled")),
 )
-async def redeliver(
+async def redeliver_webhook_delivery(
     endpoint_id: ResourceId, delivery_id: ResourceId, who: PrincipalDep, uow: UnitOfWorkDep
 ) -> WebhookDeliveryOut:
     return await service.redeliver(uow, _manager(who), endpoint_id, delivery_id)
@@ -175,7 +177,9 @@ async def redeliver(
     response_model=WebhookPingOut,
     summary="Send the endpoint a signed test event now, and see what it answered",
 )
-async def ping(endpoint_id: ResourceId, who: PrincipalDep, gw: GatewayDep) -> WebhookPingOut:
+async def ping_webhook_endpoint(
+    endpoint_id: ResourceId, who: PrincipalDep, gw: GatewayDep
+) -> WebhookPingOut:
     account_id = _manager(who)
     async with gw.unit_of_work() as uow:
         request = await service.ping_request(uow, account_id, endpoint_id)

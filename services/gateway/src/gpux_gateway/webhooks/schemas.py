@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 from gpux_gateway.domain.webhooks import MAX_EVENT_TYPES, MAX_URL_LENGTH
-from gpux_gateway.entrypoints.schemas import PRINTABLE, Strict, from_row
+from gpux_gateway.entrypoints.schemas import PRINTABLE, Strict, examples, examples_of, from_row
 from gpux_gateway.webhooks.repository import (
     AttemptRow,
     DeliveryRow,
@@ -16,6 +16,19 @@ from gpux_gateway.webhooks.repository import (
     EndpointRow,
     EndpointStatus,
 )
+
+ENDPOINT = {
+    "id": "01JWQY579G5VRMZR3ETG1K927V",
+    "url": "https://example.com/gpux/webhook",
+    "event_types": ["lease.ready", "lease.ended"],
+    "description": "lease alerts for the ops channel",
+    "status": "enabled",
+    "disabled_reason": None,
+    "failing_since": None,
+    "created_at": "2025-06-02T09:50:02Z",
+    "updated_at": "2025-06-02T09:50:02Z",
+}
+"""A webhook endpoint, as the examples show it."""
 
 Url = Annotated[str, StringConstraints(min_length=1, max_length=MAX_URL_LENGTH)]
 Description = Annotated[
@@ -36,6 +49,14 @@ EventTypes = Annotated[
 class NewWebhookEndpoint(Strict):
     """An endpoint to send the account's events to."""
 
+    model_config = examples(
+        {
+            "url": "https://example.com/gpux/webhook",
+            "event_types": ["lease.ready", "lease.ended"],
+            "description": "lease alerts for the ops channel",
+        }
+    )
+
     url: Url = Field(
         description="Where events are POSTed: https (http only in development), resolving to"
         " public addresses only.",
@@ -48,6 +69,8 @@ class NewWebhookEndpoint(Strict):
 class WebhookEndpointChange(Strict):
     """Changes to an endpoint; `status: enabled` re-enables a disabled one."""
 
+    model_config = examples({"status": "enabled"}, {"event_types": ["*"]})
+
     url: Url | None = None
     event_types: EventTypes | None = None
     description: Description | None = None
@@ -56,6 +79,8 @@ class WebhookEndpointChange(Strict):
 
 class WebhookEndpointOut(BaseModel):
     """A webhook endpoint (its secret is shown only at creation and rotation)."""
+
+    model_config = examples(ENDPOINT)
 
     id: str
     url: str
@@ -73,6 +98,10 @@ class WebhookEndpointOut(BaseModel):
 class WebhookEndpointWithSecret(WebhookEndpointOut):
     """A webhook endpoint with its signing secret: keep it, it is not shown again."""
 
+    model_config = examples(
+        {**ENDPOINT, "secret": "whsec_VJewG9KC3VJjSOcJXKaBJ34pcV6H2IiHZ48dwMRNiBs"}
+    )
+
     secret: str = Field(
         description="`whsec_…`: the key of the `Gpux-Signature` HMAC-SHA256; shown once."
     )
@@ -80,6 +109,23 @@ class WebhookEndpointWithSecret(WebhookEndpointOut):
 
 class WebhookAttemptOut(BaseModel):
     """One POST of a delivery."""
+
+    model_config = examples(
+        {
+            "n": 1,
+            "at": "2025-06-02T09:33:41Z",
+            "status": 503,
+            "error": None,
+            "duration_ms": 212,
+        },
+        {
+            "n": 2,
+            "at": "2025-06-02T09:34:11Z",
+            "status": 200,
+            "error": None,
+            "duration_ms": 48,
+        },
+    )
 
     n: int
     at: datetime
@@ -90,6 +136,22 @@ class WebhookAttemptOut(BaseModel):
 
 class WebhookDeliveryOut(BaseModel):
     """One event for one endpoint, and its attempts."""
+
+    model_config = examples(
+        {
+            "id": "01JWQY6BDR37EKRWM9CA8NWE4K",
+            "event_id": "01JWQY7FJ0ESS1V5BMENDQ7BCX",
+            "event_type": "lease.ready",
+            "status": "succeeded",
+            "attempts": 2,
+            "next_attempt_at": None,
+            "last_attempt_at": "2025-06-02T09:34:11Z",
+            "last_status": 200,
+            "last_error": None,
+            "created_at": "2025-06-02T09:33:41Z",
+            "history": examples_of(WebhookAttemptOut),
+        }
+    )
 
     id: str
     event_id: str
@@ -106,6 +168,16 @@ class WebhookDeliveryOut(BaseModel):
 
 class WebhookPingOut(BaseModel):
     """What a test ping got from the endpoint (sent at once, not queued, not retried)."""
+
+    model_config = examples(
+        {
+            "event_id": "01JWQYFCFR80N5F3X1KMS0PD3G",
+            "delivered": True,
+            "status": 204,
+            "error": None,
+            "duration_ms": 63,
+        }
+    )
 
     event_id: str
     delivered: bool = Field(description="The endpoint answered 2xx within the timeout.")

@@ -1,7 +1,8 @@
 """The pure matching engine: order books per GPU model and tier, price-time priority.
 
-No I/O and no clock reads: every command carries its time, FX rates come in as a command,
-and the same commands in the same order always give the same results (trade ids included).
+No I/O and no clock reads: every command carries its time, FX rates and sellers'
+reliability rates come in as commands, and the same commands in the same order always give
+the same results (trade ids included).
 Handlers (``gpux_matching.service``), persistence (``adapters``) and transport
 (``entrypoints``) live outside this package.
 """
@@ -16,6 +17,7 @@ from gpux_matching.domain.commands import (
     ReclaimLease,
     ReleaseLease,
     SetFx,
+    SetSellerReliability,
     WithdrawOffer,
     apply,
     books_changed,
@@ -84,6 +86,7 @@ __all__ = [
     "ReleaseLease",
     "Result",
     "SetFx",
+    "SetSellerReliability",
     "Side",
     "Tier",
     "TimeInForce",

@@ -7,7 +7,8 @@ interruptible lease for its seller. An arriving on-demand order preempts (``_tak
 after every free on-demand GPU within its limit, the interruptible leases of the pools whose
 on-demand price is within it, cheapest first, then the oldest pool, the newest lease of a
 pool first; each lease interrupted whole at the command's time plus the offer's notice,
-the order's trade starting then. This is the rare path; it may scan the book's pools.
+the order's trade starting then. An order with a minimum reliability preempts only leases
+of pools whose seller's rate meets it. This is the rare path; it may scan the book's pools.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gpux_matching.domain.book import GpuBook
 from gpux_matching.domain.entries import BidEntry, Lease, Notice, OfferEntry
 from gpux_matching.domain.planning import plan_for_bid
 from gpux_matching.domain.pools import Pools
+from gpux_matching.domain.reliability import UNRATED
 from gpux_matching.domain.results import Fill, Interruption, Result
 from gpux_matching.domain.state import offer_state
 from gpux_matching.domain.types import Reason, Side, Tier
@@ -150,7 +152,7 @@ class Capacity(Pools):
         """An on-demand taker ``bid`` (nothing filled yet) takes free on-demand GPUs within
         ``bound``, then preempts interruptible leases for the rest. False: a FOK order that
         cannot fill completely even so (nothing changed)."""
-        plan, total = plan_for_bid(bid, book.ask_sides[_ON_DEMAND], bound)
+        plan, total = plan_for_bid(bid, book.ask_sides[_ON_DEMAND], bound, self._reliability)
         victims = self._victims(bid, book, bound, bid.remaining - total, t)
         if fok and total + sum(v[3] for v in victims) < bid.remaining:
             return False
@@ -166,8 +168,9 @@ class Capacity(Pools):
         on-demand lease would start after the seller stopped offering."""
         if need <= 0:
             return []
-        rates = self._rates
+        rates, reliability = self._rates, self._reliability
         buyer, region, hours = bid.buyer_id, bid.region, bid.hours_or_max
+        minimum = bid.min_reliability_bp
         pools: list[tuple[int, int, OfferEntry, list[tuple[str, Lease]]]] = []
         for pool in list(book.preemptable):
             extra = self._extra(pool)
@@ -188,6 +191,7 @@ class Capacity(Pools):
                 or pool.seller_id == buyer
                 or pool.min_hours > hours
                 or (region is not None and pool.region != region)
+                or (minimum is not None and reliability.get(pool.seller_id, UNRATED) < minimum)
             ):
                 continue
             pools.append((key, pool.born, pool, leases))

@@ -2,8 +2,8 @@
 
 ``apply`` feeds one to an engine; it is the same as calling the method of the same name.
 ``encode_command`` / ``decode_command`` are the log's form of a command: its fields by name
-as JSON, instants as int epoch microseconds and FX rates as decimal strings, so a replay
-feeds the engine exactly what it was given.
+as JSON, instants as int epoch microseconds, FX rates as decimal strings and sellers'
+reliability rates and totals as ints, so a replay feeds the engine exactly what it was given.
 """
 
 from __future__ import annotations
@@ -95,6 +95,9 @@ class PlaceOrder(NamedTuple):
     hours: int | None = None
     time_in_force: str = TimeInForce.GTC
     expires_at: Instant | None = None
+    min_reliability_bp: int | None = None
+    """Fill only from sellers with a reliability rate at least this (basis points); None,
+    also a command logged before the reliability issue: any seller."""
 
 
 class CancelOrder(NamedTuple):
@@ -117,6 +120,17 @@ class SetFx(NamedTuple):
     rates: Mapping[str, object]
 
 
+class SetSellerReliability(NamedTuple):
+    """Sellers' reliability rates (``MatchingEngine.set_seller_reliability``)."""
+
+    now: Instant
+    rates_bp: Mapping[str, object]
+    """Seller id -> rate in basis points (0..10,000); sellers not named keep theirs."""
+    totals: Mapping[str, object] | None = None
+    """Seller id -> the total of leases its rate was counted over (absent, also in a command
+    logged before totals were: 0); a lower total than the engine holds is an older rate."""
+
+
 Command = (
     AddOffer
     | ChangeOffer
@@ -127,6 +141,7 @@ Command = (
     | CancelOrder
     | Expire
     | SetFx
+    | SetSellerReliability
 )
 """Anything an engine can be told."""
 
@@ -160,6 +175,7 @@ KINDS: dict[str, type[Any]] = {
     "cancel_order": CancelOrder,
     "expire": Expire,
     "set_fx": SetFx,
+    "set_seller_reliability": SetSellerReliability,
 }
 """Each command's kind as the log names it: the name of the engine method it calls."""
 _KIND_OF = {cls: kind for kind, cls in KINDS.items()}
@@ -172,6 +188,8 @@ def encode_command(command: Command) -> tuple[str, str]:
         if value is not None and not isinstance(value, int | str):
             if name == "rates":
                 body[name] = {c: str(rate) for c, rate in sorted(value.items())}
+            elif name in {"rates_bp", "totals"}:
+                body[name] = dict(sorted(value.items()))
             else:
                 raise TypeError(f"{name}: log only int instants, ints and strings")
     return _KIND_OF[type(command)], json.dumps(body, sort_keys=True)

@@ -8,6 +8,11 @@ An offer is a pool of GPUs sold in one or two legs (docs/CAPACITY.md): every fil
 of the pool, an exhausted offer stays in the engine's keeping, and GPUs come back with
 ``release_lease``; on-demand orders preempt interruptible leases (``capacity``).
 
+Sellers' reliability rates come in as a command (``set_seller_reliability``), like FX rates,
+each with the total it was counted over (a lower total than held is an older rate: ignored):
+an order with ``min_reliability_bp`` fills only from pools whose seller has a rate at least
+that high (``reliability``), in every place a region is checked.
+
 ``add_offer`` and ``place_order`` are the hot path (``bench/matching.py``, which calls them
 positionally, as the tests do): each is kept in one piece, the common case inline and the
 rare ones (validation, FOK, two sides at once, two legs, preemption) behind one test,
@@ -19,12 +24,13 @@ fill loops of ``fills``, carry the size and argument-count waivers of ruff and
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from gpux_matching.domain.book import BookSide
 from gpux_matching.domain.capacity import Capacity
 from gpux_matching.domain.entries import NO_HOURS, BidEntry, OfferEntry, PoolExtra
 from gpux_matching.domain.planning import plan_for_bid, plan_for_offer
+from gpux_matching.domain.reliability import UNRATED, newer, reliability_from, totals_from
 from gpux_matching.domain.results import (
     LevelChange,
     OfferUpdate,
@@ -70,6 +76,7 @@ _FOK = TimeInForce.FOK
 _FOK_UNFILLABLE = Reason.FOK_UNFILLABLE
 _GTD = TimeInForce.GTD
 _INVALID_FX_RATE = Reason.INVALID_FX_RATE
+_INVALID_RELIABILITY = Reason.INVALID_RELIABILITY
 _IOC = TimeInForce.IOC
 _MARKET = OrderType.MARKET
 _OFFER_REJECTED = OfferStatus.REJECTED
@@ -194,7 +201,7 @@ class MatchingEngine(Capacity):
                     live = side
                 else:  # bids of both the offer's tier and "any" pay it: merge (rare)
                     live = None
-                    plan, _ = plan_for_offer(offer, book.bid_sides[tier], -key)
+                    plan, _ = plan_for_offer(offer, book.bid_sides[tier], -key, self._reliability)
                     self._fill_from_bids(offer, plan, book, t)
                     break
         if live is not None:
@@ -300,11 +307,13 @@ class MatchingEngine(Capacity):
         hours: int | None = None,
         time_in_force: str = TimeInForce.GTC,
         expires_at: Instant | None = None,
+        min_reliability_bp: int | None = None,
     ) -> Result:
         """A (funded) bid arrives: it takes the best compatible offers, then rests or ends.
 
         ``price_micros`` is a limit order's limit or a market order's optional cap, in
         ``currency``. Market orders never rest; ``expires_at`` only matters for GTD.
+        ``min_reliability_bp`` (0..10,000): only sellers with a rate at least this qualify.
         """
         t = now if type(now) is int else epoch_micros(now)
         busy = bool(self._expiry) and self._expiry[0][0] <= t
@@ -323,11 +332,12 @@ class MatchingEngine(Capacity):
             or currency not in rates
             or hours is not None
             or time_in_force == _GTD
+            or min_reliability_bp is not None
         ):  # the common case above is surely valid; anything else gets the full check
             reason = (
                 order_shape_problem(order_id in self._orders, tier, order_type, time_in_force, gpus)
                 or order_price_problem(order_type, price_micros, currency, rates)
-                or order_terms_problem(time_in_force, hours, expiry, t)
+                or order_terms_problem(time_in_force, hours, expiry, t, min_reliability_bp)
             )
             if reason is not None:
                 self._order_out.append(
@@ -341,6 +351,21 @@ class MatchingEngine(Capacity):
             bound = (
                 price_micros * rate if type(rate) is int else reference_price(price_micros, rate)
             )
+        # The bid's entry as the rare paths and a resting remainder build it: one tuple, cheaper
+        # than a call per command.
+        fields = (
+            order_id,
+            buyer_id,
+            gpu,
+            tier,
+            price_micros or 0,
+            currency,
+            gpus,
+            region,
+            hours,
+            None,  # expires_at: set when it rests
+            min_reliability_bp,
+        )
         seq = self._seq = self._seq + 1
         book = self._books.get(gpu) or self._book(gpu)
         sides = book.ask_sides[tier]
@@ -348,9 +373,7 @@ class MatchingEngine(Capacity):
         bid = None
         filled = 0
         if tier == _ON_DEMAND and book.preemptable:  # may preempt interruptible leases (rare)
-            bid = BidEntry(
-                order_id, buyer_id, gpu, tier, price_micros or 0, currency, gpus, region, hours
-            )
+            bid = BidEntry(*fields)
             if not self._take_preempting(bid, book, bound, fok, t):
                 self._order_out.append(
                     OrderUpdate(order_id, _ORDER_CANCELLED, gpus, 0, 0, gpus, _FOK_UNFILLABLE)
@@ -367,10 +390,8 @@ class MatchingEngine(Capacity):
                     continue
                 # FOK, or offers of both tiers within the bound (merged): plan first (rare).
                 live = None
-                bid = BidEntry(
-                    order_id, buyer_id, gpu, tier, price_micros or 0, currency, gpus, region, hours
-                )
-                plan, total = plan_for_bid(bid, sides, bound)
+                bid = BidEntry(*fields)
+                plan, total = plan_for_bid(bid, sides, bound, self._reliability)
                 if total < gpus and fok:
                     break
                 self._fill_from_offers(bid, plan, book, t)
@@ -379,7 +400,16 @@ class MatchingEngine(Capacity):
         if live is not None:
             hours_or_max = NO_HOURS if hours is None else hours
             filled = self._take_offers(
-                live, bound, order_id, buyer_id, hours, hours_or_max, region, gpus, t
+                live,
+                bound,
+                order_id,
+                buyer_id,
+                hours,
+                hours_or_max,
+                region,
+                gpus,
+                t,
+                min_reliability_bp,
             )
         elif fok and filled < gpus:
             self._order_out.append(
@@ -409,9 +439,7 @@ class MatchingEngine(Capacity):
             )
         else:
             if bid is None:
-                bid = BidEntry(
-                    order_id, buyer_id, gpu, tier, price_micros or 0, currency, gpus, region, hours
-                )
+                bid = BidEntry(*fields)
                 bid.filled = filled
                 bid.remaining = remaining
                 bid.taken = len(self._fills)  # every fill of this command is this bid's
@@ -486,7 +514,39 @@ class MatchingEngine(Capacity):
         self._rates.update(parsed)
         if changed:
             self._rerank(changed)
-            self._uncross(t)
+            self._uncross(t, self._orders.values())
+        return self._finish(None)
+
+    def set_seller_reliability(
+        self,
+        rates_bp: Mapping[str, object],
+        *,
+        now: Instant,
+        totals: Mapping[str, object] | None = None,
+    ) -> Result:
+        """Merge sellers' reliability rates (seller id -> basis points, 0..10,000), each
+        counted over ``totals[seller]`` leases (absent: 0); a seller's rate counted over
+        fewer leases than the one held is older and ignored (counts only grow). When a rate
+        rose (or is new), fill any bid with a minimum that now qualifies for an offer it
+        reaches (highest bid first; at the offer's price). A rate that fell only keeps
+        orders with a minimum away from that seller's pools from now on."""
+        t = self._begin(now)
+        parsed = reliability_from(rates_bp)
+        counted = None if parsed is None else totals_from(totals or {}, parsed)
+        if parsed is None or counted is None:
+            return self._finish(_INVALID_RELIABILITY)
+        known, held = self._reliability, self._reliability_totals
+        rose = False
+        for seller, rate in parsed.items():
+            total = counted.get(seller, 0)
+            if not newer(total, held.get(seller, 0)):
+                continue
+            rose = rose or rate > known.get(seller, UNRATED)
+            known[seller] = rate
+            if total:
+                held[seller] = total
+        if rose:
+            self._uncross(t, [b for b in self._orders.values() if b.min_reliability_bp is not None])
         return self._finish(None)
 
     # Matching -------------------------------------------------------------------------------
@@ -508,13 +568,15 @@ class MatchingEngine(Capacity):
                         b.key = -reference_price(b.price_micros, rates[b.currency])
                     bid_side.rebuild(bids)
 
-    def _uncross(self, t: int) -> None:
-        """After an FX move, resting bids take the offers they now reach, best bid first."""
-        for bid in sorted(self._orders.values(), key=PRIORITY):
+    def _uncross(self, t: int, bids: Iterable[BidEntry]) -> None:
+        """After an FX move (or a seller's rate rose), these resting bids take the offers
+        they now reach, best bid first."""
+        reliability = self._reliability
+        for bid in sorted(bids, key=PRIORITY):
             if self._orders.get(bid.order_id) is not bid:
                 continue
             book = self._books[bid.gpu]
-            plan, total = plan_for_bid(bid, book.ask_sides[bid.tier], -bid.key)
+            plan, total = plan_for_bid(bid, book.ask_sides[bid.tier], -bid.key, reliability)
             if not plan:
                 continue
             self._fill_from_offers(bid, plan, book, t)

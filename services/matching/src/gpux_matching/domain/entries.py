@@ -155,6 +155,9 @@ class BidEntry:
     region: str | None
     hours: int | None
     expires_at: int | None = None
+    min_reliability_bp: int | None = None
+    """Fill only from pools whose seller's rate is at least this (``reliability``); None:
+    from any seller."""
     filled: int = field(init=False, default=0)
     remaining: int = field(init=False, default=0)
     hours_or_max: int = field(init=False, default=NO_HOURS)

@@ -1,7 +1,9 @@
 """Filling: one trade per resting entry, at the resting side's price.
 
 ``_take_offers`` / ``_take_bids`` walk one book side from its best level and fill as they go
-(the usual case: one side within the taker's bound, no FOK check needed). They inline depth
+(the usual case: one side within the taker's bound, no FOK check needed), passing over what
+the taker may not trade with (its own account, another region, minimum hours above the
+rental, a seller below a bid's minimum reliability, or without a rate). They inline depth
 bookkeeping, status updates and taking entries off the book: they run once per fill, the
 hottest code in the engine. ``_fill_from_offers`` / ``_fill_from_bids`` apply a plan made
 beforehand (FOK, takers that meet two sides at once, re-priced offers, FX moves).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from gpux_matching.domain.book import BookSide, GpuBook
 from gpux_matching.domain.entries import BidEntry, OfferEntry
+from gpux_matching.domain.reliability import UNRATED
 from gpux_matching.domain.results import Fill, OfferUpdate, OrderUpdate
 from gpux_matching.domain.state import EngineState, new_tuple
 from gpux_matching.domain.types import OfferStatus, OrderStatus, Side, Tier
@@ -48,9 +51,11 @@ class Filling(EngineState):
         region: str | None,
         need: int,
         t: int,
+        minimum: int | None = None,
     ) -> int:
         """A new bid (no fills yet) takes compatible offers of ``side`` in price-time order
         while their key is at most ``bound``; returns the GPUs filled (trade ids count from 1).
+        ``minimum``: the bid's minimum reliability (None: any seller).
         """
         fills, out, depth, touched = self._fills, self._offer_out, self._depth, self._touched
         keys, levels = side.keys, side.levels
@@ -69,6 +74,10 @@ class Filling(EngineState):
                     offer.seller_id == buyer_id
                     or offer.min_hours > hours_or_max
                     or (region is not None and offer.region != region)
+                    or (
+                        minimum is not None
+                        and self._reliability.get(offer.seller_id, UNRATED) < minimum
+                    )
                 ):
                     continue
                 have = offer.remaining
@@ -168,6 +177,10 @@ class Filling(EngineState):
                     bid.buyer_id == seller_id
                     or min_hours > bid.hours_or_max
                     or (bid.region is not None and bid.region != region)
+                    or (
+                        (minimum := bid.min_reliability_bp) is not None
+                        and self._reliability.get(seller_id, UNRATED) < minimum
+                    )
                 ):
                     continue
                 have = bid.remaining

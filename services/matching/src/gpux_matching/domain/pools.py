@@ -71,7 +71,7 @@ class Pools(Filling):
                 sides = book.bid_sides[leg.tier]
             else:  # an on-demand leg with an interruptible twin leaves "any" bids to it
                 sides = (book.bids[_ON_DEMAND],)
-            plan, _ = plan_for_offer(leg, sides, -leg.key)
+            plan, _ = plan_for_offer(leg, sides, -leg.key, self._reliability)
             if plan:
                 self._fill_from_bids(leg, plan, book, t)
         for leg in legs:

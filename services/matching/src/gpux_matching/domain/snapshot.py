@@ -8,7 +8,11 @@ Format 2 (capacity) keeps every offer's pool, exhausted ones included: its legs,
 interruptions and pending claims. Format 1 (before capacity) is still read: its offers were
 live, each in its own tier; what they had sold becomes the pool's "legacy" leased GPUs.
 A pool's ``provisioning_s`` came later within format 2: a snapshot without it reads as 0
-(ready at the lease's start, what every offer was before).
+(ready at the lease's start, what every offer was before). So did sellers' reliability
+rates and a bid's ``min_reliability_bp``: a snapshot without them reads as no rate known and
+no minimum (what every bid was before); and later the totals those rates were counted over
+(``reliability_totals``): a snapshot without them reads as total 0 for each rate, which any
+rate with a total replaces.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ BID_FIELDS = (
     "expires_at",
     "seq",
     "taken",
+    "min_reliability_bp",
 )
 """The fields of ``bid_to_plain``, in order: what a capture copies of each resting bid."""
 
@@ -201,6 +206,8 @@ def bid_to_plain(bid: BidEntry) -> Plain:
 
 def bid_from_plain(data: Plain) -> BidEntry:
     """The inverse of ``bid_to_plain`` (the book key is set by the engine)."""
+    if "min_reliability_bp" not in data:  # taken before the reliability issue: no minimum
+        data = {**data, "min_reliability_bp": None}
     bid = BidEntry(*_BID_ARGS(data))
     _restore_counters(bid, data, "filled")
     return bid
@@ -220,6 +227,10 @@ class Capture(NamedTuple):
 
     seq: int
     rates: dict[str, int | str]
+    reliability: dict[str, int]
+    """Each rated seller's rate in basis points, by seller id."""
+    reliability_totals: dict[str, int]
+    """The total each seller's rate was counted over, by seller id (none: 0)."""
     offers: list[tuple[Any, ...]]
     """``offer_row`` of each offer the book keeps, in no particular order."""
     orders: list[tuple[Any, ...]]
@@ -253,6 +264,8 @@ def snapshot_from(capture: Capture) -> Plain:
         "format": FORMAT,
         "seq": capture.seq,
         "rates": dict(capture.rates),
+        "reliability": dict(capture.reliability),
+        "reliability_totals": dict(capture.reliability_totals),
         "offers": [offer_row_to_plain(r) for r in sorted(capture.offers, key=_OFFER_SEQ)],
         "orders": [bid_row_to_plain(r) for r in sorted(capture.orders, key=_BID_SEQ)],
     }
@@ -272,7 +285,13 @@ def json_parts(capture: Capture, chunk: int = CHUNK) -> Iterator[str]:
     Joined, the pieces parse to ``snapshot_from(capture)`` except for the order of offers and
     orders (as captured, not by sequence): ``restore`` sorts them itself.
     """
-    head = {"format": FORMAT, "seq": capture.seq, "rates": capture.rates}
+    head = {
+        "format": FORMAT,
+        "seq": capture.seq,
+        "rates": capture.rates,
+        "reliability": capture.reliability,
+        "reliability_totals": capture.reliability_totals,
+    }
     yield json.dumps(head)[:-1] + ', "offers": ['
     for name, rows, to_plain in (
         ("offers", capture.offers, offer_row_to_plain),

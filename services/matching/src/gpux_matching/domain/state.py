@@ -90,6 +90,8 @@ class EngineState:
         "_orders",
         "_pushes",
         "_rates",
+        "_reliability",
+        "_reliability_totals",
         "_seq",
         "_touched",
     )
@@ -99,6 +101,10 @@ class EngineState:
         if parsed is None:
             raise ValueError("FX rates must be positive ints or Decimals")
         self._rates: dict[str, Rate] = parsed
+        self._reliability: dict[str, int] = {}
+        """Each rated seller's rate in basis points (``set_seller_reliability``)."""
+        self._reliability_totals: dict[str, int] = {}
+        """The total each seller's rate was counted over (absent: 0, none given)."""
         self._books: dict[str, GpuBook] = {}
         self._offers: dict[str, OfferEntry] = {}
         self._orders: dict[str, BidEntry] = {}
@@ -122,6 +128,21 @@ class EngineState:
     def rates(self) -> dict[str, Rate]:
         """The FX rates in force (reference micro-units per unit of each currency)."""
         return dict(self._rates)
+
+    @property
+    def reliability(self) -> dict[str, int]:
+        """Each rated seller's reliability rate in basis points (absent: unrated)."""
+        return dict(self._reliability)
+
+    @property
+    def reliability_totals(self) -> dict[str, int]:
+        """The total of leases each seller's rate was counted over (absent: 0, none given)."""
+        return dict(self._reliability_totals)
+
+    def holds_minimums(self) -> bool:
+        """Whether any resting bid has a minimum reliability (a linear scan: for the rare
+        moments a caller must know, not for every command)."""
+        return any(bid.min_reliability_bp is not None for bid in self._orders.values())
 
     def order(self, order_id: str) -> OrderUpdate | None:
         """A resting order's current state, or None if it is not on the book."""
@@ -187,6 +208,8 @@ class EngineState:
             "format": FORMAT,
             "seq": self._seq,
             "rates": {c: rate_to_plain(rate) for c, rate in sorted(self._rates.items())},
+            "reliability": dict(sorted(self._reliability.items())),
+            "reliability_totals": dict(sorted(self._reliability_totals.items())),
             "offers": [offer_to_plain(o) for o in sorted(self._offers.values(), key=_SEQ)],
             "orders": [bid_to_plain(b) for b in sorted(self._orders.values(), key=_SEQ)],
         }
@@ -197,6 +220,8 @@ class EngineState:
         return Capture(
             self._seq,
             {c: rate_to_plain(rate) for c, rate in sorted(self._rates.items())},
+            dict(sorted(self._reliability.items())),
+            dict(sorted(self._reliability_totals.items())),
             list(map(offer_row, self._offers.values())),
             list(map(bid_row, self._orders.values())),
         )
@@ -212,6 +237,8 @@ class EngineState:
         if kind not in {FORMAT, FORMAT_BEFORE_CAPACITY}:
             raise ValueError(f"unknown snapshot format: {kind!r}")
         engine = cls({c: rate_from_plain(v) for c, v in snapshot["rates"].items()})
+        engine._reliability.update(snapshot.get("reliability", {}))  # absent: none known yet
+        engine._reliability_totals.update(snapshot.get("reliability_totals", {}))  # absent: 0
         engine._restore_offers(snapshot["offers"], legacy=kind == FORMAT_BEFORE_CAPACITY)
         rates = engine._rates
         for bid in sorted((bid_from_plain(d) for d in snapshot["orders"]), key=_SEQ):

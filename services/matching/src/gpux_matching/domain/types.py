@@ -88,6 +88,8 @@ class Reason(StrEnum):
     """An interruption notice below 120 s or above 86,400 s."""
     INVALID_PROVISIONING_TIMEOUT = "invalid_provisioning_timeout"
     """A provisioning timeout other than 0 below 60 s or above 86,400 s."""
+    INVALID_MIN_RELIABILITY = "invalid_min_reliability"
+    """An order's minimum seller reliability that is not an int of 0..10,000 basis points."""
     MISSING_EXPIRY = "missing_expiry"
     """A GTD order without ``expires_at``."""
     EXPIRED_ON_ARRIVAL = "expired_on_arrival"
@@ -102,6 +104,9 @@ class Reason(StrEnum):
     """Reclaim of an on-demand lease, or of one already being interrupted."""
     INVALID_FX_RATE = "invalid_fx_rate"
     """An FX rate that is not a positive int or Decimal."""
+    INVALID_RELIABILITY = "invalid_reliability"
+    """A seller's reliability rate that is not an int of 0..10,000 basis points, or a total
+    that is not an int >= 0 or names a seller without a rate in the command."""
     CANCEL_REQUESTED = "cancel_requested"
     """Ending: the buyer cancelled the remainder."""
     UNFILLED_REMAINDER = "unfilled_remainder"

@@ -15,6 +15,7 @@ from gpux_contracts.offers import (
     MIN_PROVISIONING_TIMEOUT_SECONDS,
 )
 from gpux_contracts.offers import Tier as OfferTier
+from gpux_matching.domain.reliability import valid_bp
 from gpux_matching.domain.types import OrderType, Reason, Tier, TimeInForce
 from gpux_matching.domain.units import Rate
 
@@ -23,6 +24,7 @@ _DUPLICATE_ID = Reason.DUPLICATE_ID
 _EXPIRED_ON_ARRIVAL = Reason.EXPIRED_ON_ARRIVAL
 _GTD = TimeInForce.GTD
 _INVALID_HOURS = Reason.INVALID_HOURS
+_INVALID_MIN_RELIABILITY = Reason.INVALID_MIN_RELIABILITY
 _INVALID_ORDER_TYPE = Reason.INVALID_ORDER_TYPE
 _INVALID_PRICE = Reason.INVALID_PRICE
 _INVALID_QUANTITY = Reason.INVALID_QUANTITY
@@ -140,11 +142,18 @@ def order_price_problem(
 
 
 def order_terms_problem(
-    time_in_force: str, hours: int | None, expires_at: int | None, now: int
+    time_in_force: str,
+    hours: int | None,
+    expires_at: int | None,
+    now: int,
+    min_reliability_bp: int | None = None,
 ) -> Reason | None:
-    """The first of a new order's last rejections (rental hours, expiry), or None."""
+    """The first of a new order's last rejections (rental hours, minimum reliability,
+    expiry), or None."""
     if hours is not None and hours < 1:
         return _INVALID_HOURS
+    if min_reliability_bp is not None and not valid_bp(min_reliability_bp):
+        return _INVALID_MIN_RELIABILITY
     if time_in_force == _GTD:
         if expires_at is None:
             return _MISSING_EXPIRY

@@ -10,9 +10,9 @@ batch (up to ``MAX_RECORDS`` records: what the consumer has when it wakes) is sp
 each partition applies its records under its lock through units of work
 (``gpux_platform.batches.BatchHandler``: one unit for the lot unless one fails, which is split
 down to the bad record); the offsets are committed once, after every unit committed.
-``fx.rates`` is read whole by every instance, without a group (``FxFeed``);
-``market.sessions`` keeps a group of its own (its state goes to the database, shared by every
-instance).
+``fx.rates`` and ``billing.reliability`` are read whole by every instance, without a group
+(``FxFeed``, ``ReliabilityFeed``); ``market.sessions`` keeps a group of its own (its state
+goes to the database, shared by every instance).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from aiokafka import ConsumerRebalanceListener, ConsumerRecord, TopicPartition
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
@@ -33,7 +34,8 @@ from faststream.kafka import KafkaRouter
 
 from gpux_contracts.events import Envelope, EventCodec, Payload, decode_or_none
 from gpux_contracts.fx import RatePublished
-from gpux_contracts.topics import FX_RATES, MARKET_SESSIONS, Topic
+from gpux_contracts.reliability import ReliabilityChanged
+from gpux_contracts.topics import BILLING_RELIABILITY, FX_RATES, MARKET_SESSIONS, Topic
 from gpux_matching.service import BOOK_HANDLERS, SESSION_HANDLERS
 from gpux_matching.service.partitions import Partitions
 from gpux_matching.service.unit_of_work import BookUnitOfWork, MatchingUnitOfWork
@@ -56,6 +58,7 @@ BookHandlers = Mapping[type[Payload], Handler[BookUnitOfWork]]
 Input = tuple[Topic, EventCodec[Any], BookHandlers]
 """A book input's topic, its codec and its handlers."""
 SESSIONS_GROUP = "matching.market.sessions"
+P = TypeVar("P", bound=Payload)
 
 
 class Ownership(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka is untyped
@@ -80,6 +83,7 @@ def matching_router(
     router = KafkaRouter()
     subscribe_book(router, settings, partitions)
     subscribe_fx(router, settings, partitions)
+    subscribe_reliability(router, settings, partitions)
     subscribe_batches(
         router,
         settings,
@@ -87,6 +91,30 @@ def matching_router(
         batch=BatchHandler(MARKET_SESSIONS, SESSION_HANDLERS, sessions_unit),
     )
     return router
+
+
+@dataclass(frozen=True, slots=True)
+class Feed(Generic[P]):
+    """A topic every instance reads whole, and how its subscriber is documented."""
+
+    topic: Topic
+    payload: type[P]
+    title: str
+    description: str
+
+
+FX_FEED = Feed(
+    FX_RATES,
+    RatePublished,
+    "matching-fx-feed",
+    "Every instance reads all FX rates; each owned partition logs them.",
+)
+RELIABILITY_FEED = Feed(
+    BILLING_RELIABILITY,
+    ReliabilityChanged,
+    "matching-reliability-feed",
+    "Every instance reads all sellers' reliability; owned partitions log it.",
+)
 
 
 class Run(NamedTuple):
@@ -193,24 +221,63 @@ def subscribe_book(router: KafkaRouter, settings: GpuxSettings, partitions: Part
 
 def subscribe_fx(router: KafkaRouter, settings: GpuxSettings, partitions: Partitions) -> None:
     """Every instance reads all FX rates; each partition held logs the ones that change it."""
-    codec: EventCodec[Any] = EventCodec(RatePublished)
 
-    async def on_rate(record: ConsumerRecord) -> None:
-        envelope = decode_or_none(codec, record.value or b"", log)
-        if partitions.fx.apply(None if envelope is None else envelope.payload, record.offset):
+    async def on_rate(rate: RatePublished | None, record: ConsumerRecord) -> None:
+        if partitions.fx.apply(rate, record.offset):
             await partitions.rates_changed()
 
-    subscribe_whole(
-        router,
-        [settings.topic(FX_RATES)],
-        title="matching-fx-feed",
-        description="Every instance reads all FX rates; each owned partition logs them.",
-        handle=on_rate,
-    )
+    subscribe_feed(router, settings, FX_FEED, on_rate)
 
 
 async def load_fx_end(settings: GpuxSettings, partitions: Partitions) -> None:
     """Tell the FX feed where ``fx.rates`` ends now, so it knows when its rates are current."""
-    topic = settings.topic(FX_RATES)
-    ends = await end_offsets(settings, [topic])
-    partitions.fx.set_end(ends.get((topic, 0), 0))
+    partitions.fx.set_end((await feed_ends(settings, FX_FEED)).get(0, 0))
+
+
+def subscribe_reliability(
+    router: KafkaRouter, settings: GpuxSettings, partitions: Partitions
+) -> None:
+    """Every instance reads all sellers' reliability counts; a change wakes the loop that logs
+    the new rates in each partition held (``loops.run_reliability``), so the records of one
+    fetch cost one command per partition, not one each."""
+
+    async def on_counts(counts: ReliabilityChanged | None, record: ConsumerRecord) -> None:
+        if partitions.reliability.apply(counts, record.partition, record.offset):
+            partitions.reliability_arrived()
+
+    subscribe_feed(router, settings, RELIABILITY_FEED, on_counts)
+
+
+async def load_reliability_end(settings: GpuxSettings, partitions: Partitions) -> None:
+    """Tell the reliability feed where each partition of ``billing.reliability`` ends now."""
+    partitions.reliability.set_ends(await feed_ends(settings, RELIABILITY_FEED))
+
+
+def subscribe_feed(
+    router: KafkaRouter,
+    settings: GpuxSettings,
+    feed: Feed[P],
+    on_payload: Callable[[P | None, ConsumerRecord], Awaitable[None]],
+) -> None:
+    """A feed every instance reads whole (no group, from the earliest offset): each record's
+    payload (None when it cannot be read) goes to ``on_payload``."""
+    codec: EventCodec[P] = EventCodec(feed.payload)
+
+    async def on_record(record: ConsumerRecord) -> None:
+        envelope = decode_or_none(codec, record.value or b"", log)
+        await on_payload(None if envelope is None else envelope.payload, record)
+
+    subscribe_whole(
+        router,
+        [settings.topic(feed.topic)],
+        title=feed.title,
+        description=feed.description,
+        handle=on_record,
+    )
+
+
+async def feed_ends(settings: GpuxSettings, feed: Feed[Any]) -> dict[int, int]:
+    """Where each partition of a feed's topic ends now, by partition number."""
+    name = settings.topic(feed.topic)
+    ends = await end_offsets(settings, [name])
+    return {partition: end for (of, partition), end in ends.items() if of == name}

@@ -1,4 +1,5 @@
-"""Matching's timer: the expiry tick of every partition held."""
+"""Matching's loops: the expiry tick of every partition held, and sellers' new reliability
+rates logged in each of them as they arrive."""
 
 from __future__ import annotations
 
@@ -18,3 +19,10 @@ async def run_expiry(partitions: Partitions, interval_s: float) -> None:
     finally:
         with contextlib.suppress(Exception):
             await partitions.shutdown_snapshot()
+
+
+async def run_reliability(partitions: Partitions) -> None:
+    """Until cancelled: whenever sellers' rates changed, log them in every partition held
+    (what arrives while one round runs goes into the next)."""
+    while True:
+        await partitions.next_reliability()

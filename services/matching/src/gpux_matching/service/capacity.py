@@ -13,10 +13,11 @@ interrupted) is logged and dropped: the gateway checked it, so it is a race, not
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from gpux_contracts.capacity import LeaseReclaimRequested, LeaseReleased
 from gpux_contracts.events import Envelope
-from gpux_matching.domain import ReclaimLease, ReleaseLease, epoch_micros
+from gpux_matching.domain import ReclaimLease, ReleaseLease
 from gpux_matching.service.partition import execute
 from gpux_matching.service.unit_of_work import BookUnitOfWork
 
@@ -26,38 +27,46 @@ log = logging.getLogger("gpux.matching")
 async def on_released(uow: BookUnitOfWork, event: Envelope[LeaseReleased]) -> None:
     """Give an ended lease's GPUs back to its offer (nothing when the offer left the book)."""
     released = event.payload
-    if uow.partition.engine.pool(released.offer_id) is None:
-        log.debug(
-            "release of a lease on an offer off the book",
-            extra={"lease_id": released.lease_id, "offer_id": released.offer_id},
-        )
-        return
-    now = epoch_micros(uow.partition.clock.now())
-    command = ReleaseLease(
-        now=now, lease_id=released.lease_id, offer_id=released.offer_id, gpus=released.gpus
+    _on_pool(
+        uow,
+        event,
+        lambda now: ReleaseLease(
+            now=now, lease_id=released.lease_id, offer_id=released.offer_id, gpus=released.gpus
+        ),
+        level=logging.DEBUG,
+        off_book="release of a lease on an offer off the book",
+        refused="release of a lease the book does not hold",
     )
-    result = execute(uow, command, event)
-    if result.rejection is not None:
-        log.debug(
-            "release of a lease the book does not hold",
-            extra={"lease_id": released.lease_id, "reason": str(result.rejection)},
-        )
 
 
 async def on_reclaim_requested(uow: BookUnitOfWork, event: Envelope[LeaseReclaimRequested]) -> None:
     """Interrupt an interruptible lease for its seller, with the offer's notice."""
     reclaim = event.payload
-    if uow.partition.engine.pool(reclaim.offer_id) is None:
-        log.info(
-            "reclaim of a lease on an offer off the book",
-            extra={"lease_id": reclaim.lease_id, "offer_id": reclaim.offer_id},
-        )
+    _on_pool(
+        uow,
+        event,
+        lambda now: ReclaimLease(now=now, offer_id=reclaim.offer_id, lease_id=reclaim.lease_id),
+        level=logging.INFO,
+        off_book="reclaim of a lease on an offer off the book",
+        refused="reclaim refused by the book",
+    )
+
+
+def _on_pool(
+    uow: BookUnitOfWork,
+    event: Envelope[LeaseReleased] | Envelope[LeaseReclaimRequested],
+    command: Callable[[int], ReleaseLease | ReclaimLease],
+    *,
+    level: int,
+    off_book: str,
+    refused: str,
+) -> None:
+    """Apply a command about one lease of an offer's pool, made at the partition's clock;
+    an offer off the book, or a lease the book refuses, is logged at ``level`` and dropped."""
+    lease_id, offer_id = event.payload.lease_id, event.payload.offer_id
+    if uow.partition.engine.pool(offer_id) is None:
+        log.log(level, off_book, extra={"lease_id": lease_id, "offer_id": offer_id})
         return
-    now = epoch_micros(uow.partition.clock.now())
-    command = ReclaimLease(now=now, offer_id=reclaim.offer_id, lease_id=reclaim.lease_id)
-    result = execute(uow, command, event)
+    result = execute(uow, command(uow.partition.now_micros()), event)
     if result.rejection is not None:
-        log.info(
-            "reclaim refused by the book",
-            extra={"lease_id": reclaim.lease_id, "reason": str(result.rejection)},
-        )
+        log.log(level, refused, extra={"lease_id": lease_id, "reason": str(result.rejection)})

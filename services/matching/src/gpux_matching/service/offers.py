@@ -28,7 +28,7 @@ async def on_accepted(uow: BookUnitOfWork, event: Envelope[OfferAccepted]) -> No
 
 async def _plan_accepted(uow: BookUnitOfWork, accepted: OfferAccepted) -> Command | None:
     offer = accepted.offer
-    now = epoch_micros(uow.partition.clock.now())
+    now = uow.partition.now_micros()
     revision = await uow.offers.revision(offer.offer_id)
     price = to_micros(offer.price_per_gpu_hour)
     if accepted.revision == 1:
@@ -83,7 +83,5 @@ def add_command(offer: OfferSubmitted, now: int) -> AddOffer:
 async def on_withdrawn(uow: BookUnitOfWork, event: Envelope[OfferWithdrawn]) -> None:
     """Withdraw an offer that is on the book."""
     offer_id = event.payload.offer_id
-    if uow.partition.engine.offer(offer_id) is None:
-        return
-    now = epoch_micros(uow.partition.clock.now())
-    execute(uow, WithdrawOffer(now=now, offer_id=offer_id), event)
+    if uow.partition.engine.offer(offer_id) is not None:
+        execute(uow, WithdrawOffer(now=uow.partition.now_micros(), offer_id=offer_id), event)

@@ -20,6 +20,7 @@ from gpux_contracts.orders import (
     OrderStatus,
     OrderStatusChanged,
 )
+from gpux_contracts.reliability import min_reliability_bp
 from gpux_contracts.topics import ORDERS_STATUS
 from gpux_matching.domain import CancelOrder, PlaceOrder, epoch_micros
 from gpux_matching.service.partition import execute
@@ -45,10 +46,8 @@ async def on_funded(uow: BookUnitOfWork, event: Envelope[OrderFunded]) -> None:
 async def on_cancel_requested(uow: BookUnitOfWork, event: Envelope[OrderCancelRequested]) -> None:
     """Cancel an order's resting remainder (nothing to do when it no longer rests)."""
     order_id = event.payload.order_id
-    if uow.partition.engine.order(order_id) is None:
-        return
-    now = epoch_micros(uow.partition.clock.now())
-    execute(uow, CancelOrder(now=now, order_id=order_id), event)
+    if uow.partition.engine.order(order_id) is not None:
+        execute(uow, CancelOrder(now=uow.partition.now_micros(), order_id=order_id), event)
 
 
 def place_command(order: OrderPlaced, now: int) -> PlaceOrder:
@@ -68,6 +67,7 @@ def place_command(order: OrderPlaced, now: int) -> PlaceOrder:
         hours=order.hours,
         time_in_force=str(order.time_in_force),
         expires_at=None if order.expires_at is None else epoch_micros(order.expires_at),
+        min_reliability_bp=min_reliability_bp(order.min_reliability),
     )
 
 

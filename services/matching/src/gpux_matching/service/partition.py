@@ -13,8 +13,19 @@ logged to the partition meanwhile (a rebalance this one has not noticed yet), th
 refused, the engine is rebuilt from the database (latest snapshot + the log after it) and the
 batch runs again. A unit that rolls back leaves the engine dirty; it is rebuilt before the next
 unit. Every ``snapshot_every`` commands, after a commit and still under the lock, the state is
-captured and written in the background. Expiry and FX rates are commands of their own, logged
-with their ``now``, so a replay gives the same results.
+captured and written in the background. Expiry, FX rates and sellers' reliability rates are
+commands of their own, logged with their ``now``, so a replay gives the same results.
+
+Until the engine holds the sellers' current rates (since it was built, until the reliability
+feed was read to its end and its rates logged here: ``reliability_current``), nothing that
+could match an order with a minimum reliability runs (``awaits_reliability``: such an order,
+and while such orders rest, offers, changes, releases and FX moves wait), so no order with a
+minimum trades on a rate that was not the latest at start. Only a build from a log this
+instance did not write last (assignment, start, another instance logged meanwhile) makes the
+rates old again: a rebuild after one of its own units rolled back replays the rates it logged
+itself, so the batch's other units go on and the record that fails alone is set aside (were
+it otherwise, the halves of a split batch would wait for a catch-up that only a redelivery
+brings, and the batch would come back forever).
 """
 
 from __future__ import annotations
@@ -33,16 +44,20 @@ from gpux_contracts.topics import Topic
 from gpux_matching.domain import (
     AddOffer,
     Capture,
+    ChangeOffer,
     Command,
     Expire,
     MatchingEngine,
     PlaceOrder,
+    ReleaseLease,
     Result,
     SetFx,
+    SetSellerReliability,
     apply,
     epoch_micros,
     partition_of,
 )
+from gpux_matching.domain.reliability import newer
 from gpux_matching.service.publishing import Shown
 from gpux_matching.service.unit_of_work import BookUnitOfWork, CommandLog, PartitionStore
 from gpux_platform.batches import BatchHandler, Handler, Outcome, RetryLater
@@ -53,11 +68,15 @@ STALE_RETRIES = 5
 LEGACY = -1
 """The partition of what the single engine logged before the book was kept per partition."""
 
+_RATES = (SetFx, SetSellerReliability)
+"""The book's own commands that are always logged: what they set decides later matches."""
+
 log = logging.getLogger("gpux.matching")
 
 
 class NotYetError(RetryLater):
-    """An input that cannot be applied yet (its currency has no FX rate); retried later."""
+    """An input that cannot be applied yet (its currency has no FX rate, or the sellers'
+    rates are not current yet: ``Partition.awaits_reliability``); retried later."""
 
 
 class StaleError(RetryLater):
@@ -110,6 +129,8 @@ def execute(uow: BookUnitOfWork, command: Command, cause: Envelope[Any]) -> Resu
     part = uow.partition
     if isinstance(command, AddOffer | PlaceOrder) and command.currency not in part.engine.rates:
         raise NotYetError(f"no FX rate for {command.currency} yet")
+    if part.awaits_reliability(command):
+        raise NotYetError("sellers' reliability rates not current yet")
     result = part.apply(command)
     note(uow, command, result, cause)
     return result
@@ -166,17 +187,31 @@ class Partition:
         a unit does not publish a book's levels again unchanged. Forgotten at a rebuild
         (another instance may have published since), so the next unit publishes again."""
         self.snapshots = store.snapshots(number, self._snapshot_stored)
+        self.reliability_current = False
+        """The engine holds the sellers' latest rates known at start (``set_reliability``
+        since it was built from a log another instance may have written last; a rebuild
+        from the head this instance left keeps it)."""
+        self._minimums: bool | None = None
+        """Whether bids with a minimum reliability rest, while not current (None: not
+        looked at since the build). None can be placed meanwhile, so a False holds; a True
+        may outlive the last of them (cancelled, expired), which only waits longer."""
 
     # Recovery -------------------------------------------------------------------------------
 
     async def recover(self) -> None:
-        """Rebuild the engine from the database: latest snapshot, then the log after it."""
+        """Rebuild the engine from the database (latest snapshot, then the log after it), as
+        when the partition is assigned: the sellers' rates are to be caught up again."""
         async with self.lock:
+            self.reliability_current = False
             await self._rebuild()
 
     async def _rebuild(self) -> None:
+        """The engine from the database; the sellers' rates count as old again unless the
+        head is the one this instance left (then the log ends with what it logged itself:
+        the rates it had, or a unit of its own that rolled back changed nothing there)."""
         self._dirty = True
         self.shown = {}
+        self._minimums = None
         p = self.number
         # One consistent read: the snapshot, the log after it and the head of the same moment.
         async with self.store.reading() as commands:
@@ -189,6 +224,8 @@ class Partition:
                 seq, engine = await legacy_engine(commands, p, self.partitions)
                 snapshot_seq = 0  # a legacy start is stored as this partition's first snapshot
             logged = await commands.commands_after(p, seq)
+        if head != self._head:  # logged elsewhere since (or never built): rates may be old
+            self.reliability_current = False
         for _, command in logged:
             apply(engine, command)
         if logged:
@@ -241,6 +278,24 @@ class Partition:
                 self._dirty = True
                 raise StaleError(f"partition {self.number} was logged to elsewhere")
             yield uow
+
+    def awaits_reliability(self, command: Command) -> bool:
+        """Whether ``command`` must wait for the sellers' current rates: an order with a
+        minimum reliability, or, while such orders rest, what could fill them (an offer, a
+        change, a release, an FX move). False once ``reliability_current``."""
+        if self.reliability_current:
+            return False
+        if isinstance(command, PlaceOrder):
+            return command.min_reliability_bp is not None
+        if isinstance(command, AddOffer | ChangeOffer | ReleaseLease | SetFx):
+            if self._minimums is None:
+                self._minimums = self.engine.holds_minimums()
+            return self._minimums
+        return False
+
+    def now_micros(self) -> int:
+        """The partition's clock now, as the engine's instants go (epoch microseconds)."""
+        return epoch_micros(self.clock.now())
 
     def apply(self, command: Command) -> Result:
         """Apply a command to the engine; it is dirty until the unit commits."""
@@ -301,7 +356,7 @@ class Partition:
 
     async def tick(self) -> None:
         """Expire what is due now; logged only when something expired."""
-        await self._own_command(lambda: Expire(epoch_micros(self.clock.now())))
+        await self._own_command(lambda: Expire(self.now_micros()))
 
     async def set_rates(self, rates: Mapping[str, Decimal]) -> None:
         """Bring the engine to ``rates`` (the latest known), logged only when one differs."""
@@ -309,31 +364,60 @@ class Partition:
         def changed() -> Command | None:
             current = self.engine.rates
             diff = {c: r for c, r in rates.items() if current.get(c) != r}
-            return SetFx(epoch_micros(self.clock.now()), diff) if diff else None
+            if not diff:
+                return None
+            command = SetFx(self.now_micros(), diff)
+            return None if self.awaits_reliability(command) else command  # the next tick
 
         await self._own_command(changed)
 
-    async def _own_command(self, make: Callable[[], Command | None]) -> None:
+    async def set_reliability(
+        self, rates_bp: Mapping[str, int], totals: Mapping[str, int] | None = None
+    ) -> None:
+        """Bring the engine to the sellers' latest rates (basis points), each counted over
+        ``totals[seller]`` leases (absent: 0), logged only when one is newer than the
+        engine's (a rate or a total that differs, counted over at least as many); from
+        then on the engine is current (``reliability_current``). A seller the engine holds
+        counted over more (logged by another instance that had read further) keeps it."""
+        counted = totals or {}
+
+        def changed() -> Command | None:
+            rates, held = self.engine.reliability, self.engine.reliability_totals
+            diff: dict[str, int] = {}
+            for seller, rate in rates_bp.items():
+                total, was = counted.get(seller, 0), held.get(seller, 0)
+                if newer(total, was) and (rates.get(seller) != rate or total != was):
+                    diff[seller] = rate
+            if not diff:
+                return None
+            news = {s: counted[s] for s in diff if s in counted} or None
+            return SetSellerReliability(self.now_micros(), diff, news)
+
+        if await self._own_command(changed):
+            self.reliability_current = True
+
+    async def _own_command(self, make: Callable[[], Command | None]) -> bool:
         """Apply a command of the book's own (no input event) and log it if it changed
-        anything visible."""
+        anything visible; False when the engine may not reflect it (revoked, or fenced)."""
         async with self.lock:
             if self.revoked:
-                return
+                return False
             if self._dirty:
                 await self._rebuild()
             command = make()
             if command is None:
-                return
+                return True
             result = self.apply(command)
             visible = any(
                 (result.offers, result.orders, result.fills, result.levels, result.interruptions)
             )
-            if not visible and not isinstance(command, SetFx):  # a new rate is always logged
+            if not visible and not isinstance(command, _RATES):  # a new rate is always logged
                 self._dirty = False  # nothing visible changed: no need to log it
-                return
+                return True
             try:
                 async with self._fenced() as uow:
                     note(uow, command, result, None)
                     await uow.commit()
             except StaleError:
-                return  # dirty: the next command rebuilds first (the new state decides)
+                return False  # dirty: the next command rebuilds first (the new state decides)
+            return True

@@ -7,11 +7,19 @@ snapshot and log when Kafka gives it to this instance; ``revoke`` stops it once 
 flight is done. FX rates are not partitioned: every instance reads ``fx.rates`` whole, without a
 group (``FxFeed``), and each owned partition logs a ``SetFx`` command of its own whenever its
 engine's rates differ from the latest (on a new rate, after it was assigned, and at every expiry
-tick), so a replay of the partition's log alone gives the same results.
+tick), so a replay of the partition's log alone gives the same results. Sellers' reliability
+goes the same way: every instance reads ``billing.reliability`` whole (``ReliabilityFeed``) and
+each owned partition logs a ``SetSellerReliability`` with the rates, and the totals they
+were counted over, newer than its engine's (the engine keeps a seller's rate counted over
+more, so a lagging feed never steps one back): at the same moments as FX rates (and before
+them), before a batch of a partition rebuilt since from a log another instance wrote to
+(fenced), and whenever new ones arrived (``next_reliability``: a burst of records costs one
+command per partition, not one each).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -20,6 +28,7 @@ from gpux_contracts.events import Envelope, Payload
 from gpux_contracts.topics import Topic
 from gpux_matching.service.fx import FxFeed
 from gpux_matching.service.partition import Partition, RevokedError
+from gpux_matching.service.reliability import ReliabilityFeed
 from gpux_matching.service.unit_of_work import BookUnitOfWork, PartitionStore
 from gpux_platform.batches import Handler, Outcome
 from gpux_platform.clock import Clock
@@ -38,6 +47,8 @@ class Partitions:
         self.snapshot_every = snapshot_every
         self.partitions = partitions
         self.fx = FxFeed()
+        self.reliability = ReliabilityFeed()
+        self._reliability_arrived = asyncio.Event()
         self._parts: dict[int, Partition] = {}
         self._owned: set[int] | None = None
         """Partitions Kafka assigned (None until the first assignment: keep what runs)."""
@@ -79,7 +90,7 @@ class Partitions:
                 await part.recover()
                 self._parts[number] = part
             part.revoked = False
-            await self._catch_up_fx(part)
+            await self._catch_up(part)
         log.info("partitions assigned", extra={"partitions": sorted(numbers)})
 
     async def revoke(self, numbers: Iterable[int]) -> None:
@@ -110,7 +121,9 @@ class Partitions:
             if self._owned is None:
                 self._parts[number] = part
             await part.recover()
-            await self._catch_up_fx(part)
+            await self._catch_up(part)
+        elif not part.reliability_current:  # rebuilt since from another instance's log
+            await self._catch_up_reliability(part)
         try:
             return await part.consume(topic, events, handlers)
         except RevokedError:
@@ -124,6 +137,36 @@ class Partitions:
             except Exception as exc:  # the next tick tries again
                 log.warning("fx not applied", extra={"p": part.number, "error": repr(exc)})
 
+    def reliability_arrived(self) -> None:
+        """Sellers' rates changed in the feed (or it caught up): wake ``next_reliability``."""
+        self._reliability_arrived.set()
+
+    async def next_reliability(self) -> None:
+        """Wait until sellers' rates changed since the last wait, then log them in every
+        partition held (what arrived meanwhile goes in the same command)."""
+        await self._reliability_arrived.wait()
+        self._reliability_arrived.clear()
+        await self.reliability_changed()
+
+    async def reliability_changed(self) -> None:
+        """New sellers' rates: log them in every partition held (one failing does not stop
+        the others; the next tick tries again)."""
+        for part in list(self._parts.values()):
+            try:
+                await self._catch_up_reliability(part)
+            except Exception as exc:
+                log.warning("reliability not applied", extra={"p": part.number, "error": repr(exc)})
+
+    async def _catch_up(self, part: Partition) -> None:
+        """Sellers' rates, then FX rates, to the latest (an FX move may fill bids with a
+        minimum reliability: it waits for the sellers' rates)."""
+        await self._catch_up_reliability(part)
+        await self._catch_up_fx(part)
+
+    async def _catch_up_reliability(self, part: Partition) -> None:
+        if self.reliability.caught_up:
+            await part.set_reliability(self.reliability.rates(), self.reliability.totals())
+
     async def _catch_up_fx(self, part: Partition) -> None:
         if self.fx.caught_up:
             await part.set_rates(self.fx.rates())
@@ -132,7 +175,7 @@ class Partitions:
         """Per partition held: rates to the latest, then expire what is due now."""
         for part in list(self._parts.values()):
             try:
-                await self._catch_up_fx(part)
+                await self._catch_up(part)
                 await part.tick()
             except Exception as exc:  # a database error must not stop the other partitions
                 log.warning("expiry failed; retrying", extra={"p": part.number, "error": repr(exc)})

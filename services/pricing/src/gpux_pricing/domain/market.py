@@ -7,8 +7,8 @@ pool's free GPUs. An offer with no free GPU (exhausted) or off the market has no
 book; it comes back, in every tier, when the book reports it live with free GPUs again.
 Offers in different currencies are ranked by their value in the reference currency,
 computed when the offer (or a rate) changes. Each book keeps, for all regions and for each
-region it has seen, its price levels in order: a sorted list of prices with the GPUs and the
-offer ids at each. A change costs two binary searches and a list insert or delete
+region it has seen, its price levels in order: a sorted list of prices with the GPUs, the
+offer ids and the sellers at each. A change costs two binary searches and a list insert or delete
 (O(levels)) per leg; a quote reads the first levels only, never the whole book.
 ``quotes_from_scratch`` is the plain recomputation the incremental books must always equal.
 """
@@ -16,7 +16,7 @@ offer ids at each. A change costs two binary searches and a list insert or delet
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -37,10 +37,11 @@ BookKey = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class LiveOffer:
-    """One leg of an offer on the book as pricing sees it: its tier, its price in that tier,
-    and the offer's free GPUs (``remaining``)."""
+    """One leg of an offer on the book as pricing sees it: its seller, its tier, its price in
+    that tier, and the offer's free GPUs (``remaining``)."""
 
     offer_id: str
+    seller_id: str
     gpu: str
     tier: str
     region: str | None
@@ -52,10 +53,12 @@ class LiveOffer:
 
 @dataclass(frozen=True, slots=True)
 class Level:
-    """GPUs offered at one price (reference micro-units per GPU-hour)."""
+    """GPUs offered at one price (reference micro-units per GPU-hour), and by whom: the
+    distinct sellers of the offers at this price (their reliability is shown per level)."""
 
     reference_micros: int
     gpus: int
+    sellers: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +125,15 @@ def live_leg(
     except FxError:
         return None  # it was checked when accepted; without a rate it cannot be ranked
     return LiveOffer(
-        offer.offer_id, offer.gpu, tier, offer.region, price, offer.currency, free, reference
+        offer.offer_id,
+        offer.seller_id,
+        offer.gpu,
+        tier,
+        offer.region,
+        price,
+        offer.currency,
+        free,
+        reference,
     )
 
 
@@ -140,12 +151,14 @@ def _region_of(offer: LiveOffer) -> str:
 class _Ladder:
     """The price levels of one region (or of every region) of a book, cheapest first."""
 
-    __slots__ = ("_gpus", "_ids", "_prices")
+    __slots__ = ("_gpus", "_ids", "_prices", "_sellers")
 
     def __init__(self) -> None:
         self._prices: list[int] = []
         self._gpus: dict[int, int] = {}
         self._ids: dict[int, list[str]] = {}
+        self._sellers: dict[int, Counter[str]] = {}
+        """Per price, each seller's offers at it (a seller stays while one of them does)."""
 
     def add(self, offer: LiveOffer) -> None:
         price = offer.reference_micros
@@ -154,16 +167,22 @@ class _Ladder:
             insort(self._prices, price)
             ids = self._ids[price] = []
             self._gpus[price] = 0
+            self._sellers[price] = Counter()
         insort(ids, offer.offer_id)
         self._gpus[price] += offer.remaining
+        self._sellers[price][offer.seller_id] += 1
 
     def discard(self, offer: LiveOffer) -> None:
         price = offer.reference_micros
         ids = self._ids[price]
         del ids[bisect_left(ids, offer.offer_id)]
         self._gpus[price] -= offer.remaining
+        sellers = self._sellers[price]
+        sellers[offer.seller_id] -= 1
+        if not sellers[offer.seller_id]:
+            del sellers[offer.seller_id]
         if not ids:
-            del self._ids[price], self._gpus[price]
+            del self._ids[price], self._gpus[price], self._sellers[price]
             del self._prices[bisect_left(self._prices, price)]
 
     def best_id(self) -> str | None:
@@ -171,7 +190,9 @@ class _Ladder:
         return self._ids[self._prices[0]][0] if self._prices else None
 
     def depth(self, levels: int) -> tuple[Level, ...]:
-        return tuple(Level(p, self._gpus[p]) for p in self._prices[:levels])
+        return tuple(
+            Level(p, self._gpus[p], frozenset(self._sellers[p])) for p in self._prices[:levels]
+        )
 
 
 class Book:
@@ -371,8 +392,10 @@ def _scan(gpu: str, tier: str, region: str, offers: list[LiveOffer], depth_level
     if not offers:
         return Quote(gpu, tier, region, None, 0, ())
     levels: dict[int, int] = defaultdict(int)
+    sellers: dict[int, set[str]] = defaultdict(set)
     for offer in offers:
         levels[offer.reference_micros] += offer.remaining
-    depth = tuple(Level(p, levels[p]) for p in sorted(levels)[:depth_levels])
+        sellers[offer.reference_micros].add(offer.seller_id)
+    depth = tuple(Level(p, levels[p], frozenset(sellers[p])) for p in sorted(levels)[:depth_levels])
     best = min(offers, key=lambda o: (o.reference_micros, o.offer_id))
     return Quote(gpu, tier, region, best, depth[0].gpus, depth)

@@ -19,8 +19,10 @@ from gpux_contracts.offers import (
     OfferWithdrawalRequested,
 )
 from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.reliability import ReliabilityChanged
 from gpux_contracts.topics import (
     ACCOUNTS,
+    BILLING_RELIABILITY,
     CATALOG_GPUS,
     FX_RATES,
     MARKET_TRADES,
@@ -29,7 +31,7 @@ from gpux_contracts.topics import (
     Topic,
 )
 from gpux_platform.batches import Handler
-from gpux_pricing.service import fx, gpus, history, market, offers, sellers
+from gpux_pricing.service import fx, gpus, history, market, offers, reliability, sellers
 from gpux_pricing.service.unit_of_work import PricingUnitOfWork
 
 HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[PricingUnitOfWork]]] = {
@@ -43,5 +45,6 @@ HANDLERS_BY_TOPIC: Mapping[Topic, Mapping[type[Payload], Handler[PricingUnitOfWo
     },
     OFFERS_STATUS: {OfferStatusChanged: market.on_book_status},
     MARKET_TRADES: {TradeExecuted: history.on_trade_executed},
+    BILLING_RELIABILITY: {ReliabilityChanged: reliability.on_reliability_changed},
 }
 """Each topic pricing reads, with the handler of each payload class it carries."""

@@ -10,7 +10,8 @@ offer's change costs O(levels), never a recomputation of its book. A handler cha
 book and marks it; just before its unit of work commits, ``Books.flush`` turns each marked
 book into at most one ``best_ask.changed`` per quote (all regions, then each region), and
 only for a quote that differs from the one last sent: the compacted topic and the price
-stream carry states, not every step on the way.
+stream carry states, not every step on the way. Each quote shows its sellers' reliability
+(``domain.quotes``), the counts of every seller of the flushed books read in one query.
 
 Several pricing instances may hold the same book (a rebalance moves ``offers.status``
 partitions between them). Every unit that changes a book moves its version in the store, in
@@ -42,13 +43,14 @@ from gpux_pricing.domain.market import (
     live_legs,
     tiers_of,
 )
-from gpux_pricing.domain.quotes import best_ask_payload, same_state
+from gpux_pricing.domain.quotes import SellerCounts, best_ask_payload, same_state, sellers_of
 from gpux_pricing.service.outgoing import PRODUCER, message
 from gpux_pricing.service.unit_of_work import (
     BookVersionRepository,
     OfferRepository,
     PricingUnitOfWork,
     RateRepository,
+    ReliabilityRepository,
 )
 
 
@@ -103,12 +105,14 @@ class Books:
         offers: OfferRepository,
         versions: BookVersionRepository,
         rates: RateRepository,
+        reliability: ReliabilityRepository,
         now: Callable[[], datetime],
     ) -> None:
         self._cache = cache
         self._offers = offers
         self._versions = versions
         self._rates = rates
+        self._reliability = reliability
         self._now = now
         self._held = False
         self._touched: set[BookKey] = set()
@@ -144,15 +148,22 @@ class Books:
         now = self._now()
         rates = await self._rates.table()
         self._bumped = await self._versions.bump(list(self._dirty))
-        messages: list[Outgoing] = []
-        for key, cause in self._dirty.items():
+        quoted: list[tuple[BookKey, Mapping[str, BestAskChanged], list[Quote]]] = []
+        for key in self._dirty:
             previous = self._cache.published.get(key, {})
-            known = previous
+            known: Mapping[str, BestAskChanged] = previous
             if self._cache.versions.get(key) != self._bumped[key] - 1:
                 await self._load(key)  # changed by another instance meanwhile
                 known = {}  # what it sent is not known here: send every quote
-            for quote in self._quotes(key, previous):
-                payload = best_ask_payload(quote, rates, now)
+            quoted.append((key, known, self._quotes(key, previous)))
+        # Read after the bump: a unit that changed these sellers' counts and holds one of
+        # these books has committed by now (service.reliability).
+        counts = await self._counts(q for _, _, quotes in quoted for q in quotes)
+        messages: list[Outgoing] = []
+        for key, known, quotes in quoted:
+            cause = self._dirty[key]
+            for quote in quotes:
+                payload = best_ask_payload(quote, rates, counts, now)
                 if not same_state(payload, known.get(quote.region)):
                     self._sent.append((key, payload))
                     messages.append(
@@ -171,15 +182,19 @@ class Books:
         await self._hold()
         now = self._now()
         rates = await self._rates.table()
-        quotes = []
+        quoted: list[tuple[BookKey, list[Quote]]] = []
         for key in books:
             await self.market(*key)
+            quoted.append((key, self._quotes(key, self._cache.published.get(key, {}))))
+        counts = await self._counts(q for _, quotes in quoted for q in quotes)
+        payloads = []
+        for key, quotes in quoted:
             sent = self._cache.published.setdefault(key, {})
-            for quote in self._quotes(key, sent):
-                payload = best_ask_payload(quote, rates, now)
+            for quote in quotes:
+                payload = best_ask_payload(quote, rates, counts, now)
                 sent[quote.region] = payload
-                quotes.append(payload)
-        return quotes
+                payloads.append(payload)
+        return payloads
 
     def committed(self) -> list[BestAskChanged]:
         """The unit committed: remember what it sent; returns those quotes."""
@@ -225,6 +240,13 @@ class Books:
         ranked = [live_leg(o, tier, left, rates, now) for o, left in held]
         self._cache.market.load(*key, [o for o in ranked if o is not None])
         self._cache.versions[key] = await self._versions.get(key)
+
+    async def _counts(self, quotes: Iterable[Quote]) -> SellerCounts:
+        """The counts of every seller these quotes show (one query)."""
+        sellers: set[str] = set()
+        for quote in quotes:
+            sellers |= sellers_of(quote)
+        return await self._reliability.of(sorted(sellers)) if sellers else {}
 
     def _quotes(self, key: BookKey, previous: Mapping[str, BestAskChanged]) -> list[Quote]:
         # A region quoted before but unknown to the book as loaded still gets its (empty) quote.

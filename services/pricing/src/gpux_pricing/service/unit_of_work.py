@@ -15,6 +15,7 @@ from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_contracts.orders import TradeExecuted
 from gpux_contracts.prices import BestAskChanged
+from gpux_contracts.reliability import ReliabilityCounts
 from gpux_platform.unit_of_work import UnitOfWork
 from gpux_pricing.domain.candles import Candle, CandleKey, Interval, Rolled, Snapshot
 from gpux_pricing.domain.fx import Rate, RateTable
@@ -24,6 +25,7 @@ from gpux_pricing.domain.validation import Band, SellerView
 if TYPE_CHECKING:
     from gpux_pricing.service.history import HistoryMarks
     from gpux_pricing.service.market import Books
+    from gpux_pricing.service.reliability import ReliabilityChanges
 
 
 class KnownOffer(NamedTuple):
@@ -104,6 +106,26 @@ class OfferRepository(Protocol):
         """Every (gpu, tier) that ever had an offer that was not rejected."""
         ...
 
+    async def books_of_sellers(self, seller_ids: Sequence[str]) -> dict[str, list[BookKey]]:
+        """The books each of these sellers has an open offer in (not rejected, withdrawn or
+        expired: on a book now, or on its way there, or exhausted), in key order; a seller
+        with none is absent (one query)."""
+        ...
+
+
+class ReliabilityRepository(Protocol):
+    """Each seller's reliability counts (from ``billing.reliability``)."""
+
+    async def keep(self, counts: Mapping[str, ReliabilityCounts]) -> set[str]:
+        """Keep each seller's counts unless larger ones are held
+        (``gpux_contracts.reliability.supersedes``), in one statement; returns the sellers
+        whose held counts changed."""
+        ...
+
+    async def of(self, seller_ids: Sequence[str]) -> dict[str, ReliabilityCounts]:
+        """The counts held of these sellers; a seller with none is absent (one query)."""
+        ...
+
 
 class BookVersionRepository(Protocol):
     """A counter per book, moved by every unit that changes it, in any pricing instance.
@@ -176,9 +198,10 @@ class ReadModels(Protocol):
 class PricingUnitOfWork(UnitOfWork, Protocol):
     """The platform's unit of work (inbox, outbox, commit) with pricing's repositories.
 
-    ``books`` and ``history`` collect the books a unit changed; just before it commits, the
-    unit turns each into one ``best_ask.changed`` per quote that changed (outbox) and one
-    history snapshot, written to the read models once it committed.
+    ``books`` and ``history`` collect the books a unit changed (``reliability_changes`` marks
+    the books of the sellers whose counts it changed); just before it commits, the unit turns
+    each into one ``best_ask.changed`` per quote that changed (outbox) and one history
+    snapshot, written to the read models once it committed.
     """
 
     @property
@@ -199,6 +222,11 @@ class PricingUnitOfWork(UnitOfWork, Protocol):
     @property
     def offers(self) -> OfferRepository:
         """The offers pricing validated."""
+        ...
+
+    @property
+    def reliability(self) -> ReliabilityRepository:
+        """The sellers' reliability counts."""
         ...
 
     @property
@@ -224,6 +252,11 @@ class PricingUnitOfWork(UnitOfWork, Protocol):
     @property
     def history(self) -> HistoryMarks:
         """The books whose history changed in this unit."""
+        ...
+
+    @property
+    def reliability_changes(self) -> ReliabilityChanges:
+        """The sellers' counts this unit received, kept and their books marked at commit."""
         ...
 
     def now(self) -> datetime:

@@ -3,7 +3,8 @@
 Both units (``adapters.postgres`` and ``adapters.memory``) build their repositories, then
 ``PricingUnitSteps`` builds the books and the history marks on them; just before the store
 commits, the trades the unit staged are recorded and rolled into their candles (a statement
-each), the books the unit changed become their changed quotes (one ``best_ask.changed``
+each), the sellers' counts it staged are kept and their books marked (a statement and a
+query), the books the unit changed become their changed quotes (one ``best_ask.changed``
 each, in the outbox) and the histories it changed are read; once it committed, both go to
 the read models, once per unit. The mixin stands before the store's unit of work in the
 class's bases, so ``super()`` is that store (the platform's Memory- or PostgresUnitOfWork).
@@ -21,12 +22,14 @@ from gpux_pricing.domain.candles import Snapshot
 from gpux_pricing.domain.validation import Band
 from gpux_pricing.service.history import HistoryMarks
 from gpux_pricing.service.market import BookCache, Books
+from gpux_pricing.service.reliability import ReliabilityChanges
 from gpux_pricing.service.unit_of_work import (
     BookVersionRepository,
     CandleRepository,
     OfferRepository,
     RateRepository,
     ReadModels,
+    ReliabilityRepository,
     TradeRepository,
 )
 
@@ -38,10 +41,12 @@ class PricingUnitSteps:
     offers: OfferRepository
     book_versions: BookVersionRepository
     rates: RateRepository
+    reliability: ReliabilityRepository
     trades: TradeRepository
     candles: CandleRepository
     books: Books
     history: HistoryMarks
+    reliability_changes: ReliabilityChanges
 
     def _keep(
         self,
@@ -65,9 +70,13 @@ class PricingUnitSteps:
             offers=self.offers,
             versions=self.book_versions,
             rates=self.rates,
+            reliability=self.reliability,
             now=self.now,
         )
         self.history = HistoryMarks(trades=self.trades, candles=self.candles, rates=self.rates)
+        self.reliability_changes = ReliabilityChanges(
+            reliability=self.reliability, offers=self.offers, books=self.books
+        )
         self._histories = []
 
     def now(self) -> datetime:
@@ -79,9 +88,10 @@ class PricingUnitSteps:
         return self._band_for(gpu)
 
     async def commit(self) -> None:
-        """Record and roll the staged trades, queue the changed quotes, read the changed
-        histories, then commit."""
+        """Record and roll the staged trades, keep the staged sellers' counts, queue the
+        changed quotes, read the changed histories, then commit."""
         await self.history.flush()
+        await self.reliability_changes.flush()
         self.outbox.add(*await self.books.flush())
         self._histories = await self.history.snapshots()
         await cast(UnitOfWork, super()).commit()

@@ -19,6 +19,7 @@ from gpux_billing.adapters.memory.leases import MemoryLeases, Stored
 from gpux_billing.adapters.memory.ledger import MemoryLedger
 from gpux_billing.adapters.memory.payouts import MemoryPayouts
 from gpux_billing.adapters.memory.rates import MemoryRates
+from gpux_billing.adapters.memory.reliability import Counts, MemoryReliability
 from gpux_billing.adapters.memory.reports import MemoryPendingReports
 from gpux_billing.adapters.memory.wallets import MemoryWallets
 from gpux_billing.domain.fx import ToReference
@@ -50,6 +51,7 @@ class BillingState:
     rates: dict[Currency, ToReference] = field(default_factory=dict)
     best_asks: dict[Book, Quote] = field(default_factory=dict)
     payouts: dict[str, Payout] = field(default_factory=dict)
+    reliability: Counts = field(default_factory=Counts)
 
 
 class MemoryBillingUnitOfWork(MemoryUnitOfWork):
@@ -65,6 +67,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
     rates: MemoryRates
     best_asks: MemoryBestAsks
     payouts: MemoryPayouts
+    reliability: MemoryReliability
 
     def __init__(self, *, clock: Clock, rules: Rules | None = None) -> None:
         super().__init__(BillingState())
@@ -91,6 +94,7 @@ class MemoryBillingUnitOfWork(MemoryUnitOfWork):
         self.rates = MemoryRates(state.rates)
         self.best_asks = MemoryBestAsks(state.best_asks)
         self.payouts = MemoryPayouts(state.payouts)
+        self.reliability = MemoryReliability(state.reliability)
 
     async def claim(self, topic: str, events: Sequence[Envelope[Any]]) -> list[Envelope[Any]]:
         """Claim the events, then prepare them (locks, order funding, trades) as the

@@ -6,18 +6,14 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 
-import asyncpg
-
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.holds import Ask, Book, cheapest
 from gpux_contracts.money import Currency
 from gpux_contracts.prices import ALL_REGIONS, BestAskChanged
 
 
-class PostgresBestAsks:
+class PostgresBestAsks(PostgresRepository):
     """Best asks on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def record(self, change: BestAskChanged) -> None:
         """Keep a book's best ask unless a newer one is stored."""

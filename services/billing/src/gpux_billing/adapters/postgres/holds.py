@@ -7,6 +7,7 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.holds import Hold
 from gpux_contracts.money import Currency
 
@@ -24,6 +25,7 @@ def _hold(row: asyncpg.Record) -> Hold:
     )
 
 
+_GET = "SELECT * FROM billing.holds WHERE order_id = $1 FOR UPDATE"
 _GET_MANY = """
 SELECT * FROM billing.holds WHERE order_id = ANY($1::text[])
  ORDER BY order_id COLLATE "C" FOR UPDATE
@@ -58,18 +60,12 @@ def _row(hold: Hold, at: datetime) -> tuple[object, ...]:
     )
 
 
-class PostgresHolds:
+class PostgresHolds(PostgresRepository):
     """Holds on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def get(self, order_id: str) -> Hold | None:
         """The hold of an order, locked for this transaction, or None."""
-        row = await self.conn.fetchrow(
-            "SELECT * FROM billing.holds WHERE order_id = $1 FOR UPDATE", order_id
-        )
-        return None if row is None else _hold(row)
+        return await self._one(_GET, order_id, _hold)
 
     async def get_many(self, order_ids: Sequence[str]) -> dict[str, Hold]:
         """The holds of these orders (those that have one), locked in key order, one query."""

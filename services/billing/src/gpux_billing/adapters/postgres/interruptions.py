@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import asyncpg
-
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.interruptions import Pending
 from gpux_billing.domain.leases import Interruption
 from gpux_contracts.capacity import InterruptionCause
@@ -27,11 +26,8 @@ RETURNING lease_id, buyer_id, offer_id, seller_id, cause, noticed_at, interrupt_
 """
 
 
-class PostgresPendingInterruptions:
+class PostgresPendingInterruptions(PostgresRepository):
     """Pending interruptions on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def keep(self, pending: Pending) -> bool:
         """Keep an interruption for its lease; False when one is kept already (it stands)."""

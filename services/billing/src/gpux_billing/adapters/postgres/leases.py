@@ -16,6 +16,7 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.leases import Interruption, Lease, State, Terms, next_due
 from gpux_contracts.capacity import InterruptionCause
 from gpux_contracts.leases import LeaseEndReason, LeaseFailure
@@ -78,30 +79,29 @@ def _lease(row: asyncpg.Record) -> Lease:
     )
 
 
-_INSERT = """
-INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
+_GET = "SELECT * FROM billing.leases WHERE id = $1 FOR UPDATE"
+_COLUMNS = """id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
                             price_micros, currency, wallet_currency, billing, hours,
                             settle_every_s, started_at, ends_at, held_micros, next_due_at,
                             interrupt_at, interruption_cause, interruption_noticed_at,
-                            provisioning_deadline, ready_at)
+                            provisioning_deadline, ready_at"""
+"""The columns of a new lease, in the order of ``_row``."""
+_INSERT = f"""
+INSERT INTO billing.leases ({_COLUMNS})
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
         $19, $20, $21, $22, $23)
 ON CONFLICT (id) DO NOTHING
 RETURNING true
-"""
-_ADD_MANY = """
-INSERT INTO billing.leases (id, order_id, offer_id, buyer_id, seller_id, gpu, tier, gpus,
-                            price_micros, currency, wallet_currency, billing, hours,
-                            settle_every_s, started_at, ends_at, held_micros, next_due_at,
-                            interrupt_at, interruption_cause, interruption_noticed_at,
-                            provisioning_deadline, ready_at)
+"""  # noqa: S608 - the columns are ours, not input
+_ADD_MANY = f"""
+INSERT INTO billing.leases ({_COLUMNS})
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                      $7::text[], $8::int4[], $9::int8[], $10::text[], $11::text[], $12::text[],
                      $13::int4[], $14::int4[], $15::timestamptz[], $16::timestamptz[],
                      $17::int8[], $18::timestamptz[], $19::timestamptz[], $20::text[],
                      $21::timestamptz[], $22::timestamptz[], $23::timestamptz[])
 ON CONFLICT (id) DO NOTHING
-"""
+"""  # noqa: S608 - the columns are ours, not input
 _SAVE = """
 UPDATE billing.leases l SET period = u.period, charged_through = u.charged_through,
        charged_micros = u.charged, paid_micros = u.paid, fee_micros = u.fee,
@@ -128,11 +128,20 @@ def _ready_at(terms: Terms, state: State) -> datetime | None:
     return terms.started_at if state.provisioning_deadline is None else None
 
 
+def _interruption_columns(
+    interruption: Interruption | None,
+) -> tuple[datetime | None, str | None, datetime | None]:
+    """``interrupt_at``, ``interruption_cause`` and ``interruption_noticed_at`` (all None:
+    no interruption)."""
+    if interruption is None:
+        return None, None, None
+    return interruption.at, interruption.cause.value, interruption.noticed_at
+
+
 def _row(lease: Lease) -> tuple[object, ...]:
     """A new lease as ``_INSERT`` and ``_ADD_MANY`` take it (with its interruption, when the
     book's came before its trade)."""
     t, s = lease.terms, lease.state
-    interruption = s.interruption
     return (
         lease.id,
         lease.order_id,
@@ -152,16 +161,13 @@ def _row(lease: Lease) -> tuple[object, ...]:
         t.ends_at,
         s.held_micros,
         next_due(t, s),
-        None if interruption is None else interruption.at,
-        None if interruption is None else interruption.cause.value,
-        None if interruption is None else interruption.noticed_at,
+        *_interruption_columns(s.interruption),
         s.provisioning_deadline,
         _ready_at(t, s),
     )
 
 
 def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
-    interruption = s.interruption
     return (
         terms.lease_id,
         s.period,
@@ -176,9 +182,7 @@ def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
         s.ended_at,
         None if s.end_reason is None else s.end_reason.value,
         next_due(terms, s),
-        None if interruption is None else interruption.at,
-        None if interruption is None else interruption.cause.value,
-        None if interruption is None else interruption.noticed_at,
+        *_interruption_columns(s.interruption),
         terms.ends_at,
         _ready_at(terms, s),
         None if s.failure is None else s.failure.value,
@@ -186,11 +190,8 @@ def _state_row(terms: Terms, s: State) -> tuple[object, ...]:
     )
 
 
-class PostgresLeases:
+class PostgresLeases(PostgresRepository):
     """Leases on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def add(self, lease: Lease) -> bool:
         """Store a new lease; False when it exists already (a replayed trade)."""
@@ -224,10 +225,7 @@ class PostgresLeases:
 
     async def get(self, lease_id: str) -> Lease | None:
         """A lease, locked for this transaction, or None."""
-        row = await self.conn.fetchrow(
-            "SELECT * FROM billing.leases WHERE id = $1 FOR UPDATE", lease_id
-        )
-        return None if row is None else _lease(row)
+        return await self._one(_GET, lease_id, _lease)
 
     async def lock(self, lease_ids: Sequence[str]) -> None:
         """Lock these leases for this transaction, in key order: their ids first (an advisory

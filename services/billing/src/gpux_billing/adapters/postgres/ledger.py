@@ -21,6 +21,7 @@ from decimal import Decimal
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.audit import Audit, Discrepancy
 from gpux_billing.domain.ledger import (
     AccountKey,
@@ -195,11 +196,8 @@ def _key(row: asyncpg.Record) -> AccountKey:
     return AccountKey(row["owner"], Currency(row["currency"]), AccountKind(row["kind"]))
 
 
-class PostgresLedger:
+class PostgresLedger(PostgresRepository):
     """The ledger on one connection, inside its unit of work's transaction."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def post(self, transfer: Transfer, *, isolated: bool = False) -> Posted:
         """Post one transfer; an identical replay returns the stored original (``replayed``).
@@ -244,8 +242,7 @@ class PostgresLedger:
 
     async def get(self, transfer_id: str) -> Transfer | None:
         """A posted transfer, or None."""
-        row = await self.conn.fetchrow(_GET, [transfer_id])
-        return None if row is None else _transfer(row)
+        return await self._one(_GET, [transfer_id], _transfer)
 
     async def balance(self, account: AccountKey) -> int:
         """An account's balance in micro-units (0 for an account never used)."""

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.payouts import Payout
 from gpux_contracts.money import Currency
 from gpux_contracts.payouts import PayoutMethod, PayoutRejection, PayoutStatus
 
+_GET = "SELECT * FROM billing.payouts WHERE id = $1 FOR UPDATE"
 _ADD = """
 INSERT INTO billing.payouts (id, seller_id, currency, amount_micros, method, destination, status,
                              reason, reference, decided_by, requested_at, updated_at)
@@ -38,18 +40,12 @@ def _payout(row: asyncpg.Record) -> Payout:
     )
 
 
-class PostgresPayouts:
+class PostgresPayouts(PostgresRepository):
     """Payouts on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def get(self, payout_id: str) -> Payout | None:
         """A payout, locked for this transaction, or None."""
-        row = await self.conn.fetchrow(
-            "SELECT * FROM billing.payouts WHERE id = $1 FOR UPDATE", payout_id
-        )
-        return None if row is None else _payout(row)
+        return await self._one(_GET, payout_id, _payout)
 
     async def add(self, payout: Payout) -> bool:
         """Store a decided payout; False when its id is stored already (it stands)."""

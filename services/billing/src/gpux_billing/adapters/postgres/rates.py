@@ -11,15 +11,16 @@ from decimal import Decimal
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.fx import ToReference, replaces
 from gpux_contracts.money import Currency
 
 
-class PostgresRates:
+class PostgresRates(PostgresRepository):
     """Rates on the unit of work's connection."""
 
     def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self._read: dict[Currency, ToReference] | None = None
 
     async def all(self) -> dict[Currency, ToReference]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import asyncpg
-
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.provisioning import PendingReport, ReportKind
 
 _KEEP = """
@@ -25,11 +24,8 @@ RETURNING lease_id, buyer_id, seller_id, kind, reported_at, detail
 """
 
 
-class PostgresPendingReports:
+class PostgresPendingReports(PostgresRepository):
     """Pending reports on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def keep(self, report: PendingReport) -> bool:
         """Keep a report for its lease; False when one is kept already (the first stands)."""

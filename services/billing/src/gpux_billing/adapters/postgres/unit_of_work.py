@@ -1,9 +1,10 @@
 """Billing's unit of work on PostgreSQL: one transaction, its repositories, Redis after it.
 
 Committing first writes what the unit's handlers staged (``service.flush``: the order
-funding and the trades' leases, a statement each, one balance read), then the outbox. The
-wallets a unit touched are refreshed in Redis once it committed (``after_commit``: one query
-and one pipeline for the whole unit, a batch of records or a settlement batch).
+funding and the trades' leases, a statement each, one balance read, one count of the lease
+outcomes for sellers' reliability), then the outbox. The wallets a unit touched are
+refreshed in Redis once it committed (``after_commit``: one query and one pipeline for the
+whole unit, a batch of records or a settlement batch).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from gpux_billing.adapters.postgres.leases import PostgresLeases
 from gpux_billing.adapters.postgres.ledger import PostgresLedger
 from gpux_billing.adapters.postgres.payouts import PostgresPayouts
 from gpux_billing.adapters.postgres.rates import PostgresRates
+from gpux_billing.adapters.postgres.reliability import PostgresReliability
 from gpux_billing.adapters.postgres.reports import PostgresPendingReports
 from gpux_billing.adapters.postgres.wallets import PostgresWallets
 from gpux_billing.adapters.redis import balances
@@ -49,6 +51,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
     rates: PostgresRates
     best_asks: PostgresBestAsks
     payouts: PostgresPayouts
+    reliability: PostgresReliability
 
     def __init__(
         self,
@@ -84,6 +87,7 @@ class PostgresBillingUnitOfWork(PostgresUnitOfWork):
         self.rates = PostgresRates(conn)
         self.best_asks = PostgresBestAsks(conn)
         self.payouts = PostgresPayouts(conn)
+        self.reliability = PostgresReliability(conn)
 
     async def commit(self) -> None:
         """Write what the handlers staged (``service.flush``), then the outbox; commit."""

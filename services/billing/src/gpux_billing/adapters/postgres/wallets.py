@@ -6,9 +6,11 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_billing.adapters.postgres.repository import PostgresRepository
 from gpux_billing.domain.topups import Topup
 from gpux_contracts.money import Currency
 
+_GET_TOPUP = "SELECT * FROM billing.topups WHERE id = $1 FOR UPDATE"
 _RECORD_REQUEST = """
 INSERT INTO billing.topups (id, account_id, currency, amount_micros, provider, status,
                             requested_at, updated_at)
@@ -38,18 +40,12 @@ def _topup(row: asyncpg.Record) -> Topup:
     )
 
 
-class PostgresWallets:
+class PostgresWallets(PostgresRepository):
     """Top-ups on the unit of work's connection."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
 
     async def topup(self, topup_id: str) -> Topup | None:
         """A top-up, locked for this transaction, or None."""
-        row = await self.conn.fetchrow(
-            "SELECT * FROM billing.topups WHERE id = $1 FOR UPDATE", topup_id
-        )
-        return None if row is None else _topup(row)
+        return await self._one(_GET_TOPUP, topup_id, _topup)
 
     async def record_request(self, topup: Topup, at: datetime) -> Topup:
         """Record a requested top-up (keeping a confirmation that came first); returns it."""

@@ -7,16 +7,15 @@ from datetime import datetime
 
 from gpux_contracts.accounts import AccountStatus
 from gpux_gateway.accounts.repository import AccountRow
-from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.state import OwnedRows, StateRepository
 from gpux_gateway.domain.idempotency import StoredResponse
 from gpux_gateway.keys.repository import KeyRow
 
+KEYS = OwnedRows[KeyRow](lambda s: s.keys, lambda k: k.account_id, "key")
 
-class MemoryAccounts:
+
+class MemoryAccounts(StateRepository):
     """Accounts in ``GatewayState.accounts``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(self, account: AccountRow) -> None:
         """Store a new account (an id used before is refused, like a primary key)."""
@@ -40,17 +39,12 @@ class MemoryAccounts:
         return changed
 
 
-class MemoryKeys:
+class MemoryKeys(StateRepository):
     """API key digests in ``GatewayState.keys``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(self, key: KeyRow) -> None:
         """Store a new key's digest (its account must exist, like the foreign key)."""
-        if key.id in self._state.keys or key.account_id not in self._state.accounts:
-            raise ValueError(f"key {key.id}: exists, or no account {key.account_id}")
-        self._state.keys[key.id] = key
+        KEYS.add(self._state, key)
 
     async def with_account(self, key_id: str) -> tuple[KeyRow, AccountRow] | None:
         """A key and its account, for authentication."""
@@ -59,15 +53,12 @@ class MemoryKeys:
 
     async def of_account(self, account_id: str) -> list[KeyRow]:
         """An account's keys, in id order."""
-        return sorted(
-            (k for k in self._state.keys.values() if k.account_id == account_id),
-            key=lambda k: k.id,
-        )
+        return sorted(KEYS.of(self._state, account_id), key=lambda k: k.id)
 
     async def revoke(self, account_id: str, key_id: str, now: datetime) -> KeyRow | None:
         """Revoke one of the account's keys (once); the key as it now stands, or None."""
-        key = self._state.keys.get(key_id)
-        if key is None or key.account_id != account_id:
+        key = KEYS.get(self._state, account_id, key_id)
+        if key is None:
             return None
         if key.revoked_at is None:
             key = dataclasses.replace(key, revoked_at=now)
@@ -75,11 +66,8 @@ class MemoryKeys:
         return key
 
 
-class MemoryIdempotency:
+class MemoryIdempotency(StateRepository):
     """Responses in ``GatewayState.responses`` (one unit at a time: the lock holds nothing)."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def claim(self, scope: str, key: str, not_before: datetime) -> StoredResponse | None:
         """The stored response under the key, if it is still kept (nothing to hold: memory

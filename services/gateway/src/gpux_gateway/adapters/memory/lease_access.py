@@ -5,16 +5,13 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.state import StateRepository
 from gpux_gateway.domain.leases import STORED_FINAL
 from gpux_gateway.handoff.repository import LeaseAccessRow, ReportKind
 
 
-class MemoryLeaseAccess:
+class MemoryLeaseAccess(StateRepository):
     """Access details in ``GatewayState.lease_access``, reports in ``lease_reports``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def put(self, row: LeaseAccessRow) -> None:
         """Store the lease's sealed details, replacing any posted before."""

@@ -19,7 +19,7 @@ from gpux_contracts.leases import (
 )
 from gpux_contracts.money import to_micros
 from gpux_contracts.settlement import LeaseCharges
-from gpux_gateway.adapters.memory.state import GatewayState, id_page
+from gpux_gateway.adapters.memory.state import StateRepository, id_page
 from gpux_gateway.domain.leases import (
     STORED_FINAL,
     status_of,
@@ -73,11 +73,8 @@ def _either(held: T | None, event: T | None) -> T | None:
     return event if held is None else held
 
 
-class MemoryLeases:
+class MemoryLeases(StateRepository):
     """Leases in ``GatewayState.leases``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def get(self, account_id: str, lease_id: str) -> LeaseRow | None:
         """A lease the account rents or provides (anyone else's is None, like a missing one)."""
@@ -277,11 +274,8 @@ class MemoryLeases:
         self._state.leases[row.id] = row
 
 
-class MemoryLedger:
+class MemoryLedger(StateRepository):
     """Statement lines in ``GatewayState.ledger``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add_posted(self, posted: LedgerPosted) -> None:
         """Keep each line of a posted transfer once (a replayed transfer adds nothing)."""

@@ -10,11 +10,15 @@ from decimal import Decimal
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
-from gpux_gateway.adapters.memory.state import GatewayState, id_page
+from gpux_contracts.reliability import min_reliability_bp
+from gpux_gateway.adapters.memory.state import OwnedRows, StateRepository
 from gpux_gateway.domain.offers import Standing, after_report, change_applies
 from gpux_gateway.domain.orders import report_applies
 from gpux_gateway.offers.repository import OfferRow
 from gpux_gateway.orders.repository import FillRow, OrderRow
+
+OFFERS = OwnedRows[OfferRow](lambda s: s.offers, lambda o: o.seller_id, "offer")
+ORDERS = OwnedRows[OrderRow](lambda s: s.orders, lambda o: o.buyer_id, "order")
 
 
 def _micros(price: Decimal | None) -> int | None:
@@ -26,16 +30,11 @@ def _either(reported: int | None, shown: int | None) -> int | None:
     return shown if reported is None else reported
 
 
-class MemoryOffers:
+class MemoryOffers(StateRepository):
     """Offers in ``GatewayState.offers``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(self, offer: OfferSubmitted, now: datetime) -> OfferRow:
         """Store the seller's view of a submitted offer (status pending)."""
-        if offer.offer_id in self._state.offers or offer.seller_id not in self._state.accounts:
-            raise ValueError(f"offer {offer.offer_id}: exists, or no seller {offer.seller_id}")
         row = OfferRow(
             id=offer.offer_id,
             seller_id=offer.seller_id,
@@ -57,18 +56,16 @@ class MemoryOffers:
             interruption_notice_seconds=offer.interruption_notice_seconds,
             provisioning_timeout_seconds=offer.provisioning_timeout_seconds,
         )
-        self._state.offers[row.id] = row
+        OFFERS.add(self._state, row)
         return row
 
     async def get(self, seller_id: str, offer_id: str) -> OfferRow | None:
         """One of the seller's offers (another seller's is None, like a missing one)."""
-        row = self._state.offers.get(offer_id)
-        return row if row is not None and row.seller_id == seller_id else None
+        return OFFERS.get(self._state, seller_id, offer_id)
 
     async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
         """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
-        owned = (r for r in self._state.offers.values() if r.seller_id == seller_id)
-        return id_page(owned, after, limit)
+        return OFFERS.page(self._state, seller_id, after, limit)
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
         """Take a status report as ``domain.offers.after_report`` says, with the capacity and
@@ -110,18 +107,13 @@ class MemoryOffers:
             )
 
 
-class MemoryOrders:
+class MemoryOrders(StateRepository):
     """Orders in ``GatewayState.orders`` and their fills in ``GatewayState.fills``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(
         self, order: OrderPlaced, now: datetime, *, ssh_key_ids: Sequence[str] = ()
     ) -> OrderRow:
         """Store the buyer's view of a placed order (status pending_funds) with its SSH keys."""
-        if order.order_id in self._state.orders or order.buyer_id not in self._state.accounts:
-            raise ValueError(f"order {order.order_id}: exists, or no buyer {order.buyer_id}")
         price = order.max_price_per_gpu_hour
         row = OrderRow(
             id=order.order_id,
@@ -148,19 +140,18 @@ class MemoryOrders:
             rebuy_on_interruption=order.rebuy_on_interruption,
             rebuy_of=order.rebuy_of,
             ssh_key_ids=list(ssh_key_ids),
+            min_reliability_bp=min_reliability_bp(order.min_reliability),
         )
-        self._state.orders[row.id] = row
+        ORDERS.add(self._state, row)
         return row
 
     async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:
         """One of the buyer's orders (another buyer's is None, like a missing one)."""
-        row = self._state.orders.get(order_id)
-        return row if row is not None and row.buyer_id == buyer_id else None
+        return ORDERS.get(self._state, buyer_id, order_id)
 
     async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
         """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
-        owned = (r for r in self._state.orders.values() if r.buyer_id == buyer_id)
-        return id_page(owned, after, limit)
+        return ORDERS.page(self._state, buyer_id, after, limit)
 
     async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
         """The fills of one of the buyer's orders, oldest first."""

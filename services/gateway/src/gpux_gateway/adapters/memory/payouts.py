@@ -5,31 +5,26 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpux_contracts.payouts import PayoutStatusChanged
-from gpux_gateway.adapters.memory.state import GatewayState, id_page
+from gpux_gateway.adapters.memory.state import OwnedRows, StateRepository
 from gpux_gateway.payouts.repository import RANK, PayoutRow
 
+PAYOUTS = OwnedRows[PayoutRow](lambda s: s.payouts, lambda p: p.seller_id, "payout")
 
-class MemoryPayouts:
+
+class MemoryPayouts(StateRepository):
     """Payouts in ``GatewayState.payouts``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(self, payout: PayoutRow) -> None:
         """Store a new request (its seller must exist, like the foreign key)."""
-        if payout.id in self._state.payouts or payout.seller_id not in self._state.accounts:
-            raise ValueError(f"payout {payout.id}: exists, or no account {payout.seller_id}")
-        self._state.payouts[payout.id] = payout
+        PAYOUTS.add(self._state, payout)
 
     async def page(self, seller_id: str, after: str | None, limit: int) -> list[PayoutRow]:
         """Up to ``limit`` of the seller's payouts in id order, after the cursor id."""
-        mine = [p for p in self._state.payouts.values() if p.seller_id == seller_id]
-        return id_page(mine, after, limit)
+        return PAYOUTS.page(self._state, seller_id, after, limit)
 
     async def get(self, seller_id: str, payout_id: str) -> PayoutRow | None:
         """One of the seller's payouts, or None."""
-        payout = self._state.payouts.get(payout_id)
-        return payout if payout is not None and payout.seller_id == seller_id else None
+        return PAYOUTS.get(self._state, seller_id, payout_id)
 
     async def find(self, payout_id: str) -> PayoutRow | None:
         """Any seller's payout, or None."""

@@ -5,21 +5,18 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from gpux_gateway.adapters.memory.state import GatewayState
+from gpux_gateway.adapters.memory.state import OwnedRows, StateRepository
 from gpux_gateway.sessions.repository import SessionRow
 
+SESSIONS = OwnedRows[SessionRow](lambda s: s.sessions, lambda s: s.account_id, "session")
 
-class MemorySessions:
+
+class MemorySessions(StateRepository):
     """Sessions in ``GatewayState.sessions``."""
-
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
 
     async def add(self, session: SessionRow) -> None:
         """Store a new session (its account must exist, like the foreign key)."""
-        if session.id in self._state.sessions or session.account_id not in self._state.accounts:
-            raise ValueError(f"session {session.id}: exists, or no account {session.account_id}")
-        self._state.sessions[session.id] = session
+        SESSIONS.add(self._state, session)
 
     async def get(self, session_id: str) -> SessionRow | None:
         """A session by id, whoever's, or None."""

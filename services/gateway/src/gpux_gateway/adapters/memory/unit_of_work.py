@@ -11,6 +11,7 @@ from gpux_gateway.adapters.memory.lease_access import MemoryLeaseAccess
 from gpux_gateway.adapters.memory.leases import MemoryLeases, MemoryLedger
 from gpux_gateway.adapters.memory.offers import MemoryOffers, MemoryOrders
 from gpux_gateway.adapters.memory.payouts import MemoryPayouts
+from gpux_gateway.adapters.memory.reliability import MemoryReliability
 from gpux_gateway.adapters.memory.sessions import MemorySessions
 from gpux_gateway.adapters.memory.ssh_keys import MemorySshKeys
 from gpux_gateway.adapters.memory.state import GatewayState
@@ -40,6 +41,7 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
     ledger: MemoryLedger
     lease_access: MemoryLeaseAccess
     payouts: MemoryPayouts
+    reliability: MemoryReliability
     idempotency: MemoryIdempotency
     account_events: MemoryAccountEvents
     webhooks: MemoryWebhooks
@@ -70,12 +72,15 @@ class MemoryGatewayUnitOfWork(MemoryUnitOfWork):
         self.ledger = MemoryLedger(state)
         self.lease_access = MemoryLeaseAccess(state)
         self.payouts = MemoryPayouts(state)
+        self.reliability = MemoryReliability(state)
         self.idempotency = MemoryIdempotency(state)
         self.account_events = MemoryAccountEvents(state)
         self.webhooks = MemoryWebhooks(state)
 
     async def commit(self) -> None:
-        """Keep the state, publish the queued events, and tell ``committed`` of them."""
+        """Write the reliability counts kept, keep the state, publish the queued events, and
+        tell ``committed`` of them."""
+        self.reliability.flush()
         messages = list(self.outbox.messages)
         await super().commit()
         if self.committed is not None and messages:

@@ -6,7 +6,7 @@ import dataclasses
 from datetime import datetime
 
 from gpux_contracts.ids import new_id
-from gpux_gateway.adapters.memory.state import GatewayState, id_page
+from gpux_gateway.adapters.memory.state import OwnedRows, StateRepository
 from gpux_gateway.webhooks.repository import (
     AttemptRow,
     DeliveryRow,
@@ -17,33 +17,28 @@ from gpux_gateway.webhooks.repository import (
     WebhookEvent,
 )
 
+ENDPOINTS = OwnedRows[EndpointRow](
+    lambda s: s.webhook_endpoints, lambda e: e.account_id, "webhook endpoint"
+)
 
-class MemoryWebhooks:
+
+class MemoryWebhooks(StateRepository):
     """Webhooks in ``GatewayState.webhook_endpoints`` / ``webhook_deliveries`` /
     ``webhook_attempts``; events are ``GatewayState.account_events``."""
 
-    def __init__(self, state: GatewayState) -> None:
-        self._state = state
-
     async def add_endpoint(self, endpoint: EndpointRow) -> None:
         """Store a new endpoint (its account must exist, like the foreign key)."""
-        if endpoint.id in self._state.webhook_endpoints:
-            raise ValueError(f"webhook endpoint {endpoint.id} exists")
-        if endpoint.account_id not in self._state.accounts:
-            raise ValueError(f"no account {endpoint.account_id}")
-        self._state.webhook_endpoints[endpoint.id] = endpoint
+        ENDPOINTS.add(self._state, endpoint)
 
     async def endpoints_page(
         self, account_id: str, after: str | None, limit: int
     ) -> list[EndpointRow]:
         """Up to ``limit`` of the account's endpoints in id order, after the cursor id."""
-        mine = [e for e in self._state.webhook_endpoints.values() if e.account_id == account_id]
-        return id_page(mine, after, limit)
+        return ENDPOINTS.page(self._state, account_id, after, limit)
 
     async def endpoint(self, account_id: str, endpoint_id: str) -> EndpointRow | None:
         """One of the account's endpoints, or None."""
-        endpoint = self._state.webhook_endpoints.get(endpoint_id)
-        return endpoint if endpoint is not None and endpoint.account_id == account_id else None
+        return ENDPOINTS.get(self._state, account_id, endpoint_id)
 
     async def update_endpoint(self, endpoint: EndpointRow) -> None:
         """Store the endpoint's changes; stop or resume its pending deliveries by its status."""
@@ -66,9 +61,8 @@ class MemoryWebhooks:
 
     async def delete_endpoint(self, account_id: str, endpoint_id: str) -> bool:
         """Delete one of the account's endpoints and its deliveries; False if it has none."""
-        if await self.endpoint(account_id, endpoint_id) is None:
+        if not ENDPOINTS.delete(self._state, account_id, endpoint_id):
             return False
-        del self._state.webhook_endpoints[endpoint_id]
         for d in list(self._state.webhook_deliveries.values()):
             if d.endpoint_id == endpoint_id:
                 del self._state.webhook_deliveries[d.id]

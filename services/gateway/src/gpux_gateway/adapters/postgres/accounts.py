@@ -8,6 +8,7 @@ import asyncpg
 
 from gpux_contracts.accounts import AccountStatus, Role
 from gpux_gateway.accounts.repository import AccountRow
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository
 from gpux_gateway.domain.access import Scope
 from gpux_gateway.keys.repository import KeyRow
 
@@ -34,11 +35,8 @@ def _key(row: asyncpg.Record) -> KeyRow:
     )
 
 
-class PostgresAccounts:
+class PostgresAccounts(ConnectionRepository):
     """Accounts in ``gateway.accounts``."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
 
     async def add(self, account: AccountRow) -> None:
         """Store a new account."""
@@ -70,11 +68,8 @@ class PostgresAccounts:
         return _account(row) if row else None
 
 
-class PostgresKeys:
+class PostgresKeys(ConnectionRepository):
     """API key digests in ``gateway.api_keys``."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
 
     async def add(self, key: KeyRow) -> None:
         """Store a new key's digest."""

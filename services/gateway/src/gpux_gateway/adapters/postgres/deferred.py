@@ -13,6 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository
+
 
 class Deferred:
     """A queue of statements, run on the unit's connection at its commit."""
@@ -31,10 +33,10 @@ class Deferred:
             await conn.executemany(sql, [args for _, args in run])
 
 
-class DeferredRepository:
+class DeferredRepository(ConnectionRepository):
     """A view repository: it reads on the unit's connection and queues its writes of consumed
     events on the unit's ``Deferred``, which the commit runs."""
 
     def __init__(self, conn: asyncpg.Connection, deferred: Deferred) -> None:
-        self._conn = conn
+        super().__init__(conn)
         self._deferred = deferred

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository, OwnedTable
 from gpux_gateway.domain.handoff import Sealed
 from gpux_gateway.handoff.repository import LeaseAccessRow, ReportKind
 
@@ -38,11 +39,11 @@ def _row(row: asyncpg.Record) -> LeaseAccessRow:
     )
 
 
-class PostgresLeaseAccess:
-    """Sealed access details in ``gateway.lease_access``, reports in ``gateway.lease_reports``."""
+ACCESS = OwnedTable("gateway.lease_access", "buyer_id", _row, key="lease_id")
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
+
+class PostgresLeaseAccess(ConnectionRepository):
+    """Sealed access details in ``gateway.lease_access``, reports in ``gateway.lease_reports``."""
 
     async def put(self, row: LeaseAccessRow) -> None:
         """Store the lease's sealed details, replacing any posted before."""
@@ -60,12 +61,7 @@ class PostgresLeaseAccess:
 
     async def for_buyer(self, buyer_id: str, lease_id: str) -> LeaseAccessRow | None:
         """The details of a lease the account rents, or None."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.lease_access WHERE lease_id = $1 AND buyer_id = $2",
-            lease_id,
-            buyer_id,
-        )
-        return None if row is None else _row(row)
+        return await ACCESS.get(self._conn, buyer_id, lease_id)
 
     async def claim_report(self, lease_id: str, kind: ReportKind, now: datetime) -> bool:
         """Note the lease's report of ``kind`` unless one was noted (a concurrent claim waits

@@ -8,6 +8,7 @@ from decimal import Decimal
 from gpux_contracts.money import to_micros
 from gpux_contracts.offers import OfferAccepted, OfferStatusChanged, OfferSubmitted
 from gpux_gateway.adapters.postgres.deferred import DeferredRepository
+from gpux_gateway.adapters.postgres.repository import OwnedTable
 from gpux_gateway.domain.offers import CLOSED, ON_BOOK
 from gpux_gateway.offers.repository import OfferRow
 
@@ -29,6 +30,8 @@ APPLY_ACCEPTED = (
     " interruptible_price_micros = $8, interruption_notice_seconds = $9"
     " WHERE id = $1 AND seller_id = $2 AND revision < $5 AND status <> ALL($7::text[])"
 )
+
+OFFERS = OwnedTable("gateway.offers", "seller_id", lambda row: OfferRow(**dict(row)))
 
 
 def _micros(price: Decimal | None) -> int | None:
@@ -68,21 +71,11 @@ class PostgresOffers(DeferredRepository):
 
     async def get(self, seller_id: str, offer_id: str) -> OfferRow | None:
         """One of the seller's offers (another seller's is None, like a missing one)."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.offers WHERE id = $1 AND seller_id = $2", offer_id, seller_id
-        )
-        return None if row is None else OfferRow(**dict(row))
+        return await OFFERS.get(self._conn, seller_id, offer_id)
 
     async def page(self, seller_id: str, after: str | None, limit: int) -> list[OfferRow]:
         """Up to ``limit`` of the seller's offers in id order, after the cursor id."""
-        rows = await self._conn.fetch(
-            "SELECT * FROM gateway.offers WHERE seller_id = $1 AND ($2::text IS NULL OR id > $2)"
-            " ORDER BY id LIMIT $3",
-            seller_id,
-            after,
-            limit,
-        )
-        return [OfferRow(**dict(r)) for r in rows]
+        return await OFFERS.page(self._conn, seller_id, after, limit)
 
     async def apply_status(self, change: OfferStatusChanged, now: datetime) -> None:
         """Take a status report unless it would undo a newer state (at the commit)."""

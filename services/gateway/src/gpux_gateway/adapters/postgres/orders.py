@@ -7,7 +7,9 @@ from datetime import datetime
 
 from gpux_contracts.money import to_micros
 from gpux_contracts.orders import OrderPlaced, OrderStatusChanged, TradeExecuted
+from gpux_contracts.reliability import min_reliability_bp
 from gpux_gateway.adapters.postgres.deferred import DeferredRepository
+from gpux_gateway.adapters.postgres.repository import OwnedTable
 from gpux_gateway.domain.orders import FINAL
 from gpux_gateway.orders.repository import FillRow, OrderRow
 
@@ -23,6 +25,7 @@ ADD_FILL = (
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     " ON CONFLICT (trade_id) DO NOTHING"
 )
+ORDERS = OwnedTable("gateway.orders", "buyer_id", lambda row: OrderRow(**dict(row)))
 
 # The cap billing held a market order at, shown where the buyer gave none.
 APPLY_CAP = (
@@ -43,9 +46,9 @@ class PostgresOrders(DeferredRepository):
             "INSERT INTO gateway.orders (id, buyer_id, gpu, gpus, filled_gpus, remaining_gpus,"
             " type, max_price_micros, currency, tier, region, hours, time_in_force, expires_at,"
             " status, created_at, updated_at, wallet_currency, rebuy_on_interruption, rebuy_of,"
-            " ssh_key_ids)"
+            " ssh_key_ids, min_reliability_bp)"
             " VALUES ($1, $2, $3, $4, 0, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending_funds',"
-            " $13, $13, $14, $15, $16, $17) RETURNING *",
+            " $13, $13, $14, $15, $16, $17, $18) RETURNING *",
             order.order_id,
             order.buyer_id,
             order.gpu,
@@ -63,27 +66,18 @@ class PostgresOrders(DeferredRepository):
             order.rebuy_on_interruption,
             order.rebuy_of,
             list(ssh_key_ids),
+            min_reliability_bp(order.min_reliability),
         )
         assert row is not None
         return OrderRow(**dict(row))
 
     async def get(self, buyer_id: str, order_id: str) -> OrderRow | None:
         """One of the buyer's orders (another buyer's is None, like a missing one)."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.orders WHERE id = $1 AND buyer_id = $2", order_id, buyer_id
-        )
-        return None if row is None else OrderRow(**dict(row))
+        return await ORDERS.get(self._conn, buyer_id, order_id)
 
     async def page(self, buyer_id: str, after: str | None, limit: int) -> list[OrderRow]:
         """Up to ``limit`` of the buyer's orders in id order, after the cursor id."""
-        rows = await self._conn.fetch(
-            "SELECT * FROM gateway.orders WHERE buyer_id = $1 AND ($2::text IS NULL OR id > $2)"
-            " ORDER BY id LIMIT $3",
-            buyer_id,
-            after,
-            limit,
-        )
-        return [OrderRow(**dict(r)) for r in rows]
+        return await ORDERS.page(self._conn, buyer_id, after, limit)
 
     async def fills(self, buyer_id: str, order_id: str) -> list[FillRow]:
         """The fills of one of the buyer's orders, oldest first."""

@@ -7,6 +7,7 @@ import asyncpg
 from gpux_contracts.money import Currency
 from gpux_contracts.payouts import PayoutStatus, PayoutStatusChanged
 from gpux_gateway.adapters.postgres.deferred import DeferredRepository
+from gpux_gateway.adapters.postgres.repository import OwnedTable
 from gpux_gateway.payouts.repository import PayoutRow
 
 # Only a status of a higher rank (payouts.repository.RANK) replaces the stored one: billing's
@@ -27,6 +28,9 @@ def _row(row: asyncpg.Record) -> PayoutRow:
             "status": PayoutStatus(row["status"]),
         }
     )
+
+
+PAYOUTS = OwnedTable("gateway.payouts", "seller_id", _row)
 
 
 class PostgresPayouts(DeferredRepository):
@@ -53,21 +57,11 @@ class PostgresPayouts(DeferredRepository):
 
     async def page(self, seller_id: str, after: str | None, limit: int) -> list[PayoutRow]:
         """Up to ``limit`` of the seller's payouts in id order, after the cursor id."""
-        rows = await self._conn.fetch(
-            "SELECT * FROM gateway.payouts"
-            " WHERE seller_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3",
-            seller_id,
-            after,
-            limit,
-        )
-        return [_row(r) for r in rows]
+        return await PAYOUTS.page(self._conn, seller_id, after, limit)
 
     async def get(self, seller_id: str, payout_id: str) -> PayoutRow | None:
         """One of the seller's payouts, or None."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.payouts WHERE id = $1 AND seller_id = $2", payout_id, seller_id
-        )
-        return None if row is None else _row(row)
+        return await PAYOUTS.get(self._conn, seller_id, payout_id)
 
     async def find(self, payout_id: str) -> PayoutRow | None:
         """Any seller's payout, or None."""

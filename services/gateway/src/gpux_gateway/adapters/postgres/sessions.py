@@ -6,6 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository
 from gpux_gateway.sessions.repository import SessionRow
 
 
@@ -13,11 +14,8 @@ def _row(row: asyncpg.Record) -> SessionRow:
     return SessionRow(**dict(row))
 
 
-class PostgresSessions:
+class PostgresSessions(ConnectionRepository):
     """Browser sessions in ``gateway.sessions``."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
 
     async def add(self, session: SessionRow) -> None:
         """Store a new session."""

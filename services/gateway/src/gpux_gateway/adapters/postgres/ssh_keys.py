@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository, OwnedTable
 from gpux_gateway.domain.ssh_keys import SshKeyType
 from gpux_gateway.ssh_keys.repository import SshKeyRow
 
@@ -14,11 +15,11 @@ def _row(row: asyncpg.Record) -> SshKeyRow:
     return SshKeyRow(**{**dict(row), "type": SshKeyType(row["type"])})
 
 
-class PostgresSshKeys:
-    """Buyers' SSH public keys in ``gateway.ssh_keys``."""
+SSH_KEYS = OwnedTable("gateway.ssh_keys", "account_id", _row)
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
+
+class PostgresSshKeys(ConnectionRepository):
+    """Buyers' SSH public keys in ``gateway.ssh_keys``."""
 
     async def add(self, key: SshKeyRow) -> SshKeyRow:
         """Store a new key; the stored row when the account has a key with its fingerprint
@@ -47,21 +48,11 @@ class PostgresSshKeys:
 
     async def page(self, account_id: str, after: str | None, limit: int) -> list[SshKeyRow]:
         """Up to ``limit`` of the account's keys in id order, after the cursor id."""
-        rows = await self._conn.fetch(
-            "SELECT * FROM gateway.ssh_keys"
-            " WHERE account_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3",
-            account_id,
-            after,
-            limit,
-        )
-        return [_row(r) for r in rows]
+        return await SSH_KEYS.page(self._conn, account_id, after, limit)
 
     async def get(self, account_id: str, key_id: str) -> SshKeyRow | None:
         """One of the account's keys, or None."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.ssh_keys WHERE id = $1 AND account_id = $2", key_id, account_id
-        )
-        return None if row is None else _row(row)
+        return await SSH_KEYS.get(self._conn, account_id, key_id)
 
     async def listed(self, account_id: str, key_ids: Sequence[str] | None) -> list[SshKeyRow]:
         """The account's keys among ``key_ids`` (None: all of them), in id order."""
@@ -75,7 +66,4 @@ class PostgresSshKeys:
 
     async def delete(self, account_id: str, key_id: str) -> bool:
         """Delete one of the account's keys; False when it has no such key."""
-        status = await self._conn.execute(
-            "DELETE FROM gateway.ssh_keys WHERE id = $1 AND account_id = $2", key_id, account_id
-        )
-        return str(status) == "DELETE 1"
+        return await SSH_KEYS.delete(self._conn, account_id, key_id)

@@ -16,6 +16,7 @@ from gpux_gateway.adapters.postgres.leases import PostgresLeases, PostgresLedger
 from gpux_gateway.adapters.postgres.offers import PostgresOffers
 from gpux_gateway.adapters.postgres.orders import PostgresOrders
 from gpux_gateway.adapters.postgres.payouts import PostgresPayouts
+from gpux_gateway.adapters.postgres.reliability import PostgresReliability
 from gpux_gateway.adapters.postgres.sessions import PostgresSessions
 from gpux_gateway.adapters.postgres.ssh_keys import PostgresSshKeys
 from gpux_gateway.adapters.postgres.webhooks import PostgresWebhooks
@@ -33,8 +34,9 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     """A request's or a batch's transaction in the ``gateway`` schema.
 
     The views written from consumed events are deferred (``Deferred``) and written at the
-    commit, before the outbox rows and in the order they were given. Once it committed,
-    ``committed`` is told the unit's events.
+    commit, before the outbox rows and in the order they were given; the reliability view's
+    changes are reduced to each row's largest and written after them in one statement. Once
+    it committed, ``committed`` is told the unit's events.
     """
 
     accounts: PostgresAccounts
@@ -47,6 +49,7 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
     ledger: PostgresLedger
     lease_access: PostgresLeaseAccess
     payouts: PostgresPayouts
+    reliability: PostgresReliability
     idempotency: PostgresIdempotency
     account_events: PostgresAccountEvents
     webhooks: PostgresWebhooks
@@ -74,13 +77,16 @@ class PostgresGatewayUnitOfWork(PostgresUnitOfWork):
         self.ledger = PostgresLedger(conn, self._deferred)
         self.lease_access = PostgresLeaseAccess(conn)
         self.payouts = PostgresPayouts(conn, self._deferred)
+        self.reliability = PostgresReliability(conn)
         self.idempotency = PostgresIdempotency(conn)
         self.account_events = PostgresAccountEvents(conn)
         self.webhooks = PostgresWebhooks(conn)
 
     async def commit(self) -> None:
-        """Write the deferred statements, the account events, then the outbox rows, and commit."""
+        """Write the deferred statements, the reliability counts, the account events, then the
+        outbox rows, and commit."""
         await self._deferred.run(self.conn)
+        await self.reliability.flush()
         await self.account_events.flush()
         await super().commit()
 

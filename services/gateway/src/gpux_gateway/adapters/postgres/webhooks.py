@@ -8,6 +8,7 @@ from datetime import datetime
 
 import asyncpg
 
+from gpux_gateway.adapters.postgres.repository import ConnectionRepository, OwnedTable
 from gpux_gateway.webhooks.repository import (
     AttemptRow,
     DeliveryRow,
@@ -74,18 +75,29 @@ def _recorded(delivery: DeliveryRow, taken: DeliveryRow) -> tuple[object, ...]:
 
 def _endpoint(row: asyncpg.Record) -> EndpointRow:
     return EndpointRow(
-        id=row["id"],
-        account_id=row["account_id"],
-        url=row["url"],
-        event_types=tuple(row["event_types"]),
-        description=row["description"],
-        secret=row["secret"],
-        status=EndpointStatus(row["status"]),
-        disabled_reason=row["disabled_reason"],
-        failing_since=row["failing_since"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
+        **{
+            **dict(row),
+            "event_types": tuple(row["event_types"]),
+            "status": EndpointStatus(row["status"]),
+        }
     )
+
+
+def _changeable(endpoint: EndpointRow) -> tuple[object, ...]:
+    """The endpoint's columns from ``url`` to ``failing_since``: what may change after its
+    creation, in the table's order."""
+    return (
+        endpoint.url,
+        list(endpoint.event_types),
+        endpoint.description,
+        endpoint.secret,
+        endpoint.status.value,
+        endpoint.disabled_reason,
+        endpoint.failing_since,
+    )
+
+
+ENDPOINTS = OwnedTable("gateway.webhook_endpoints", "account_id", _endpoint)
 
 
 def _delivery(row: asyncpg.Record, history: Sequence[AttemptRow] = ()) -> DeliveryRow:
@@ -120,11 +132,8 @@ def _due(row: asyncpg.Record) -> DueDelivery:
     return DueDelivery(delivery=delivery, url=row["url"], secret=row["secret"], event=event)
 
 
-class PostgresWebhooks:
+class PostgresWebhooks(ConnectionRepository):
     """Webhook endpoints, their deliveries and the deliveries' attempts in ``gateway``."""
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
 
     async def add_endpoint(self, endpoint: EndpointRow) -> None:
         """Store a new endpoint."""
@@ -134,13 +143,7 @@ class PostgresWebhooks:
             " updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             endpoint.id,
             endpoint.account_id,
-            endpoint.url,
-            list(endpoint.event_types),
-            endpoint.description,
-            endpoint.secret,
-            endpoint.status.value,
-            endpoint.disabled_reason,
-            endpoint.failing_since,
+            *_changeable(endpoint),
             endpoint.created_at,
             endpoint.updated_at,
         )
@@ -149,23 +152,11 @@ class PostgresWebhooks:
         self, account_id: str, after: str | None, limit: int
     ) -> list[EndpointRow]:
         """Up to ``limit`` of the account's endpoints in id order, after the cursor id."""
-        rows = await self._conn.fetch(
-            "SELECT * FROM gateway.webhook_endpoints"
-            " WHERE account_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3",
-            account_id,
-            after,
-            limit,
-        )
-        return [_endpoint(r) for r in rows]
+        return await ENDPOINTS.page(self._conn, account_id, after, limit)
 
     async def endpoint(self, account_id: str, endpoint_id: str) -> EndpointRow | None:
         """One of the account's endpoints, or None."""
-        row = await self._conn.fetchrow(
-            "SELECT * FROM gateway.webhook_endpoints WHERE id = $1 AND account_id = $2",
-            endpoint_id,
-            account_id,
-        )
-        return None if row is None else _endpoint(row)
+        return await ENDPOINTS.get(self._conn, account_id, endpoint_id)
 
     async def update_endpoint(self, endpoint: EndpointRow) -> None:
         """Store the endpoint's changes; stop or resume its pending deliveries by its status."""
@@ -174,13 +165,7 @@ class PostgresWebhooks:
             " secret = $5, status = $6, disabled_reason = $7, failing_since = $8,"
             " updated_at = $9 WHERE id = $1",
             endpoint.id,
-            endpoint.url,
-            list(endpoint.event_types),
-            endpoint.description,
-            endpoint.secret,
-            endpoint.status.value,
-            endpoint.disabled_reason,
-            endpoint.failing_since,
+            *_changeable(endpoint),
             endpoint.updated_at,
         )
         if endpoint.status is EndpointStatus.DISABLED:
@@ -199,12 +184,7 @@ class PostgresWebhooks:
 
     async def delete_endpoint(self, account_id: str, endpoint_id: str) -> bool:
         """Delete one of the account's endpoints and its deliveries; False if it has none."""
-        status = await self._conn.execute(
-            "DELETE FROM gateway.webhook_endpoints WHERE id = $1 AND account_id = $2",
-            endpoint_id,
-            account_id,
-        )
-        return str(status) == "DELETE 1"
+        return await ENDPOINTS.delete(self._conn, account_id, endpoint_id)
 
     async def _history(self, ids: list[str]) -> dict[str, list[AttemptRow]]:
         rows = await self._conn.fetch(

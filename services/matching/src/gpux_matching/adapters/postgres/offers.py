@@ -7,21 +7,21 @@ when the unit reads owners (``owners``: (seller id, gpu) of each) or commits (``
 
 from __future__ import annotations
 
-import asyncpg
-
 from gpux_matching.adapters.postgres.preloaded import Preloaded
 
 
-class PostgresOffers(Preloaded[int | None]):
+class PostgresOffers(Preloaded[int | None, tuple[str, str, int]]):
     """Offers on one connection (inside the caller's transaction)."""
 
     OWNERS_SQL = (
         "SELECT offer_id, seller_id, gpu FROM matching.offers WHERE offer_id = ANY($1::text[])"
     )
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        super().__init__(conn)
-        self._pending: dict[str, tuple[str, str, int]] = {}
+    INSERT_SQL = (
+        "INSERT INTO matching.offers (offer_id, seller_id, gpu, revision)"
+        " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])"
+        " ON CONFLICT (offer_id) DO UPDATE SET revision = EXCLUDED.revision"
+    )
 
     async def _fetch(self, ids: list[str]) -> dict[str, int | None]:
         rows = await self.conn.fetch(
@@ -40,19 +40,3 @@ class PostgresOffers(Preloaded[int | None]):
         owner = (seller_id, gpu) if pending is None else pending[:2]
         self._pending[offer_id] = (*owner, revision)
         self._cache[offer_id] = revision
-
-    async def flush(self) -> None:
-        """Write the saves of this unit so far, in one insert."""
-        if not self._pending:
-            return
-        ids, rows = list(self._pending), list(self._pending.values())
-        self._pending = {}
-        await self.conn.execute(
-            "INSERT INTO matching.offers (offer_id, seller_id, gpu, revision)"
-            " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])"
-            " ON CONFLICT (offer_id) DO UPDATE SET revision = EXCLUDED.revision",
-            ids,
-            [seller for seller, _, _ in rows],
-            [gpu for _, gpu, _ in rows],
-            [revision for _, _, revision in rows],
-        )

@@ -9,21 +9,21 @@ insert when the unit reads owners (``owners``: (buyer id, gpu) of each) or commi
 
 from __future__ import annotations
 
-import asyncpg
-
 from gpux_matching.adapters.postgres.preloaded import Preloaded
 
 
-class PostgresOrders(Preloaded[bool]):
+class PostgresOrders(Preloaded[bool, tuple[str, str]]):
     """Orders on one connection (inside the caller's transaction)."""
 
     OWNERS_SQL = (
         "SELECT order_id, buyer_id, gpu FROM matching.orders WHERE order_id = ANY($1::text[])"
     )
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        super().__init__(conn)
-        self._pending: dict[str, tuple[str, str]] = {}
+    INSERT_SQL = (
+        "INSERT INTO matching.orders (order_id, buyer_id, gpu)"
+        " SELECT * FROM unnest($1::text[], $2::text[], $3::text[])"
+        " ON CONFLICT (order_id) DO NOTHING"
+    )
 
     async def _fetch(self, ids: list[str]) -> dict[str, bool]:
         rows = await self.conn.fetch(
@@ -42,18 +42,3 @@ class PostgresOrders(Preloaded[bool]):
             return
         self._pending.setdefault(order_id, (buyer_id, gpu))
         self._cache[order_id] = True
-
-    async def flush(self) -> None:
-        """Write the saves of this unit so far, in one insert."""
-        if not self._pending:
-            return
-        ids, owners = list(self._pending), list(self._pending.values())
-        self._pending = {}
-        await self.conn.execute(
-            "INSERT INTO matching.orders (order_id, buyer_id, gpu)"
-            " SELECT * FROM unnest($1::text[], $2::text[], $3::text[])"
-            " ON CONFLICT (order_id) DO NOTHING",
-            ids,
-            [buyer for buyer, _ in owners],
-            [gpu for _, gpu in owners],
-        )

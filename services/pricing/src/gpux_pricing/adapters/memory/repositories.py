@@ -13,6 +13,8 @@ from gpux_contracts.fx import supersedes
 from gpux_contracts.money import Currency, quantize
 from gpux_contracts.offers import OfferStatus, OfferSubmitted
 from gpux_contracts.orders import TradeExecuted
+from gpux_contracts.reliability import ReliabilityCounts
+from gpux_contracts.reliability import supersedes as counts_supersede
 from gpux_pricing.domain.candles import Candle, CandleKey, Interval, Rolled, extend
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey, free_on_book, tiers_of
@@ -52,6 +54,7 @@ class PricingState:
     gpus: dict[str, str] = field(default_factory=dict)
     rates: dict[Currency, Rate] = field(default_factory=dict)
     offers: dict[str, OfferRow] = field(default_factory=dict)
+    reliability: dict[str, ReliabilityCounts] = field(default_factory=dict)
     book_versions: dict[BookKey, int] = field(default_factory=dict)
     trades: dict[str, TradeRow] = field(default_factory=dict)
     candles: dict[CandleKey, Rolled] = field(default_factory=dict)
@@ -157,6 +160,44 @@ class MemoryOffers:
                 for tier in tiers_of(row.offer)
             }
         )
+
+    async def books_of_sellers(self, seller_ids: Sequence[str]) -> dict[str, list[BookKey]]:
+        """The books each of these sellers has an open offer in, in key order."""
+        wanted = set(seller_ids)
+        books: dict[str, set[BookKey]] = {}
+        for row in self._state.offers.values():
+            seller = row.offer.seller_id
+            if seller in wanted and row.status not in CLOSED:
+                books.setdefault(seller, set()).update(
+                    (row.offer.gpu, tier) for tier in tiers_of(row.offer)
+                )
+        return {seller: sorted(keys) for seller, keys in sorted(books.items())}
+
+
+CLOSED = {OfferStatus.REJECTED, OfferStatus.WITHDRAWN, OfferStatus.EXPIRED}
+"""The statuses of offers that never come back to a book."""
+
+
+class MemoryReliability:
+    """Sellers' reliability counts in memory."""
+
+    def __init__(self, state: PricingState) -> None:
+        self._state = state
+
+    async def keep(self, counts: Mapping[str, ReliabilityCounts]) -> set[str]:
+        """Keep each seller's counts unless larger ones are held; the sellers changed."""
+        changed = set()
+        for seller_id, candidate in counts.items():
+            held = self._state.reliability.get(seller_id)
+            if counts_supersede(candidate, held) and candidate != held:
+                self._state.reliability[seller_id] = candidate
+                changed.add(seller_id)
+        return changed
+
+    async def of(self, seller_ids: Sequence[str]) -> dict[str, ReliabilityCounts]:
+        """The counts held of these sellers."""
+        held = self._state.reliability
+        return {s: held[s] for s in seller_ids if s in held}
 
 
 class MemoryBookVersions:

@@ -13,6 +13,7 @@ from gpux_pricing.adapters.memory.repositories import (
     MemoryGpus,
     MemoryOffers,
     MemoryRates,
+    MemoryReliability,
     MemorySellers,
     MemoryTrades,
     PricingState,
@@ -36,6 +37,7 @@ class MemoryPricingUnitOfWork(PricingUnitSteps, MemoryUnitOfWork):
     gpus: MemoryGpus
     rates: MemoryRates
     offers: MemoryOffers
+    reliability: MemoryReliability
     book_versions: MemoryBookVersions
     trades: MemoryTrades
     candles: MemoryCandles
@@ -63,6 +65,7 @@ class MemoryPricingUnitOfWork(PricingUnitSteps, MemoryUnitOfWork):
         self.gpus = MemoryGpus(state)
         self.rates = MemoryRates(state)
         self.offers = MemoryOffers(state)
+        self.reliability = MemoryReliability(state)
         self.book_versions = MemoryBookVersions(state)
         self.trades = MemoryTrades(state)
         self.candles = MemoryCandles(state)

@@ -1,9 +1,10 @@
-"""Pricing's repositories on PostgreSQL: sellers, GPUs, FX rates, offers and book versions."""
+"""Pricing's repositories on PostgreSQL: sellers, GPUs, FX rates, offers, book versions and
+sellers' reliability."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -12,6 +13,7 @@ import asyncpg
 from gpux_contracts.accounts import AccountStatus
 from gpux_contracts.money import Currency
 from gpux_contracts.offers import OfferStatus, OfferSubmitted
+from gpux_contracts.reliability import ReliabilityCounts
 from gpux_pricing.domain.fx import Rate, RateTable
 from gpux_pricing.domain.market import BookKey, free_on_book, tiers_of
 from gpux_pricing.domain.validation import SellerView
@@ -175,6 +177,74 @@ class PostgresOffers:
             " WHERE status <> 'rejected' ORDER BY gpu, tier"
         )
         return [(r["gpu"], r["tier"]) for r in rows]
+
+    async def books_of_sellers(self, seller_ids: Sequence[str]) -> dict[str, list[BookKey]]:
+        """The books each of these sellers has an open offer in, in key order (one query)."""
+        if not seller_ids:
+            return {}
+        rows = await self._conn.fetch(
+            "SELECT DISTINCT seller_id, gpu, unnest(tiers) AS tier FROM pricing.offers"
+            # The predicate of the index offers_open_by_seller, word for word.
+            " WHERE seller_id = ANY($1::text[])"
+            " AND status NOT IN ('rejected', 'withdrawn', 'expired')"
+            " ORDER BY seller_id, gpu, tier",
+            list(seller_ids),
+        )
+        books: dict[str, list[BookKey]] = {}
+        for r in rows:
+            books.setdefault(r["seller_id"], []).append((r["gpu"], r["tier"]))
+        return books
+
+
+class PostgresReliability:
+    """``pricing.seller_reliability``."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def keep(self, counts: Mapping[str, ReliabilityCounts]) -> set[str]:
+        """Keep each seller's counts unless larger ones are held, in one statement; the
+        sellers whose held counts changed."""
+        if not counts:
+            return set()
+        # In key order, so two instances keeping the same sellers never lock them crosswise.
+        ordered = sorted(counts.items())
+        rows = await self._conn.fetch(
+            "INSERT INTO pricing.seller_reliability AS held"
+            " (seller_id, ready_in_time, failed, reclaimed)"
+            " SELECT s, r, f, c FROM unnest($1::text[], $2::bigint[], $3::bigint[],"
+            " $4::bigint[]) AS n(s, r, f, c) ORDER BY s"
+            " ON CONFLICT (seller_id) DO UPDATE SET ready_in_time = EXCLUDED.ready_in_time,"
+            " failed = EXCLUDED.failed, reclaimed = EXCLUDED.reclaimed"
+            # supersedes: a total at least the held one replaces it (the same counts change
+            # nothing, so they are not reported as changed).
+            " WHERE EXCLUDED.ready_in_time + EXCLUDED.failed + EXCLUDED.reclaimed"
+            " >= held.ready_in_time + held.failed + held.reclaimed"
+            " AND (EXCLUDED.ready_in_time, EXCLUDED.failed, EXCLUDED.reclaimed)"
+            " IS DISTINCT FROM (held.ready_in_time, held.failed, held.reclaimed)"
+            " RETURNING seller_id",
+            [s for s, _ in ordered],
+            [c.ready_in_time for _, c in ordered],
+            [c.failed for _, c in ordered],
+            [c.reclaimed for _, c in ordered],
+        )
+        return {r["seller_id"] for r in rows}
+
+    async def of(self, seller_ids: Sequence[str]) -> dict[str, ReliabilityCounts]:
+        """The counts held of these sellers (one query)."""
+        if not seller_ids:
+            return {}
+        rows = await self._conn.fetch(
+            "SELECT seller_id, ready_in_time, failed, reclaimed FROM pricing.seller_reliability"
+            " WHERE seller_id = ANY($1::text[])",
+            list(seller_ids),
+        )
+        return {
+            r["seller_id"]: ReliabilityCounts(
+                ready_in_time=r["ready_in_time"], failed=r["failed"], reclaimed=r["reclaimed"]
+            )
+            for r in rows
+        }
 
 
 class PostgresBookVersions:

@@ -14,6 +14,7 @@ from gpux_pricing.adapters.postgres.repositories import (
     PostgresGpus,
     PostgresOffers,
     PostgresRates,
+    PostgresReliability,
     PostgresSellers,
 )
 from gpux_pricing.domain.validation import Band
@@ -36,6 +37,7 @@ class PostgresPricingUnitOfWork(PricingUnitSteps, PostgresUnitOfWork):
     gpus: PostgresGpus
     rates: PostgresRates
     offers: PostgresOffers
+    reliability: PostgresReliability
     book_versions: PostgresBookVersions
     trades: PostgresTrades
     candles: PostgresCandles
@@ -58,6 +60,7 @@ class PostgresPricingUnitOfWork(PricingUnitSteps, PostgresUnitOfWork):
         self.gpus = PostgresGpus(conn)
         self.rates = PostgresRates(conn)
         self.offers = PostgresOffers(conn)
+        self.reliability = PostgresReliability(conn)
         self.book_versions = PostgresBookVersions(conn)
         self.trades = PostgresTrades(conn)
         self.candles = PostgresCandles(conn)

@@ -1,0 +1,62 @@
+"""Request bodies over the limit are refused 413, whether declared or streamed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import BaseModel
+
+from gpux_gateway.entrypoints.http import BodyLimitMiddleware
+from gpux_platform.problems import install_problem_handlers
+
+pytestmark = pytest.mark.unit
+
+LIMIT = 64
+
+
+class Note(BaseModel):
+    text: str
+
+
+def _app() -> FastAPI:
+    app = FastAPI()
+    install_problem_handlers(app)
+
+    @app.post("/notes")
+    async def create_note(note: Note) -> Note:
+        return note
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=LIMIT)
+    return app
+
+
+async def _chunks(total: int) -> AsyncIterator[bytes]:
+    body = ('{"text": "' + "x" * total + '"}').encode()
+    for start in range(0, len(body), 16):
+        yield body[start : start + 16]
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        yield client
+
+
+async def test_a_streamed_body_over_the_limit_is_a_413(client: httpx.AsyncClient) -> None:
+    headers = {"content-type": "application/json"}
+    answer = await client.post("/notes", content=_chunks(200), headers=headers)
+    assert answer.status_code == 413
+    assert answer.json()["type"].endswith("/payload-too-large")
+    small = await client.post("/notes", content=_chunks(10), headers=headers)
+    assert small.status_code == 200
+    assert small.json() == {"text": "x" * 10}
+
+
+async def test_a_declared_body_over_the_limit_is_a_413(client: httpx.AsyncClient) -> None:
+    answer = await client.post("/notes", json={"text": "x" * 200})
+    assert answer.status_code == 413
+    assert answer.json()["type"].endswith("/payload-too-large")
