@@ -47,6 +47,9 @@ from gpux_platform.settings import GpuxSettings
 from .lease_feed import balance, envelope, fast_billing, funded_order, lease_events, of_type, send
 
 SPEED = 30
+RATE_AT = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+"""The USD rate's time: recent, as billing funds no hold on a rate older than its maximum age
+(7 days), whatever day the suite runs."""
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ async def billing(module_settings: GpuxSettings) -> AsyncIterator[GpuxSettings]:
             base=Currency.USD,
             quote=Currency.EUR,
             rate=Decimal("0.92"),
-            as_of=datetime(2026, 11, 27, 16, tzinfo=UTC),
+            as_of=RATE_AT,
             source="test",
         )
         await send(settings, FX_RATES, "USD/EUR", rate)
@@ -170,7 +173,7 @@ async def test_a_euro_wallet_pays_usd_charges_at_the_stored_rate(
     ledger = [t for r in found for t in transfers(r.body) if ours(t)]
     assert len({t["transfer_id"] for t in ledger}) == 2  # both charges
     assert {t["fx_rate"] for t in ledger} == {"0.92"}
-    assert {t["fx_rate_at"] for t in ledger} == {"2026-11-27T16:00:00Z"}
+    assert {t["fx_rate_at"] for t in ledger} == {RATE_AT.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 async def test_an_hourly_lease_stopped_after_61_minutes_bills_two_hours(
