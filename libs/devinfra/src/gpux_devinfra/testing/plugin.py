@@ -1,7 +1,8 @@
 """pytest plugin (entry point ``gpux``): tier markers by folder, per-session infrastructure,
 ``offset_commits`` (the offset commits of a test's consumers), and private stores to restart
-(``private_postgres``, ``private_redis``, ``private_kafka``), and a report of what a test
-waits for when it runs too long (``STALL_S``).
+(``private_postgres``, ``private_redis``, ``private_kafka``), a test that stalls failed with
+what it waits for (``testing.stalls``), and one rerun for a failed test that is not a unit
+test (``RERUNS``).
 
 Each test session gets a fresh PostgreSQL database and a unique namespace that
 prefixes its topics, consumer groups and Redis keys, so runs never see each
@@ -11,137 +12,54 @@ when the session ends.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import os
-import sys
-import threading
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from aiokafka import AIOKafkaConsumer
 from pydantic import SecretStr
-from pytest_timeout import is_debugging
 
 from gpux_contracts.ids import new_id
 from gpux_devinfra.infra import Endpoints
-from gpux_devinfra.testing import stores
+from gpux_devinfra.testing import stalls, stores
 from gpux_devinfra.testing.endpoints import session_endpoints
 from gpux_devinfra.testing.scratch import drop_namespace, scratch_database
 from gpux_platform.settings import Environment, GpuxSettings
-from gpux_platform.stalls import tasks_report, threads_report
 
-STALL_S = float(os.environ.get("GPUX_TEST_STALL_S", "840"))
-"""A test (its setup, call and teardown together) still running after this long ends the run
-with a report of what it waits for: the threads' stacks, then the session loop's tasks with
-their chains of awaits (last: the part of a long log that is read). pytest-timeout's limit
-(900 s, pyproject) is the backstop; its own report shows a loop in ``select``, not for what.
-``GPUX_TEST_STALL_S`` sets another limit (to catch a hang sooner while chasing it)."""
-LOOP_ANSWER_S = 10.0
-"""How long the report waits for the session loop to describe its tasks (in its own thread)."""
+RERUNS = 1
+"""A test of a tier that talks to real infrastructure or processes (every test not marked
+``unit``) that fails is run once more (pytest-rerunfailures); the run's summary lists each
+rerun with its first failure (``-rR``, ``--rerun-show-tracebacks``), and at most
+``--max-suite-reruns`` (pyproject) are rerun in a run. A unit test is never rerun."""
 
-_session_loops: list[asyncio.AbstractEventLoop] = []
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Watch every test for a stall (``testing.stalls``)."""
+    config.pluginmanager.register(stalls, "gpux-stalls")
+    stalls.install()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by the folder they live in: unit, integration or e2e."""
+    """Mark tests by the folder they live in: unit, integration or e2e; every test not marked
+    ``unit`` may be rerun once (``RERUNS``)."""
     for item in items:
         parts = Path(str(item.fspath)).parts
         for tier in ("unit", "integration", "e2e"):
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
+        if _rerun(item):
+            item.add_marker(pytest.mark.flaky(reruns=RERUNS))
 
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session", autouse=True)
-async def session_loop() -> AsyncIterator[asyncio.AbstractEventLoop]:
-    """The loop the session's async fixtures and tests run in (for the stall report)."""
-    loop = asyncio.get_running_loop()
-    _session_loops.append(loop)
-    yield loop
-    _session_loops.remove(loop)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
-    """End the run with a report of what ``item`` waits for if it runs past ``STALL_S`` (or
-    its ``timeout`` mark's limit, if longer); not under a debugger or with ``--timeout=0``."""
-    limit = _stall_limit(item)
-    if limit is None:
-        yield
-        return
-    timer = threading.Timer(limit, _end_stalled_run, args=(item, limit))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-
-
-def _seconds(value: object) -> float | None:
-    try:
-        return None if value is None or value == "" else float(str(value))
-    except ValueError:
-        return None
-
-
-def _stall_limit(item: pytest.Item) -> float | None:
-    """``STALL_S``; none where pytest-timeout is off (``--timeout=0``, ``PYTEST_TIMEOUT``, the
-    ini, a ``timeout(0)`` mark) or a debugger is on; a ``timeout`` mark's limit, if longer,
-    less a minute (this report comes before pytest-timeout's)."""
+def _rerun(item: pytest.Item) -> bool:
+    """Whether ``item`` may be rerun: pytest-rerunfailures is loaded, not a unit test, no rerun
+    policy of its own, no debugger (pytest-rerunfailures refuses reruns with ``--pdb``)."""
     config = item.config
-    if config.getoption("usepdb", False) or is_debugging():
-        return None
-    marked = item.get_closest_marker("timeout")
-    if marked is not None:
-        own = _seconds(marked.kwargs.get("timeout", marked.args[0] if marked.args else None))
-    else:
-        own = None
-        run = _seconds(config.getoption("timeout", None))
-        if run is None:
-            run = _seconds(os.environ.get("PYTEST_TIMEOUT"))
-        if run is None:
-            with contextlib.suppress(ValueError):  # no such ini key without pytest-timeout
-                run = _seconds(config.getini("timeout"))
-        if run == 0:
-            return None
-    if own == 0:
-        return None
-    return STALL_S if own is None else max(STALL_S, own - 60)
-
-
-def _end_stalled_run(item: pytest.Item, limit: float) -> None:
-    if is_debugging():  # attached since the test began
-        return
-    threads = threads_report()  # before the loop wakes to answer: where it waits
-    reports = [_loop_report(loop) for loop in list(_session_loops)]
-    capture = item.config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        capture.suspend_global_capture(in_=True)
-    title = f" {item.nodeid} has run over {limit:g} s: what it waits for "
-    sys.stderr.write(f"\n{title:+^100}\n{threads}\n" + "\n".join(reports) + "\n")
-    sys.stderr.flush()
-    os._exit(1)  # as pytest-timeout ends a run: the stalled test holds the only loop
-
-
-def _loop_report(loop: asyncio.AbstractEventLoop) -> str:
-    made: list[str] = []
-    done = threading.Event()
-
-    def make() -> None:
-        made.append(tasks_report(loop))
-        done.set()
-
-    try:
-        loop.call_soon_threadsafe(make)
-    except RuntimeError:
-        return "the session loop is closed"
-    if not done.wait(LOOP_ANSWER_S):
-        return f"the session loop did not answer in {LOOP_ANSWER_S:g} s: its thread is blocked"
-    return made[0]
+    if not config.pluginmanager.hasplugin("rerunfailures") or config.getoption("usepdb", False):
+        return False
+    return item.get_closest_marker("unit") is None and item.get_closest_marker("flaky") is None
 
 
 @pytest.fixture(scope="session")
