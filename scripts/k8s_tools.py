@@ -126,7 +126,8 @@ class Tools:
 
 FETCH_ATTEMPTS = 3
 """How often a command that fetches from a registry is tried: a registry's brief failure (a
-reset connection, a 5xx) is not the pins' fault. Retried with tenacity, 5 s then 10 s apart."""
+reset connection, a 5xx) is not the pins' fault. Retried with tenacity, 5 s then 10 s apart; a
+command that runs past its timeout is not tried again."""
 
 
 def _fetch(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -134,7 +135,7 @@ def _fetch(command: list[str], cwd: Path | None = None, env: dict[str, str] | No
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(FETCH_ATTEMPTS),
         wait=tenacity.wait_exponential(multiplier=5, max=10),
-        retry=tenacity.retry_if_exception_type((FetchError, subprocess.TimeoutExpired)),
+        retry=tenacity.retry_if_exception_type(FetchError),
         reraise=True,
     )
     return str(retrying(_run, command, cwd, env))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,26 +30,43 @@ from gpux_platform.settings import Environment, GpuxSettings
 RERUNS = 1
 """A test of a tier that talks to real infrastructure or processes (every test not marked
 ``unit``) that fails is run once more (pytest-rerunfailures); the run's summary lists each
-rerun with its first failure (``-rR``, ``--rerun-show-tracebacks``), and at most
-``--max-suite-reruns`` (pyproject) are rerun in a run. A unit test is never rerun."""
+rerun with its first failure (``-rR``), and at most ``MAX_RERUNS`` are rerun in a run. A unit
+test is never rerun."""
+
+
+MAX_RERUNS = 5
+"""Reruns in one run at the most (a broken change fails, it does not run twice)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Watch every test for a stall (``testing.stalls``)."""
+    """Watch every test for a stall (``testing.stalls``); with pytest-rerunfailures, show each
+    rerun's first failure and rerun at most ``MAX_RERUNS`` (options, not addopts: the run
+    still starts with ``-p no:rerunfailures``)."""
     config.pluginmanager.register(stalls, "gpux-stalls")
-    stalls.install()
+    if config.pluginmanager.hasplugin("rerunfailures"):
+        config.option.rerun_show_tracebacks = True
+        if config.option.max_suite_reruns is None:
+            config.option.max_suite_reruns = MAX_RERUNS
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark tests by the folder they live in: unit, integration or e2e; every test not marked
     ``unit`` may be rerun once (``RERUNS``)."""
     for item in items:
-        parts = Path(str(item.fspath)).parts
+        parts = _parts(item)
         for tier in ("unit", "integration", "e2e"):
             if tier in parts:
                 item.add_marker(getattr(pytest.mark, tier))
         if _rerun(item):
             item.add_marker(pytest.mark.flaky(reruns=RERUNS))
+
+
+def _parts(item: pytest.Item) -> tuple[str, ...]:
+    """The folders of the test's path below the run's root (not those above the checkout)."""
+    try:
+        return item.path.relative_to(item.config.rootpath).parts
+    except ValueError:
+        return item.path.parts
 
 
 def _rerun(item: pytest.Item) -> bool:
