@@ -9,8 +9,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Message, Receive, Scope, Send
 
 from gpux_platform import request_ids
+from gpux_platform.asgi import HttpMiddleware
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://gpux.dev/problems/"
@@ -117,6 +119,47 @@ def _unread_body(errors: list[Any]) -> bool:
     )
 
 
+def unexpected_response(request: Request) -> JSONResponse:
+    """The 500 problem of an unexpected error, with the request's ``X-Request-Id`` (read from
+    the scope's state: it may be answered outside the middleware that adds the header)."""
+    request_id = request_ids.of(request.scope)
+    return problem_response(
+        request,
+        500,
+        "internal-error",
+        "Internal error",
+        "an unexpected error; it was logged",
+        headers={request_ids.HEADER: request_id} if request_id else None,
+    )
+
+
+class Unexpected(HttpMiddleware):
+    """ASGI middleware, the innermost: an unexpected error of a route is answered here, 500
+    problem+json, so that the app's middleware (CORS headers, the request's metrics and span)
+    sees the answer; then the error is raised on for the server to log.
+
+    Starlette answers an error that reaches it in its outermost middleware, outside all of
+    the app's: a browser would be shown a CORS failure instead of the problem, and the
+    request's histogram would not count the 500.
+    """
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request; an error before the response started is answered 500."""
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception:
+            if not started:
+                await unexpected_response(Request(scope))(scope, receive, send)
+            raise
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Answer every error (HTTP, validation, unexpected) as problem+json."""
 
@@ -148,19 +191,12 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Answered outside the app's middleware (by Starlette's outermost one): the request id
-        # comes from the scope's state (``request_ids.of``), its header is added here.
-        request_id = request_ids.of(request.scope)
-        return problem_response(
-            request,
-            500,
-            "internal-error",
-            "Internal error",
-            "an unexpected error; it was logged",
-            headers={request_ids.HEADER: request_id} if request_id else None,
-        )
+        # Only an error of the app's own middleware gets here (``Unexpected`` answers the
+        # rest), answered outside that middleware by Starlette's outermost one.
+        return unexpected_response(request)
 
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_unexpected)
+    app.add_middleware(Unexpected)  # the first added: the innermost

@@ -348,9 +348,9 @@ def build_app(spec: ServiceSpec, runtime: Runtime, wiring: Wiring) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
         generate_unique_id_function=operation_id,
     )
+    install_problem_handlers(app)  # first: its middleware is the innermost
     trace_requests(app, runtime.tracer_provider)
     runtime.metrics.use((*HTTP, *spec.metrics))
-    install_problem_handlers(app)
     install_openapi(app, spec.problems)
     app.include_router(health_router(runtime, spec.needs))
     for router in wiring.http:

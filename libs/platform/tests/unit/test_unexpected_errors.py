@@ -1,0 +1,88 @@
+"""An unexpected error of a route is answered 500 problem+json inside the app's middleware:
+CORS headers are on it, the request's histogram counts it, and the error still reaches the
+server (which logs it)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import httpx
+import pytest
+from fastapi import APIRouter, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from opentelemetry.sdk.trace import TracerProvider
+
+from gpux_platform.metrics import HTTP_SECONDS
+from gpux_platform.problems import PROBLEM_MEDIA_TYPE
+from gpux_platform.request_ids import HEADER
+from gpux_platform.service import Runtime, ServiceSpec, Wiring, build_app
+from gpux_platform.settings import GpuxSettings
+
+pytestmark = pytest.mark.unit
+
+ORIGIN = "https://web.example"
+
+
+async def _no_wiring(_: Runtime) -> Wiring:
+    return Wiring()
+
+
+def _cors(app: FastAPI) -> None:
+    app.add_middleware(CORSMiddleware, allow_origins=[ORIGIN])
+
+
+def _app() -> FastAPI:
+    router = APIRouter()
+
+    @router.get("/broken")
+    async def broken() -> None:
+        raise RuntimeError("boom")
+
+    @router.get("/fine")
+    async def fine() -> dict[str, bool]:
+        return {"ok": True}
+
+    untouched = cast(Any, None)
+    runtime = Runtime("things", untouched, untouched, untouched, untouched, TracerProvider())
+    spec = ServiceSpec("things", GpuxSettings, _no_wiring)
+    return build_app(spec, runtime, Wiring(http=[router], configure_app=_cors))
+
+
+def _count(status: str) -> float:
+    for metric in HTTP_SECONDS.collect():
+        for sample in metric.samples:
+            labels = sample.labels
+            if (
+                sample.name.endswith("_count")
+                and labels["route"] == "/broken"
+                and labels["status"] == status
+            ):
+                return sample.value
+    return 0.0
+
+
+async def test_a_500_carries_cors_headers_the_problem_and_is_counted() -> None:
+    transport = httpx.ASGITransport(app=_app(), raise_app_exceptions=False)
+    before = _count("500")
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        answer = await client.get("/broken", headers={"Origin": ORIGIN, HEADER: "req-500"})
+        fine = await client.get("/fine", headers={"Origin": ORIGIN})
+    assert answer.status_code == 500
+    assert answer.headers["access-control-allow-origin"] == ORIGIN
+    assert answer.headers["content-type"] == PROBLEM_MEDIA_TYPE
+    assert answer.headers[HEADER] == "req-500"
+    body = answer.json()
+    assert body["type"].endswith("/internal-error")
+    assert body["request_id"] == "req-500"
+    assert body["instance"] == "/broken"
+    assert "boom" not in answer.text  # the error's text stays in the log
+    assert _count("500") == before + 1
+    assert fine.status_code == 200
+    assert fine.headers["access-control-allow-origin"] == ORIGIN
+
+
+async def test_the_error_still_reaches_the_server_after_the_answer() -> None:
+    transport = httpx.ASGITransport(app=_app(), raise_app_exceptions=True)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        with pytest.raises(RuntimeError, match="boom"):
+            await client.get("/broken")
