@@ -60,3 +60,24 @@ async def test_a_declared_body_over_the_limit_is_a_413(client: httpx.AsyncClient
     answer = await client.post("/notes", json={"text": "x" * 200})
     assert answer.status_code == 413
     assert answer.json()["type"].endswith("/payload-too-large")
+
+
+async def test_an_operation_that_reads_no_body_answers_whatever_is_declared() -> None:
+    app = _app()
+
+    @app.get("/notes/{note_id}")
+    async def get_note(note_id: str) -> Note:
+        return Note(text=note_id)
+
+    @app.post("/notes/{note_id}/pin")
+    async def pin_note(note_id: str) -> Note:
+        return Note(text=f"pinned {note_id}")
+
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        read = await client.request("GET", "/notes/n1", content=b"x" * 200)
+        pinned = await client.post("/notes/n1/pin", content=b"x" * 200)
+        declared = await client.get("/notes/n2", headers={"content-length": "not-a-number"})
+    assert (read.status_code, read.json()) == (200, {"text": "n1"})
+    assert (pinned.status_code, pinned.json()) == (200, {"text": "pinned n1"})
+    assert declared.status_code == 200

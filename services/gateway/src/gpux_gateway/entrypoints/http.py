@@ -93,22 +93,29 @@ def configure(
 
 
 class BodyLimitMiddleware(HttpMiddleware):
-    """ASGI middleware: at most ``max_bytes`` of request body (declared or streamed), else 413."""
+    """ASGI middleware: at most ``max_bytes`` of request body (declared or streamed), else 413.
+
+    The limit applies when the body is read: an operation that takes no body (every GET,
+    DELETE and body-less POST) never reads one, so it answers as usual whatever a client
+    declares (its OpenAPI entry lists no 413).
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         super().__init__(app)
         self.max_bytes = max_bytes
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve the request, refused once its body is over the limit."""
+        """Serve the request, refused once its body, read, is over the limit."""
         declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(scope, send)
-            return
+        too_large = declared is not None and (
+            not declared.isdigit() or int(declared) > self.max_bytes
+        )
         seen = 0
 
         async def limited() -> Message:
             nonlocal seen
+            if too_large:  # refused before a byte of it is read
+                raise _TooLarge(self.max_bytes)
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
