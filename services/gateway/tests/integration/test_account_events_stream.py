@@ -1,6 +1,7 @@
 """GET /v1/stream/events on a real gateway: an account's recorded events are delivered, a
-stream resumed with Last-Event-ID (or ?after=) gets only later ones, another account's
-never appear, a view consumer's event reaches its account, and a bad cursor is a 400."""
+stream resumed with Last-Event-ID (or ?after=) gets only later ones, one from now none that
+committed before it opened, another account's never appear, a view consumer's event
+reaches its account, and a bad cursor is a 400."""
 
 from __future__ import annotations
 
@@ -131,6 +132,24 @@ async def test_without_a_cursor_a_stream_starts_now_or_from_the_start(
     async with reading(gateway, alice["key"]) as from_now:
         new = await record(pool, alice["id"], 2)
         assert [b["id"] for b in await count(from_now, 1)] == [new.id]
+
+
+async def test_from_now_sends_nothing_that_committed_before_the_stream_opened(
+    gateway: RunningGateway, sign_up: SignUp, pool: asyncpg.Pool
+) -> None:
+    """An older transaction still running holds reads back (``pg_snapshot_xmin``): an event
+    committed meanwhile, before the stream opened, is after its cursor yet never sent."""
+    alice = await sign_up(["buyer"])
+    async with pool.acquire() as older:
+        running = older.transaction()
+        await running.start()
+        await older.fetchval("SELECT pg_current_xact_id()")  # takes a txid: xmin stays below
+        before = await record(pool, alice["id"], 1)
+        async with reading(gateway, alice["key"]) as from_now:
+            await running.rollback()
+            after = await record(pool, alice["id"], 2)
+            assert [b["id"] for b in await count(from_now, 1)] == [after.id]
+    assert before.id not in [b["id"] for b in from_now.bodies()]
 
 
 async def test_a_balance_billing_reports_reaches_its_account(

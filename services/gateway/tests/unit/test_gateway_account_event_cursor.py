@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gpux_gateway.notifications.cursor import MAX_SEQ, MAX_TXID, START, Cursor, CursorError
+from gpux_gateway.notifications.cursor import (
+    MAX_SEQ,
+    MAX_TXID,
+    START,
+    Cursor,
+    CursorError,
+    Snapshot,
+)
 from gpux_gateway.notifications.service import start_at
 from gpux_platform.problems import ProblemError
 
@@ -61,3 +68,17 @@ def test_a_stream_starts_after_the_header_then_the_query_else_now_or_the_start()
     with pytest.raises(ProblemError) as refused:
         start_at("bogus", None, from_start=False)
     assert refused.value.status == 400
+
+
+def test_a_snapshot_reads_as_postgresql_writes_it_and_says_what_had_committed() -> None:
+    idle = Snapshot.parse("812:812:")
+    assert idle == Snapshot(812, 812, frozenset())
+    assert (idle.committed(811), idle.committed(812)) == (True, False)
+    busy = Snapshot.parse("800:812:800,805")
+    assert busy.running == frozenset({800, 805})
+    assert busy.cursor == Cursor(800, 0)
+    committed = [t for t in range(798, 814) if busy.committed(t)]
+    assert committed == [798, 799, 801, 802, 803, 804, 806, 807, 808, 809, 810, 811]
+    for text in ("", "1:2", "1:2:x", "1:2:3,", "-1:2:", "1:2:3 "):
+        with pytest.raises(ValueError, match="not a snapshot"):
+            Snapshot.parse(text)

@@ -1,7 +1,8 @@
 """The account events' feed and stream on a fake log: one follower for every stream, started
 by the first and cancelled with the last; a notification wakes a waiting stream at once (the
 poll is an hour here); a stream sends only its account's events, in order, with their cursor
-as the SSE id, and goes on after a failed read; "now" is taken before its first line."""
+as the SSE id, and goes on after a failed read; "now" is taken before its first line, and a
+stream from now sends no event of a transaction that had committed by then."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, cast
 import pytest
 
 from gpux_devinfra.testing.waiting import eventually
-from gpux_gateway.notifications.cursor import Cursor
+from gpux_gateway.notifications.cursor import Cursor, Snapshot
 from gpux_gateway.notifications.events import AccountEvent
 from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.notifications.log import Logged
@@ -28,19 +29,25 @@ HOUR = 3600.0
 
 
 class FakeLog:
-    """The account events in memory; ``notify`` wakes the follower as ``pg_notify`` would."""
+    """The account events in memory; ``notify`` wakes the follower as ``pg_notify`` would.
+    A row's transaction is ``100 + n`` unless said; rows of ``running`` transactions are not
+    readable yet, as in PostgreSQL (reads stop before the oldest transaction running)."""
 
     def __init__(self) -> None:
         self.rows: list[Logged] = []
+        self.running: set[int] = set()
         self.followers = 0
         self.following = False
         self.fail_next = False
         self._wake: Callable[[], None] | None = None
 
-    def add(self, account_id: str, n: int) -> AccountEvent:
+    def add(self, account_id: str, n: int, txid: int | None = None) -> AccountEvent:
         event = AccountEvent.of(f"src{n}", account_id, AccountEventType.ORDER_FILLED, {"n": n}, AT)
-        self.rows.append(Logged(Cursor(100 + n, n), event))
+        self.rows.append(Logged(Cursor(100 + n if txid is None else txid, n), event))
         return event
+
+    def _xmax(self) -> int:
+        return max((r.cursor.txid for r in self.rows), default=99) + 1
 
     def notify(self) -> None:
         assert self._wake is not None
@@ -50,11 +57,19 @@ class FakeLog:
         if self.fail_next:
             self.fail_next = False
             raise OSError("the database went away")
-        rows = [r for r in self.rows if r.event.account_id == account_id and r.cursor > cursor]
+        readable_below = min(self.running, default=self._xmax())
+        rows = sorted(
+            r
+            for r in self.rows
+            if r.event.account_id == account_id
+            and cursor < r.cursor
+            and r.cursor.txid < readable_below
+        )
         return rows[:limit]
 
-    async def now(self) -> Cursor:
-        return max((r.cursor for r in self.rows), default=Cursor(0, 0))
+    async def now(self) -> Snapshot:
+        xmax = self._xmax()
+        return Snapshot(min(self.running, default=xmax), xmax, frozenset(self.running))
 
     async def follow(self, wake: Callable[[], None]) -> None:
         self.followers += 1
@@ -151,3 +166,22 @@ async def test_from_now_is_taken_before_the_first_line_goes_out() -> None:
     finally:
         await stream.aclose()
     assert json.loads(sent["data"]) == recorded.public()
+
+
+async def test_from_now_passes_over_what_committed_before_and_sends_what_was_running() -> None:
+    """Transaction 101 is still running when the stream opens and 102 has committed: the
+    stream reads from 101 on, sends 101's event once it commits, and never 102's."""
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    log.running.add(101)
+    log.add("alice", 1, txid=101)
+    log.add("alice", 2, txid=102)
+    stream = cast(AsyncGenerator[dict[str, Any]], account_events(feed, "alice", None))
+    try:
+        await anext(stream)  # opened: "now" is taken
+        log.running.discard(101)  # commits after the stream opened
+        log.add("alice", 3, txid=103)
+        sent = [await asyncio.wait_for(anext(stream), timeout=10) for _ in range(2)]
+    finally:
+        await stream.aclose()
+    assert [s["id"] for s in sent] == ["101.1", "103.3"]

@@ -44,3 +44,32 @@ class Cursor(NamedTuple):
 
 START = Cursor(0, 0)
 """Before every event."""
+
+_SNAPSHOT = re.compile(r"([0-9]{1,20}):([0-9]{1,20}):((?:[0-9]{1,20})(?:,[0-9]{1,20})*)?")
+
+
+class Snapshot(NamedTuple):
+    """Which transactions had committed at one moment (PostgreSQL's ``pg_snapshot``): every
+    one below ``xmin``, and those below ``xmax`` that were not ``running``."""
+
+    xmin: int
+    xmax: int
+    running: frozenset[int]
+
+    @classmethod
+    def parse(cls, text: str) -> Snapshot:
+        """The snapshot of ``pg_current_snapshot()::text`` (``xmin:xmax:xip,...``)."""
+        match = _SNAPSHOT.fullmatch(text)
+        if match is None:
+            raise ValueError(f"not a snapshot: {text!r}")
+        running = frozenset(int(t) for t in match[3].split(",")) if match[3] else frozenset()
+        return cls(int(match[1]), int(match[2]), running)
+
+    @property
+    def cursor(self) -> Cursor:
+        """Before every row of a transaction that had not committed below ``xmin``."""
+        return Cursor(self.xmin, 0)
+
+    def committed(self, txid: int) -> bool:
+        """Whether transaction ``txid`` had committed at the snapshot's moment."""
+        return txid < self.xmin or (txid < self.xmax and txid not in self.running)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
-from gpux_gateway.notifications.cursor import Cursor
+from gpux_gateway.notifications.cursor import Cursor, Snapshot
 from gpux_gateway.notifications.events import AccountEvent
 
 
@@ -25,8 +25,9 @@ class AccountEventsLog(Protocol):
         later commit can precede."""
         ...
 
-    async def now(self) -> Cursor:
-        """A cursor after every event that can be read now (what a stream from now starts at)."""
+    async def now(self) -> Snapshot:
+        """Which transactions have committed now: a stream from now reads from its cursor on
+        and passes over the rows of those."""
         ...
 
     async def follow(self, wake: Callable[[], None]) -> None:

@@ -16,7 +16,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gpux_gateway.notifications.cursor import START, Cursor, CursorError
+from gpux_gateway.notifications.cursor import START, Cursor, CursorError, Snapshot
 from gpux_gateway.notifications.feed import AccountEventsFeed
 from gpux_gateway.notifications.log import Logged
 from gpux_platform.problems import ProblemError
@@ -57,15 +57,23 @@ async def account_events(
 ) -> AsyncIterator[dict[str, Any]]:
     """The account's SSE events after ``start`` (None: from now), until the client leaves.
 
-    "Now" is taken before the first line goes out: a client that reads what happened before
-    (the order it follows) once the stream's first line came gets every event after that."""
-    cursor = start if start is not None else await feed.events.now()
+    "Now" is the database's snapshot taken before the first line goes out: a client that
+    reads what happened before (the order it follows) once the stream's first line came gets
+    every event after that, and none of a transaction that had committed by then (reading
+    starts before the oldest transaction running, so those are passed over)."""
+    before: Snapshot | None = None
+    if start is None:
+        before = await feed.events.now()
+        start = before.cursor
+    cursor = start
     yield {"comment": "account events", "retry": RETRY_MS}
     async with feed.listen() as waiter:
         while True:
             page = await _page(feed, account_id, cursor)
             for logged in page:
                 cursor = logged.cursor
+                if before is not None and before.committed(cursor.txid):
+                    continue
                 yield sse(logged)
             if len(page) < feed.page:
                 await waiter.wait(feed.poll_s)

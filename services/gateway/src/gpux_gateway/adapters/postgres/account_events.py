@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from gpux_contracts.ids import new_id
-from gpux_gateway.notifications.cursor import Cursor
+from gpux_gateway.notifications.cursor import Cursor, Snapshot
 from gpux_gateway.notifications.events import AccountEvent
 from gpux_gateway.notifications.log import Logged
 from gpux_gateway.notifications.types import AccountEventType
@@ -101,7 +101,7 @@ ORDER BY txid, seq
 LIMIT $4
 """
 
-NOW = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
+NOW = "SELECT pg_current_snapshot()::text"
 
 PURGE = """
 WITH old AS (
@@ -143,11 +143,9 @@ class PostgresAccountEventsLog:
         rows = await self._pool.fetch(AFTER, account_id, str(cursor.txid), cursor.seq, limit)
         return [_logged(r) for r in rows]
 
-    async def now(self) -> Cursor:
-        """Before the oldest transaction running: what is read after it is what commits from
-        now on (and what committed just before, in a transaction younger than that one)."""
-        xmin = await self._pool.fetchval(NOW)
-        return Cursor(int(xmin), 0)
+    async def now(self) -> Snapshot:
+        """Which transactions have committed now (the database's current snapshot)."""
+        return Snapshot.parse(await self._pool.fetchval(NOW))
 
     async def follow(self, wake: Callable[[], None]) -> None:
         """``LISTEN`` on one pooled connection and ``wake`` at each notification (and once
