@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Message, Receive, Scope, Send
 
 from gpux_platform import request_ids
 from gpux_platform.asgi import HttpMiddleware
+
+log = logging.getLogger("gpux.http")
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 TYPE_BASE = "https://gpux.dev/problems/"
@@ -134,13 +139,15 @@ def unexpected_response(request: Request) -> JSONResponse:
 
 
 class Unexpected(HttpMiddleware):
-    """ASGI middleware, the innermost: an unexpected error of a route is answered here, 500
-    problem+json, so that the app's middleware (CORS headers, the request's metrics and span)
-    sees the answer; then the error is raised on for the server to log.
+    """ASGI middleware, the innermost: an unexpected error of a route is logged (with the
+    request's id, and on its span) and answered here, 500 problem+json, so that the app's
+    middleware (CORS headers, the request's metrics) sees the answer.
 
     Starlette answers an error that reaches it in its outermost middleware, outside all of
-    the app's: a browser would be shown a CORS failure instead of the problem, and the
-    request's histogram would not count the 500.
+    the app's: a browser would be shown a CORS failure instead of the problem, the request's
+    histogram would not count the 500, and the server's log line would not name the request.
+    An error after the response started cannot be answered: it is raised on (the server logs
+    it and closes the connection).
     """
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,10 +161,14 @@ class Unexpected(HttpMiddleware):
 
         try:
             await self.app(scope, receive, tracked)
-        except Exception:
-            if not started:
-                await unexpected_response(Request(scope))(scope, receive, send)
-            raise
+        except Exception as exc:
+            if started:
+                raise
+            log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
+            span = trace.get_current_span()
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            await unexpected_response(Request(scope))(scope, receive, send)
 
 
 def install_problem_handlers(app: FastAPI) -> None:
@@ -191,8 +202,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Only an error of the app's own middleware gets here (``Unexpected`` answers the
-        # rest), answered outside that middleware by Starlette's outermost one.
+        # Starlette's outermost middleware: an error of the app's own middleware (one of a
+        # route is answered by ``Unexpected``), answered unless a response started already.
         return unexpected_response(request)
 
     app.add_exception_handler(ProblemError, on_problem)

@@ -1,20 +1,23 @@
 """An unexpected error of a route is answered 500 problem+json inside the app's middleware:
-CORS headers are on it, the request's histogram counts it, and the error still reaches the
-server (which logs it)."""
+CORS headers are on it, the request's histogram counts it, and it is logged once, with its
+traceback and the request's id; an error after the response started is raised on."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
 
 import httpx
 import pytest
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import StreamingResponse
 from opentelemetry.sdk.trace import TracerProvider
 
 from gpux_platform.metrics import HTTP_SECONDS
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE
-from gpux_platform.request_ids import HEADER
+from gpux_platform.request_ids import HEADER, RequestIdFilter
 from gpux_platform.service import Runtime, ServiceSpec, Wiring, build_app
 from gpux_platform.settings import GpuxSettings
 
@@ -37,6 +40,14 @@ def _app() -> FastAPI:
     @router.get("/broken")
     async def broken() -> None:
         raise RuntimeError("boom")
+
+    @router.get("/half")
+    async def half() -> StreamingResponse:
+        async def lines() -> AsyncIterator[bytes]:
+            yield b"one\n"
+            raise RuntimeError("mid-answer")
+
+        return StreamingResponse(lines())
 
     @router.get("/fine")
     async def fine() -> dict[str, bool]:
@@ -81,8 +92,37 @@ async def test_a_500_carries_cors_headers_the_problem_and_is_counted() -> None:
     assert fine.headers["access-control-allow-origin"] == ORIGIN
 
 
-async def test_the_error_still_reaches_the_server_after_the_answer() -> None:
+@pytest.fixture
+def logged() -> Iterator[list[logging.LogRecord]]:
+    """What ``gpux.http`` writes, through the platform's filter (as ``setup_logging``)."""
+    kept: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            kept.append(record)
+
+    handler = Keep()
+    handler.addFilter(RequestIdFilter())
+    logger = logging.getLogger("gpux.http")
+    logger.addHandler(handler)
+    yield kept
+    logger.removeHandler(handler)
+
+
+async def test_the_error_is_logged_once_with_the_request_id_and_not_raised_on(
+    logged: list[logging.LogRecord],
+) -> None:
     transport = httpx.ASGITransport(app=_app(), raise_app_exceptions=True)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-        with pytest.raises(RuntimeError, match="boom"):
-            await client.get("/broken")
+        answer = await client.get("/broken", headers={HEADER: "req-log"})
+    assert answer.status_code == 500
+    assert [(r.levelname, getattr(r, "request_id", None)) for r in logged] == [("ERROR", "req-log")]
+    assert logged[0].exc_info is not None
+    assert "boom" in str(logged[0].exc_info[1])
+
+
+async def test_an_error_after_the_answer_started_is_raised_on() -> None:
+    transport = httpx.ASGITransport(app=_app(), raise_app_exceptions=True)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        with pytest.raises(RuntimeError, match="mid-answer"):
+            await client.get("/half")

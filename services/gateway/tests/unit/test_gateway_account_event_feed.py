@@ -185,3 +185,32 @@ async def test_from_now_passes_over_what_committed_before_and_sends_what_was_run
     finally:
         await stream.aclose()
     assert [s["id"] for s in sent] == ["101.1", "103.3"]
+
+
+async def test_rows_passed_over_last_move_the_clients_id_without_an_event() -> None:
+    """The stream's last read ends on a row it passes over: its cursor goes out as an id
+    alone, so a client that reconnects with its Last-Event-ID is not sent that row either."""
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    log.running.add(101)
+    log.add("alice", 1, txid=101)
+    log.add("alice", 2, txid=102)
+    stream = cast(AsyncGenerator[dict[str, Any]], account_events(feed, "alice", None))
+    try:
+        await anext(stream)
+        log.running.discard(101)
+        sent = [await asyncio.wait_for(anext(stream), timeout=10) for _ in range(2)]
+    finally:
+        await stream.aclose()
+    assert sent[0]["id"] == "101.1"
+    assert sent[1] == {"id": "102.2"}  # no event, no data: EventSource only keeps the id
+    resumed = cast(
+        AsyncGenerator[dict[str, Any]], account_events(feed, "alice", Cursor.parse(sent[1]["id"]))
+    )
+    try:
+        await anext(resumed)
+        log.add("alice", 3, txid=103)
+        again = await asyncio.wait_for(anext(resumed), timeout=10)
+    finally:
+        await resumed.aclose()
+    assert again["id"] == "103.3"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel
+from sse_starlette.sse import EventSourceResponse
+from starlette.types import Message
 
 from gpux_gateway.entrypoints.http import BodyLimitMiddleware
 from gpux_platform.problems import install_problem_handlers
@@ -81,3 +85,51 @@ async def test_an_operation_that_reads_no_body_answers_whatever_is_declared() ->
     assert (read.status_code, read.json()) == (200, {"text": "n1"})
     assert (pinned.status_code, pinned.json()) == (200, {"text": "pinned n1"})
     assert declared.status_code == 200
+
+
+async def test_a_stream_is_not_cut_by_the_body_its_request_declared() -> None:
+    """Once a stream's response started, its disconnect listener reads the request: a body
+    over the limit that the GET declared and sent is read unlimited and thrown away."""
+    app = _app()
+
+    @app.get("/events")
+    async def events() -> EventSourceResponse:
+        async def two() -> AsyncIterator[dict[str, str]]:
+            for n in ("1", "2"):
+                yield {"id": n, "data": n}
+                await asyncio.sleep(0)
+
+        return EventSourceResponse(two())
+
+    sent: list[Message] = []
+    messages = [{"type": "http.request", "body": b"x" * 200, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # no disconnect: the stream ends by itself
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/events",
+        "raw_path": b"/events",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"t"), (b"content-length", b"200")],
+        "client": ("127.0.0.1", 1),
+        "server": ("t", 80),
+    }
+    await asyncio.wait_for(app(scope, receive, send), timeout=10)
+    assert sent[0]["status"] == 200
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert b"data: 1" in body
+    assert b"data: 2" in body
+    assert not messages  # the listener did read the declared body

@@ -97,7 +97,9 @@ class BodyLimitMiddleware(HttpMiddleware):
 
     The limit applies when the body is read: an operation that takes no body (every GET,
     DELETE and body-less POST) never reads one, so it answers as usual whatever a client
-    declares (its OpenAPI entry lists no 413).
+    declares (its OpenAPI entry lists no 413). Once the response has started, what reads on
+    is a disconnect listener (a stream's, a file's), which throws the body away: it reads
+    unlimited, so a stream is not cut by what its request declared.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -111,9 +113,17 @@ class BodyLimitMiddleware(HttpMiddleware):
             not declared.isdigit() or int(declared) > self.max_bytes
         )
         seen = 0
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
 
         async def limited() -> Message:
             nonlocal seen
+            if started:
+                return await receive()
             if too_large:  # refused before a byte of it is read
                 raise _TooLarge(self.max_bytes)
             message = await receive()
@@ -124,8 +134,10 @@ class BodyLimitMiddleware(HttpMiddleware):
             return message
 
         try:
-            await self.app(scope, limited, send)
+            await self.app(scope, limited, tracked)
         except _TooLarge:
+            if started:
+                raise
             await self._refuse(scope, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:

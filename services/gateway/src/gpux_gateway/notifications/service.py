@@ -60,7 +60,9 @@ async def account_events(
     "Now" is the database's snapshot taken before the first line goes out: a client that
     reads what happened before (the order it follows) once the stream's first line came gets
     every event after that, and none of a transaction that had committed by then (reading
-    starts before the oldest transaction running, so those are passed over)."""
+    starts before the oldest transaction running, so those are passed over). Where the last
+    rows a read gave were passed over, their cursor goes out as an ``id:`` alone, which moves
+    the client's ``Last-Event-ID`` without an event: a reconnect does not send them."""
     before: Snapshot | None = None
     if start is None:
         before = await feed.events.now()
@@ -70,11 +72,14 @@ async def account_events(
     async with feed.listen() as waiter:
         while True:
             page = await _page(feed, account_id, cursor)
+            passed_over = False
             for logged in page:
                 cursor = logged.cursor
-                if before is not None and before.committed(cursor.txid):
-                    continue
-                yield sse(logged)
+                passed_over = before is not None and before.committed(cursor.txid)
+                if not passed_over:
+                    yield sse(logged)
+            if passed_over:  # an id alone: a client that reconnects resumes after them too
+                yield {"id": str(cursor)}
             if len(page) < feed.page:
                 await waiter.wait(feed.poll_s)
 
