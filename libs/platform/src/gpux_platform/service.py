@@ -403,7 +403,7 @@ its tasks wait for (``stalls.tasks_report``)."""
 
 def server_config(app: FastAPI, settings: GpuxSettings) -> uvicorn.Config:
     """How a service's HTTP server runs in its own process (the tests' in-process services
-    keep uvicorn's defaults: ``gpux_devinfra.testing.services``)."""
+    keep uvicorn's defaults, httptools too: ``gpux_devinfra.testing.services``)."""
     return uvicorn.Config(
         app,
         host=settings.http_host,
