@@ -14,8 +14,9 @@ from fastapi import APIRouter, FastAPI
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
+from gpux_devinfra.testing.logs import kept
 from gpux_platform.problems import ProblemError
-from gpux_platform.request_ids import HEADER, RequestIdFilter, chosen, current
+from gpux_platform.request_ids import HEADER, chosen, current
 from gpux_platform.service import Runtime, ServiceSpec, Wiring, build_app
 from gpux_platform.settings import GpuxSettings
 
@@ -60,18 +61,8 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 def records() -> Iterator[list[logging.LogRecord]]:
     """What the test's logger writes, through the platform's filter (as ``setup_logging``)."""
-    kept: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            kept.append(record)
-
-    handler = Keep()
-    handler.addFilter(RequestIdFilter())
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    yield kept
-    log.removeHandler(handler)
+    with kept(log) as records:
+        yield records
 
 
 async def test_every_answer_carries_a_request_id(client: httpx.AsyncClient) -> None:

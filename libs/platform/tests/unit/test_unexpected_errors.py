@@ -15,9 +15,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import StreamingResponse
 from opentelemetry.sdk.trace import TracerProvider
 
+from gpux_devinfra.testing.logs import kept
 from gpux_platform.metrics import HTTP_SECONDS
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE
-from gpux_platform.request_ids import HEADER, RequestIdFilter
+from gpux_platform.request_ids import HEADER
 from gpux_platform.service import Runtime, ServiceSpec, Wiring, build_app
 from gpux_platform.settings import GpuxSettings
 
@@ -95,18 +96,8 @@ async def test_a_500_carries_cors_headers_the_problem_and_is_counted() -> None:
 @pytest.fixture
 def logged() -> Iterator[list[logging.LogRecord]]:
     """What ``gpux.http`` writes, through the platform's filter (as ``setup_logging``)."""
-    kept: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            kept.append(record)
-
-    handler = Keep()
-    handler.addFilter(RequestIdFilter())
-    logger = logging.getLogger("gpux.http")
-    logger.addHandler(handler)
-    yield kept
-    logger.removeHandler(handler)
+    with kept(logging.getLogger("gpux.http")) as records:
+        yield records
 
 
 async def test_the_error_is_logged_once_with_the_request_id_and_not_raised_on(

@@ -168,11 +168,11 @@ async def test_from_now_is_taken_before_the_first_line_goes_out() -> None:
     assert json.loads(sent["data"]) == recorded.public()
 
 
-async def test_from_now_passes_over_what_committed_before_and_sends_what_was_running() -> None:
-    """Transaction 101 is still running when the stream opens and 102 has committed: the
-    stream reads from 101 on, sends 101's event once it commits, and never 102's."""
-    log = FakeLog()
-    feed = AccountEventsFeed(log, poll_s=0.01)
+async def from_now_while_101_runs(
+    log: FakeLog, feed: AccountEventsFeed, then: Callable[[], object], items: int
+) -> list[dict[str, Any]]:
+    """Alice's stream from now, opened while transaction 101 (her event 1) runs and after
+    102 (her event 2) committed; 101 then commits, ``then`` runs, and ``items`` are read."""
     log.running.add(101)
     log.add("alice", 1, txid=101)
     log.add("alice", 2, txid=102)
@@ -180,10 +180,17 @@ async def test_from_now_passes_over_what_committed_before_and_sends_what_was_run
     try:
         await anext(stream)  # opened: "now" is taken
         log.running.discard(101)  # commits after the stream opened
-        log.add("alice", 3, txid=103)
-        sent = [await asyncio.wait_for(anext(stream), timeout=10) for _ in range(2)]
+        then()
+        return [await asyncio.wait_for(anext(stream), timeout=10) for _ in range(items)]
     finally:
         await stream.aclose()
+
+
+async def test_from_now_passes_over_what_committed_before_and_sends_what_was_running() -> None:
+    """The stream reads from 101 on, sends 101's event once it commits, and never 102's."""
+    log = FakeLog()
+    feed = AccountEventsFeed(log, poll_s=0.01)
+    sent = await from_now_while_101_runs(log, feed, lambda: log.add("alice", 3, txid=103), 2)
     assert [s["id"] for s in sent] == ["101.1", "103.3"]
 
 
@@ -192,16 +199,7 @@ async def test_rows_passed_over_last_move_the_clients_id_without_an_event() -> N
     alone, so a client that reconnects with its Last-Event-ID is not sent that row either."""
     log = FakeLog()
     feed = AccountEventsFeed(log, poll_s=0.01)
-    log.running.add(101)
-    log.add("alice", 1, txid=101)
-    log.add("alice", 2, txid=102)
-    stream = cast(AsyncGenerator[dict[str, Any]], account_events(feed, "alice", None))
-    try:
-        await anext(stream)
-        log.running.discard(101)
-        sent = [await asyncio.wait_for(anext(stream), timeout=10) for _ in range(2)]
-    finally:
-        await stream.aclose()
+    sent = await from_now_while_101_runs(log, feed, lambda: None, 2)
     assert sent[0]["id"] == "101.1"
     assert sent[1] == {"id": "102.2"}  # no event, no data: EventSource only keeps the id
     resumed = cast(
