@@ -6,7 +6,7 @@ task group and memory streams. Lifespan (and any other) scopes pass through unto
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class HttpMiddleware:
@@ -25,3 +25,16 @@ class HttpMiddleware:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request through ``self.app``."""
         raise NotImplementedError
+
+
+class TrackedSend:
+    """A response's ``send``, passed on, that tells whether the response has started."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        """Whether ``http.response.start`` went out."""
+
+    async def __call__(self, message: Message) -> None:
+        self.started = self.started or message["type"] == "http.response.start"
+        await self._send(message)

@@ -12,10 +12,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from gpux_platform import request_ids
-from gpux_platform.asgi import HttpMiddleware
+from gpux_platform.asgi import HttpMiddleware, TrackedSend
 
 log = logging.getLogger("gpux.http")
 
@@ -152,17 +152,11 @@ class Unexpected(HttpMiddleware):
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the request; an error before the response started is answered 500."""
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        tracked = TrackedSend(send)
         try:
             await self.app(scope, receive, tracked)
         except Exception as exc:
-            if started:
+            if tracked.started:
                 raise
             log.exception("unexpected error answering %s %s", scope["method"], scope["path"])
             span = trace.get_current_span()

@@ -34,7 +34,7 @@ from gpux_gateway.wallets.endpoints import router as wallets
 from gpux_gateway.webapp import mount as mount_web_app
 from gpux_gateway.webhooks.endpoints import router as webhooks
 from gpux_platform import request_ids
-from gpux_platform.asgi import HttpMiddleware
+from gpux_platform.asgi import HttpMiddleware, TrackedSend
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, TYPE_BASE, Problem
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -113,16 +113,11 @@ class BodyLimitMiddleware(HttpMiddleware):
             not declared.isdigit() or int(declared) > self.max_bytes
         )
         seen = 0
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        tracked = TrackedSend(send)
 
         async def limited() -> Message:
             nonlocal seen
-            if started:
+            if tracked.started:
                 return await receive()
             if too_large:  # refused before a byte of it is read
                 raise _TooLarge(self.max_bytes)
@@ -136,7 +131,7 @@ class BodyLimitMiddleware(HttpMiddleware):
         try:
             await self.app(scope, limited, tracked)
         except _TooLarge:
-            if started:
+            if tracked.started:
                 raise
             await self._refuse(scope, send)
 
