@@ -19,7 +19,6 @@ answers a fetch as soon as one byte is there, so the wait only bounds an idle lo
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from asyncio import sleep
@@ -43,6 +42,7 @@ from gpux_contracts.events import Envelope
 from gpux_contracts.topics import Topic
 from gpux_platform.errors import ConfigError
 from gpux_platform.metrics import CONSUMER_LAG
+from gpux_platform.producer_ids import confirmed
 from gpux_platform.settings import GpuxSettings
 
 ACK_POLICY = AckPolicy.NACK_ON_ERROR
@@ -208,11 +208,17 @@ def kafka_producer(broker: KafkaBroker) -> AIOKafkaProducer:
     For senders of many records that keep their own spans (the outbox relay): faststream's
     publish path adds a span, a context and middlewares per record, several times the send.
     """
-    state = getattr(broker.config.producer, "_producer", None)
-    producer = getattr(state, "producer", None)
-    if not isinstance(producer, AIOKafkaProducer):
+    producer = started_producer(broker)
+    if producer is None:
         raise RuntimeError("the broker is not started (no Kafka producer yet)")
     return producer
+
+
+def started_producer(broker: KafkaBroker) -> AIOKafkaProducer | None:
+    """The broker's aiokafka producer, None before it started (or under a test broker)."""
+    state = getattr(broker.config.producer, "_producer", None)
+    producer = getattr(state, "producer", None)
+    return producer if isinstance(producer, AIOKafkaProducer) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +249,7 @@ async def publish_many(
             no_confirm=True,
         )
         futures.append(future)
-    await asyncio.gather(*futures)
+    await confirmed(started_producer(broker), futures)  # after a failure: a new producer id
 
 
 async def ensure_topics(

@@ -31,6 +31,7 @@ from gpux_platform.metrics import (
     OUTBOX_OLDEST_AGE,
     OUTBOX_WAKEUPS,
 )
+from gpux_platform.producer_ids import confirmed
 from gpux_platform.settings import GpuxSettings
 from gpux_platform.telemetry import kafka_instrumented
 from gpux_platform.waiting import woken
@@ -200,7 +201,7 @@ class OutboxRelay:
                             headers=[(k, str(v).encode()) for k, v in headers.items()],
                         )
                     )
-            await asyncio.gather(*futures)
+            await confirmed(producer, futures)  # after a failure: a new producer id
             await conn.execute(
                 f"UPDATE {self._schema}.outbox SET published_at = now()"  # noqa: S608
                 " WHERE seq = ANY($1::bigint[])",
@@ -286,9 +287,12 @@ class OutboxRelay:
             self.stats.listens += 1
             yield lost
         finally:
+            # A lost connection may be back in the pool already (asyncpg released it): then
+            # these calls refuse, and the release below does nothing.
             with contextlib.suppress(Exception):
                 await listener.remove_listener(channel, wake)
-            listener.remove_termination_listener(terminated)
+            with contextlib.suppress(asyncpg.InterfaceError):
+                listener.remove_termination_listener(terminated)
             await self._pool.release(listener)
 
     async def _relay(self, lost: asyncio.Event) -> None:

@@ -11,9 +11,11 @@ from typing import Any
 
 import asyncpg
 import pytest
-from aiokafka import AIOKafkaConsumer, ConsumerRecord
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.errors import OutOfOrderSequenceNumber
 
 from gpux_contracts.events import TYPE_HEADER, VERSION_HEADER, Envelope, TraceContext, wrap
+from gpux_contracts.ids import new_id
 from gpux_contracts.smoke import PingSent
 from gpux_contracts.topics import Cleanup, Topic
 from gpux_devinfra.testing.database import migrated_pool
@@ -175,6 +177,35 @@ async def test_a_second_relay_of_the_outbox_never_publishes_past_rows_the_first_
         await free.stop()
     records = await read_all(gpux_settings, gpux_settings.topic(where), 2)
     assert [r.value for r in records] == [encode(first), encode(then)]
+
+
+async def test_a_relay_whose_producer_lost_a_sequence_number_publishes_on_its_next_try(
+    gpux_settings: GpuxSettings, pool: asyncpg.Pool
+) -> None:
+    """aiokafka can number a batch it then fails unsent (``gpux_platform.producer_ids``); the
+    broker refuses every later batch of that partition from that producer id. The relay's
+    failed try gives the producer a new id, so its next try publishes."""
+    where = topic(f"relaytest.gap-{new_id()}")  # a topic of this run's own (a rerun too)
+    await ensure_topics(gpux_settings, [where])
+    name = gpux_settings.topic(where)
+    broker = make_broker(gpux_settings, "relay-gap")
+    await broker.start()
+    events = pings(3)
+    try:
+        producer = kafka_producer(broker)
+        await (await producer.send(name, b"first"))  # the broker knows the id's numbering
+        producer._txn_manager.increment_sequence_number(TopicPartition(name, 0), 1)  # the gap
+        async with PostgresUnitOfWork(pool, SCHEMA) as uow:
+            uow.outbox.add(*(Outgoing(where, e.payload.ping_id, e) for e in events))
+            await uow.commit()
+        relay = OutboxRelay(pool, broker, gpux_settings, SCHEMA)
+        with pytest.raises(OutOfOrderSequenceNumber):
+            await relay.publish_pending()
+        assert await relay.publish_pending() == 3
+    finally:
+        await broker.stop()
+    records = await read_all(gpux_settings, name, 4)
+    assert [r.value for r in records][1:] == [encode(e) for e in events]
 
 
 async def _rows_locked(pool: asyncpg.Pool) -> bool:
