@@ -4,8 +4,9 @@ A few buyers place orders at a fixed rate (market and limit, immediate-or-cancel
 date a few seconds ahead, or good till cancelled and cancelled a moment later) and a few
 sellers re-price their offers and add new ones. A client retries a request that found no
 gateway, or a 429/5xx, with the same ``Idempotency-Key`` for a bounded while, as a real client
-would; what it was finally told is counted by answer. Every order and offer answered 202 is
-kept: the invariants are checked on those.
+would; what it was finally told is counted by answer. A cancel that never got an answer (the
+gateway down longer than that) is sent again once the load ends. Every order and offer
+answered 202 is kept: the invariants are checked on those.
 """
 
 from __future__ import annotations
@@ -129,6 +130,22 @@ class Market:
     quiet: dict[str, str] = field(default_factory=dict)
     """The offers on the quiet book (also in ``offers``); the load never changes them."""
     reprices: int = 0
+    uncancelled: list[tuple[str, str]] = field(default_factory=list)
+    """Orders (id, buyer's key) whose cancel found no gateway for the whole retry window (it
+    was down longer): sent again once the load ends, as a client would later."""
+
+    async def cancel(self, order_id: str, key: str) -> None:
+        """DELETE /v1/orders/{id}; kept in ``uncancelled`` when it never got an answer."""
+        response = await self.client.send("DELETE", f"/v1/orders/{order_id}", key)
+        if response is None or response.status_code >= 500 or response.status_code == 429:
+            self.uncancelled.append((order_id, key))
+
+    async def cancel_again(self) -> int:
+        """Send the cancels that never got an answer again (once each); how many there were."""
+        again, self.uncancelled = self.uncancelled, []
+        for order_id, key in again:
+            await self.cancel(order_id, key)
+        return len(again)
 
     async def place(self, key: str, body: dict[str, Any]) -> str | None:
         """POST /v1/orders; the order's id when accepted."""
@@ -259,7 +276,7 @@ class Load:
         order_id = await self.market.place(key, body)
         if order_id is not None and cancel:
             await asyncio.sleep(wait_s)
-            await self.market.client.send("DELETE", f"/v1/orders/{order_id}", key)
+            await self.market.cancel(order_id, key)
 
     async def _offer_change(self) -> None:
         market = self.market

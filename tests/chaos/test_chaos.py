@@ -210,6 +210,7 @@ async def test_every_fault_leaves_every_invariant_intact(run: Run) -> None:
         stop.set()
         await loading
         report.notes["load ended at"] = f"{report.elapsed()} s"
+        report.notes["cancels sent again after the load"] = await market.cancel_again()
         report.notes["answers"] = dict(sorted(client.answers.items()))
         report.notes["refusals"] = client.refusals
         await settled(run, market)

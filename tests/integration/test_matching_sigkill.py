@@ -250,9 +250,9 @@ def _check_trades(seen: list[tuple[str, dict[str, Any]]], expected: Counter[Key]
 
 
 async def test_sigkill_inside_batches_loses_and_duplicates_no_trade(
-    module_settings: GpuxSettings, tmp_path: Path
+    own_settings: GpuxSettings, tmp_path: Path
 ) -> None:
-    settings = module_settings
+    settings = own_settings  # a database of this try's own: a rerun starts from nothing
     rng = random.Random(SEED)
     offers, orders = _offers(rng), _orders(rng)
     expected = _expected(offers, orders)
