@@ -398,11 +398,11 @@ async def _verify(ex: Exchange, stops: dict[str, datetime]) -> str:
 
 
 async def test_sigkill_while_leases_run_leaves_the_ledger_of_an_uninterrupted_run(
-    module_settings: GpuxSettings, second_module_settings: GpuxSettings, tmp_path: Path
+    own_settings: GpuxSettings, second_own_settings: GpuxSettings, tmp_path: Path
 ) -> None:
     rng = random.Random(SEED)
     epoch = datetime.now(UTC).replace(microsecond=0)
-    runs = _runs([module_settings, second_module_settings], epoch, tmp_path)
+    runs = _runs([own_settings, second_own_settings], epoch, tmp_path)  # a rerun: new ones
     conns = [await asyncpg.connect(s.database_url.get_secret_value()) for _, s, _ in runs]
     ex = Exchange(runs, conns, epoch)
     try:

@@ -205,9 +205,9 @@ async def fill_the_resting_bids(
 
 
 async def test_two_instances_share_the_book_and_one_takes_over_when_the_other_stops(
-    module_settings: GpuxSettings,
+    own_settings: GpuxSettings,
 ) -> None:
-    settings = module_settings
+    settings = own_settings  # a database and groups of this try's own: a rerun starts afresh
     books: list[Partitions] = []
 
     async def wire(runtime: Runtime) -> Wiring:

@@ -129,6 +129,14 @@ async def own_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSettings
 
 
 @pytest.fixture
+async def second_own_settings(infra_endpoints: Endpoints) -> AsyncIterator[GpuxSettings]:
+    """A second database and namespace of this test's own, beside ``own_settings`` (a
+    reference run given the same input as the run under test); a rerun gets new ones."""
+    async with isolated_settings(infra_endpoints, _module_tag()) as settings:
+        yield settings
+
+
+@pytest.fixture
 def offset_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The consumer group of every offset commit made in this process during the test, in
     order (for showing that a batch's offsets are committed once)."""
