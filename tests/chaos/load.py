@@ -143,8 +143,7 @@ class Market:
     async def cancel_again(self) -> int:
         """Send the cancels that never got an answer again (once each); how many there were."""
         again, self.uncancelled = self.uncancelled, []
-        for order_id, key in again:
-            await self.cancel(order_id, key)
+        await asyncio.gather(*(self.cancel(order_id, key) for order_id, key in again))
         return len(again)
 
     async def place(self, key: str, body: dict[str, Any]) -> str | None:

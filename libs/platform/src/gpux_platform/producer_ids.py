@@ -1,14 +1,15 @@
 """An idempotent producer's id, renewed after a failed send, so a partition never stays unwritable.
 
 An idempotent producer numbers each batch per partition, and the broker accepts a partition's
-batches only in sequence. aiokafka (0.14) can lose a number: a batch that outlived its
-``request_timeout_ms`` while its partition had no leader (a broker restarting slowly, its
-partitions not led yet) is failed after it was numbered, although it was never sent. From then
-on the broker answers every later batch of that partition ``OUT_OF_ORDER_SEQUENCE_NUMBER``, a
-fatal error, for as long as the producer lives: a relay publishing there would fail every try
-while its process stayed ready. The Java client resets its producer id in that case; aiokafka
-does not, so gpux does it: after any failed send (``confirmed``), the producer asks the broker
-for a new id before its next batch, with every partition's numbers back at 0.
+batches only in sequence. Any batch aiokafka (0.14) fails after it numbered it leaves a gap:
+one the broker refused, and one that outlived its ``request_timeout_ms`` while its partition
+had no leader (a broker restarting slowly, its partitions not led yet), which is failed
+although it was never sent. From then on the broker answers every later batch of that
+partition ``OUT_OF_ORDER_SEQUENCE_NUMBER``, which is not retried, for as long as the producer
+lives: a relay publishing there would fail every try while its process stayed ready. The Java
+client resets its producer id in that case; aiokafka does not, so gpux does it: after any
+failed send (``confirmed``), the producer asks the broker for a new id before its next batch,
+with every partition's numbers back at 0.
 
 A record of the failed send is sent again by its caller (the relay keeps the row unpublished),
 so the new id costs at most a duplicate, which consumers' inboxes absorb.
@@ -54,13 +55,15 @@ def renew_producer_id(producer: AIOKafkaProducer | None) -> bool:
 
 
 async def confirmed(producer: AIOKafkaProducer | None, sent: Sequence[Awaitable[Any]]) -> None:
-    """Wait until the broker confirmed every record sent; when one failed, renew the
-    producer's id (its numbering may have a gap now) and raise that failure."""
-    try:
-        await asyncio.gather(*sent)
-    except KafkaError as exc:
-        if renew_producer_id(producer):
-            log.warning(
-                "a send failed; the producer takes a new producer id", extra={"error": repr(exc)}
-            )
-        raise
+    """Wait until the broker answered every record sent; when some failed, renew the
+    producer's id once (its numbering may have a gap now) and raise the first failure."""
+    answers = await asyncio.gather(*sent, return_exceptions=True)
+    failures = [a for a in answers if isinstance(a, BaseException)]
+    if not failures:
+        return
+    if any(isinstance(f, KafkaError) for f in failures) and renew_producer_id(producer):
+        log.warning(
+            "a send failed; the producer takes a new producer id",
+            extra={"error": repr(failures[0]), "failed": len(failures)},
+        )
+    raise failures[0]

@@ -71,13 +71,16 @@ async def test_a_producer_without_an_idempotent_id_is_left_alone() -> None:
     assert not renew_producer_id(None)
 
 
-async def test_a_failed_send_renews_the_id_and_is_raised(producer: AIOKafkaProducer) -> None:
-    failed = asyncio.get_running_loop().create_future()
-    failed.set_exception(OutOfOrderSequenceNumber())
-    done = asyncio.get_running_loop().create_future()
+async def test_failed_sends_renew_the_id_and_the_first_failure_is_raised(
+    producer: AIOKafkaProducer,
+) -> None:
+    loop = asyncio.get_running_loop()
+    done, first, second = loop.create_future(), loop.create_future(), loop.create_future()
     done.set_result(None)
+    first.set_exception(OutOfOrderSequenceNumber())
+    second.set_exception(LeaderNotAvailableError())
     with pytest.raises(OutOfOrderSequenceNumber):
-        await confirmed(producer, [done, failed])
+        await confirmed(producer, [done, first, second])
     assert not producer._txn_manager.has_pid()
 
 
