@@ -12,7 +12,9 @@ failed send (``confirmed``), the producer asks the broker for a new id before it
 with every partition's numbers back at 0.
 
 A record of the failed send is sent again by its caller (the relay keeps the row unpublished),
-so the new id costs at most a duplicate, which consumers' inboxes absorb.
+so the new id costs at most a duplicate, which consumers' inboxes absorb. Should the broker
+answer that id request with an error aiokafka does not handle, the producer's sender task ends
+and nothing is sent any more: ``check_sending`` makes readiness say so.
 """
 
 from __future__ import annotations
@@ -67,3 +69,15 @@ async def confirmed(producer: AIOKafkaProducer | None, sent: Sequence[Awaitable[
             extra={"error": repr(failures[0]), "failed": len(failures)},
         )
     raise failures[0]
+
+
+class ProducerStopped(Exception):
+    """The producer's sender task ended: nothing given to the producer is sent any more."""
+
+
+def check_sending(producer: AIOKafkaProducer | None) -> None:
+    """Raise ``ProducerStopped`` when the producer's sender task has ended (nothing to check
+    before the producer started)."""
+    task = getattr(getattr(producer, "_sender", None), "sender_task", None)
+    if isinstance(task, asyncio.Future) and task.done():
+        raise ProducerStopped

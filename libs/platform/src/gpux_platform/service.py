@@ -35,7 +35,7 @@ from starlette.types import Message, Receive, Scope, Send
 from gpux_contracts.topics import REGISTRY
 from gpux_platform import asyncapi, migrations
 from gpux_platform.asgi import HttpMiddleware
-from gpux_platform.broker import ensure_topics, make_broker
+from gpux_platform.broker import ensure_topics, make_broker, started_producer
 from gpux_platform.cache import create_redis
 from gpux_platform.clock import Clock, SystemClock
 from gpux_platform.db import create_pool
@@ -46,6 +46,7 @@ from gpux_platform.metrics import CONSUMING, HTTP, HTTP_SECONDS, OUTBOX, Service
 from gpux_platform.openapi import ProblemRule, install_openapi
 from gpux_platform.outbox import OutboxRelay
 from gpux_platform.problems import PROBLEM_MEDIA_TYPE, install_problem_handlers, problem_response
+from gpux_platform.producer_ids import check_sending
 from gpux_platform.request_ids import RequestIds
 from gpux_platform.settings import Environment, GpuxSettings
 from gpux_platform.stalls import stall_watch, tasks_report
@@ -200,7 +201,8 @@ async def check_within(probe: Callable[[], Awaitable[object]], timeout_s: float)
 
 
 async def readiness(runtime: Runtime) -> dict[str, str]:
-    """Check Kafka, PostgreSQL and Redis at once; each is 'ok' or the reason it is not.
+    """Check Kafka (the broker answers and the producer still sends), PostgreSQL and Redis
+    at once; each is 'ok' or the reason it is not.
 
     The checks run concurrently, each within ``readiness_timeout_s``, so /readyz answers
     within that (the probes give it 5 s); one store that hangs does not delay the others.
@@ -210,8 +212,12 @@ async def readiness(runtime: Runtime) -> dict[str, str]:
     async def postgres() -> bool:
         return bool(await runtime.pool.fetchval("SELECT 1"))
 
+    async def kafka() -> bool:
+        check_sending(started_producer(runtime.broker))  # a producer that sends no more
+        return bool(await runtime.broker.ping(timeout_s))
+
     probes: dict[str, Callable[[], Awaitable[object]]] = {
-        Store.KAFKA: lambda: runtime.broker.ping(timeout_s),
+        Store.KAFKA: kafka,
         Store.POSTGRES: postgres,
         Store.REDIS: runtime.redis.ping,
     }

@@ -27,7 +27,7 @@ from gpux_contracts.topics import Cleanup, Topic
 from gpux_devinfra.testing.database import migrated_pool
 from gpux_devinfra.testing.stores import PrivateStore
 from gpux_devinfra.testing.waiting import eventually
-from gpux_platform.broker import Outgoing, ensure_topics, make_broker
+from gpux_platform.broker import Outgoing, ensure_topics, kafka_producer, make_broker
 from gpux_platform.cache import create_redis
 from gpux_platform.db import create_pool
 from gpux_platform.outbox import OutboxRelay
@@ -204,3 +204,14 @@ async def test_readiness_reports_each_outage_and_recovers(
         )
         assert checks == {"kafka": "ok", "postgres": "ok", "redis": "ok"}
         assert (await client.get("/readyz")).json()["status"] == "ready"
+
+
+async def test_readiness_says_so_when_the_producer_sends_no_more(private_runtime: Runtime) -> None:
+    """A producer whose sender task ended (as when the broker answers its request for a new
+    producer id with an error aiokafka does not handle) sends nothing, though Kafka answers."""
+    assert (await readiness(private_runtime))["kafka"] == "ok"
+    sender = kafka_producer(private_runtime.broker)._sender.sender_task
+    sender.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await sender
+    assert (await readiness(private_runtime))["kafka"] == "ProducerStopped"

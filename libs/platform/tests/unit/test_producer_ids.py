@@ -17,7 +17,12 @@ from aiokafka.errors import LeaderNotAvailableError, OutOfOrderSequenceNumber
 from aiokafka.producer.message_accumulator import MessageAccumulator
 from aiokafka.producer.transaction_manager import TransactionManager
 
-from gpux_platform.producer_ids import confirmed, renew_producer_id
+from gpux_platform.producer_ids import (
+    ProducerStopped,
+    check_sending,
+    confirmed,
+    renew_producer_id,
+)
 
 TP = TopicPartition("t", 0)
 
@@ -90,3 +95,13 @@ async def test_confirmed_sends_keep_the_id(producer: AIOKafkaProducer) -> None:
     await confirmed(producer, [done])
     assert producer._txn_manager.producer_id == 41
     assert producer._txn_manager.sequence_number(TP) == 5
+
+
+async def test_a_producer_whose_sender_ended_is_reported(producer: AIOKafkaProducer) -> None:
+    check_sending(producer)  # never started: nothing to report
+    check_sending(None)
+    ended = asyncio.get_running_loop().create_future()
+    ended.set_result(None)
+    producer._sender._sender_task = ended  # what aiokafka's sender keeps of its routine
+    with pytest.raises(ProducerStopped):
+        check_sending(producer)
