@@ -257,7 +257,7 @@ async def test_a_lease_never_made_ready_fails_at_its_timeout_with_nothing_charge
     order = await buy(client, buyer, OTHER_GPU)
     lease_id = order["fills"][0]["trade_id"]
     path = f"/v1/leases/{lease_id}"
-    provisioning = await until(client, path, lambda x: x["status"] is not None, key=buyer)
+    provisioning = await until(client, path, lambda x: isinstance(x.get("status"), str), key=buyer)
     assert provisioning["status"] == "provisioning", provisioning
     failed = await until(client, path, lambda x: x["status"] == "failed", key=buyer, timeout_s=60)
     assert failed["failure"] == "provisioning_timeout"
